@@ -1,0 +1,52 @@
+// Fused one-pass statistics of a tensor of any dtype and any strides: msprobe's Max, Min, Mean,
+// Norm plus counts of NaN, +Inf, -Inf and zeros, the largest |x| and the smallest non-zero |x|.
+// Accumulation is in double. Large tensors are reduced in fixed-size chunks combined in chunk
+// order, and the SIMD path reproduces the scalar reference's summation order, so results are
+// bit-identical for any thread count and any instruction set. NUMPROBE_FORCE_SCALAR=1 selects
+// the scalar reference.
+#ifndef NUMPROBE_STATS_H_
+#define NUMPROBE_STATS_H_
+
+#include <cstdint>
+
+#include "numprobe/result.h"
+#include "numprobe/tensor.h"
+
+namespace numprobe {
+
+class ThreadPool;
+
+struct TensorStats {
+  int64_t count = 0;  // elements
+  // msprobe semantics. Floating: max/min propagate NaN (torch.max), mean/norm as double sums.
+  // Integers: max/min only (has_mean_norm false). bool: max = any, min = all. Complex: the
+  // statistics of |x|. 0-d: all four equal the value. Empty: all NaN and has_minmax false.
+  bool has_minmax = false;
+  bool has_mean_norm = false;
+  double max = 0;
+  double min = 0;
+  double mean = 0;
+  double norm = 0;  // L2
+  int64_t nan_count = 0;
+  int64_t pos_inf_count = 0;
+  int64_t neg_inf_count = 0;
+  int64_t zero_count = 0;
+  // Over non-NaN elements; max_abs is 0 and min_nonzero_abs is +Inf when there are none.
+  double max_abs = 0;
+  double min_nonzero_abs = 0;
+};
+
+struct StatsOptions {
+  ThreadPool* pool = nullptr;  // nullptr = ThreadPool::Default()
+  bool force_scalar = false;   // also forced by the environment variable NUMPROBE_FORCE_SCALAR=1
+};
+
+// Statistics of `view`. kInvalidArgument for a view with negative dims or strides.
+Result<TensorStats> ComputeStats(const TensorView& view, const StatsOptions& options = {});
+
+// The name of the kernel path ComputeStats uses now ("scalar", "AVX2", "AVX3", ...).
+const char* StatsKernelName();
+
+}  // namespace numprobe
+
+#endif  // NUMPROBE_STATS_H_

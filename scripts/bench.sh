@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Runs every benchmark executable of a build folder and prints their ratio lines. Benchmarks
+# write their scratch files under NUMPROBE_BENCH_DIR (default: BUILD/bench-data).
+set -euo pipefail
+build=${1:?usage: scripts/bench.sh BUILD_DIR}
+export NUMPROBE_BENCH_DIR=${NUMPROBE_BENCH_DIR:-$build/bench-data}
+mkdir -p "$NUMPROBE_BENCH_DIR"
+status=0
+for exe in "$build"/bench/*_bench; do
+  [ -x "$exe" ] || continue
+  echo "== $(basename "$exe")"
+  "$exe" || status=1
+done
+echo "== all benchmark lines:"
+exit $status

@@ -1,0 +1,80 @@
+#include "numprobe/buffer.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string>
+
+namespace numprobe {
+namespace {
+
+constexpr size_t kAlignment = 64;
+
+std::string ErrnoText(int err) { return std::strerror(err); }
+
+}  // namespace
+
+Buffer::~Buffer() {
+  if (data_ == nullptr) return;
+  if (mapped_) {
+    munmap(data_, size_);
+  } else {
+    std::free(data_);  // NOLINT(cppcoreguidelines-no-malloc): paired with aligned_alloc
+  }
+}
+
+Result<std::shared_ptr<const Buffer>> Buffer::MapFile(const std::filesystem::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    if (err == ENOENT) return Status::NotFound(path.string() + ": no such file");
+    return Status::IoError(path.string() + ": cannot open: " + ErrnoText(err));
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return Status::IoError(path.string() + ": cannot stat: " + ErrnoText(err));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Status::IoError(path.string() + ": not a regular file");
+  }
+  const auto size = static_cast<size_t>(st.st_size);
+  if (size == 0) {
+    ::close(fd);
+    return std::shared_ptr<const Buffer>(new Buffer(nullptr, 0, true));
+  }
+  void* addr = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  const int err = errno;
+  ::close(fd);
+  if (addr == MAP_FAILED) return Status::IoError(path.string() + ": cannot map: " + ErrnoText(err));
+  return std::shared_ptr<const Buffer>(new Buffer(static_cast<std::byte*>(addr), size, true));
+}
+
+Result<std::shared_ptr<Buffer>> Buffer::Allocate(size_t size) {
+  if (size == 0) return std::shared_ptr<Buffer>(new Buffer(nullptr, 0, false));
+  if (size > SIZE_MAX - kAlignment) return Status::OutOfRange("allocation size overflows");
+  const size_t rounded = (size + kAlignment - 1) / kAlignment * kAlignment;
+  // NOLINTNEXTLINE(cppcoreguidelines-no-malloc): aligned storage for SIMD kernels.
+  void* p = std::aligned_alloc(kAlignment, rounded);
+  if (p == nullptr) {
+    return Status::OutOfRange("cannot allocate " + std::to_string(size) + " bytes");
+  }
+  std::memset(p, 0, rounded);
+  return std::shared_ptr<Buffer>(new Buffer(static_cast<std::byte*>(p), size, false));
+}
+
+Result<std::shared_ptr<Buffer>> Buffer::CopyOf(std::span<const std::byte> bytes) {
+  NUMPROBE_ASSIGN_OR_RETURN(auto buffer, Allocate(bytes.size()));
+  if (!bytes.empty()) std::memcpy(buffer->mutable_data(), bytes.data(), bytes.size());
+  return buffer;
+}
+
+}  // namespace numprobe

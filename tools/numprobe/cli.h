@@ -1,0 +1,28 @@
+// Shared pieces of the numprobe command: exit codes and the one-line error report.
+#ifndef NUMPROBE_TOOLS_CLI_H_
+#define NUMPROBE_TOOLS_CLI_H_
+
+#include <CLI/CLI.hpp>
+
+#include "numprobe/status.h"
+
+namespace numprobe::cli {
+
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitFindings = 1,   // a divergence, an anomaly, a difference
+  kExitUsage = 2,
+  kExitBadInput = 3,   // unreadable or malformed input
+};
+
+// Prints "numprobe: error: <message>" on one line to stderr and returns the exit code for it.
+int ReportError(const Status& status);
+// Prints "numprobe: warning: <message>" on one line to stderr.
+void ReportWarning(std::string_view message);
+
+// Subcommands: each binds its options to `app` and sets the callback that sets `*exit_code`.
+void SetupInspect(CLI::App& app, int* exit_code);
+
+}  // namespace numprobe::cli
+
+#endif  // NUMPROBE_TOOLS_CLI_H_

@@ -1,0 +1,275 @@
+// numprobe inspect PATH [--json]: tensors, dtypes, shapes and statistics of a file or a folder.
+#include <fmt/format.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "cli.h"
+#include "numprobe/stats.h"
+#include "numprobe/tensor_file.h"
+
+namespace numprobe::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct InspectOptions {
+  std::string path;
+  bool json = false;
+  bool inert = false;
+};
+
+struct InspectedTensor {
+  NamedTensor tensor;
+  TensorStats stats;
+};
+
+struct InspectedFile {
+  std::string path;
+  TensorFile file;
+  std::vector<TensorStats> stats;
+};
+
+// Files of a folder, recursively, sorted by path so that output is stable. Symlinks are skipped:
+// inspect reads only what it was given.
+std::vector<fs::path> ListFiles(const fs::path& root, std::vector<std::string>* skipped) {
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::end(it);
+       it.increment(ec)) {
+    if (it->is_symlink()) {
+      skipped->push_back(it->path().string() + ": symbolic link skipped");
+      if (it->is_directory()) it.disable_recursion_pending();
+      continue;
+    }
+    if (it->is_regular_file()) files.push_back(it->path());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+bool LooksLikeTensorFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  char head[64] = {};
+  in.read(head, sizeof(head));
+  const auto n = static_cast<size_t>(in.gcount());
+  return DetectFormat(std::as_bytes(std::span<const char>(head, n)), path) != FileFormat::kUnknown;
+}
+
+std::string ShapeText(const std::vector<int64_t>& shape) {
+  return fmt::format("[{}]", fmt::join(shape, ", "));
+}
+
+std::string Number(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return fmt::format("{:.6g}", v);
+}
+
+void PrintText(const InspectedFile& f) {
+  std::printf("%s: %s, %zu tensor%s\n", f.path.c_str(), std::string(FormatName(f.file.format)).c_str(),
+              f.file.tensors.size(), f.file.tensors.size() == 1 ? "" : "s");
+  if (f.file.tensors.empty()) return;
+  std::vector<std::vector<std::string>> rows;
+  rows.push_back({"name", "dtype", "shape", "max", "min", "mean", "norm", "nan", "+inf", "-inf",
+                  "zeros"});
+  for (size_t i = 0; i < f.file.tensors.size(); ++i) {
+    const NamedTensor& t = f.file.tensors[i];
+    const TensorStats& s = f.stats[i];
+    std::string name = t.name.empty() ? "(array)" : t.name;
+    if (!t.device.empty()) name += " @" + t.device;
+    rows.push_back({name, std::string(Name(t.tensor.dtype())), ShapeText(t.tensor.shape()),
+                    s.has_minmax ? Number(s.max) : "-", s.has_minmax ? Number(s.min) : "-",
+                    s.has_mean_norm ? Number(s.mean) : "-", s.has_mean_norm ? Number(s.norm) : "-",
+                    std::to_string(s.nan_count), std::to_string(s.pos_inf_count),
+                    std::to_string(s.neg_inf_count), std::to_string(s.zero_count)});
+  }
+  std::vector<size_t> width(rows[0].size(), 0);
+  for (const auto& row : rows) {
+    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  }
+  for (const auto& row : rows) {
+    std::string line = " ";
+    for (size_t c = 0; c < row.size(); ++c) {
+      const bool numeric = c >= 3;
+      line += ' ';
+      line += numeric ? fmt::format("{:>{}}", row[c], width[c]) : fmt::format("{:<{}}", row[c], width[c]);
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    std::printf("%s\n", line.c_str());
+  }
+}
+
+using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
+
+// Non-finite numbers are written as the strings "NaN", "Infinity", "-Infinity" so that the output
+// stays standard JSON (docs/inspect-json.md).
+void WriteNumber(JsonWriter& w, double v) {
+  if (std::isnan(v)) {
+    w.String("NaN");
+  } else if (std::isinf(v)) {
+    w.String(v > 0 ? "Infinity" : "-Infinity");
+  } else {
+    w.Double(v);
+  }
+}
+
+void WriteJsonStats(JsonWriter& w, const TensorStats& s) {
+  w.StartObject();
+  w.Key("count");
+  w.Int64(s.count);
+  w.Key("max");
+  s.has_minmax ? WriteNumber(w, s.max) : static_cast<void>(w.Null());
+  w.Key("min");
+  s.has_minmax ? WriteNumber(w, s.min) : static_cast<void>(w.Null());
+  w.Key("mean");
+  s.has_mean_norm ? WriteNumber(w, s.mean) : static_cast<void>(w.Null());
+  w.Key("norm");
+  s.has_mean_norm ? WriteNumber(w, s.norm) : static_cast<void>(w.Null());
+  w.Key("nan_count");
+  w.Int64(s.nan_count);
+  w.Key("pos_inf_count");
+  w.Int64(s.pos_inf_count);
+  w.Key("neg_inf_count");
+  w.Int64(s.neg_inf_count);
+  w.Key("zero_count");
+  w.Int64(s.zero_count);
+  w.Key("max_abs");
+  WriteNumber(w, s.max_abs);
+  w.Key("min_nonzero_abs");
+  WriteNumber(w, s.min_nonzero_abs);
+  w.EndObject();
+}
+
+void WriteJsonFile(JsonWriter& w, const InspectedFile& f) {
+  w.StartObject();
+  w.Key("path");
+  w.String(f.path.c_str());
+  w.Key("format");
+  w.String(std::string(FormatName(f.file.format)).c_str());
+  w.Key("metadata");
+  w.StartObject();
+  for (const auto& [k, v] : f.file.metadata) {
+    w.Key(k.c_str(), static_cast<rapidjson::SizeType>(k.size()));
+    w.String(v.c_str(), static_cast<rapidjson::SizeType>(v.size()));
+  }
+  w.EndObject();
+  w.Key("warnings");
+  w.StartArray();
+  for (const auto& warning : f.file.warnings) w.String(warning.c_str());
+  w.EndArray();
+  w.Key("tensors");
+  w.StartArray();
+  for (size_t i = 0; i < f.file.tensors.size(); ++i) {
+    const NamedTensor& t = f.file.tensors[i];
+    w.StartObject();
+    w.Key("name");
+    w.String(t.name.c_str(), static_cast<rapidjson::SizeType>(t.name.size()));
+    w.Key("dtype");
+    w.String(std::string(Name(t.tensor.dtype())).c_str());
+    w.Key("shape");
+    w.StartArray();
+    for (int64_t d : t.tensor.shape()) w.Int64(d);
+    w.EndArray();
+    w.Key("device");
+    w.String(t.device.c_str());
+    w.Key("stats");
+    WriteJsonStats(w, f.stats[i]);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+}
+
+Result<InspectedFile> InspectOne(const fs::path& path, const ReadOptions& read_options) {
+  InspectedFile out;
+  out.path = path.string();
+  NUMPROBE_ASSIGN_OR_RETURN(out.file, ReadTensorFile(path, read_options));
+  out.stats.reserve(out.file.tensors.size());
+  for (const NamedTensor& t : out.file.tensors) {
+    auto stats = ComputeStats(t.tensor.view());
+    if (!stats) return stats.error().WithContext(path.string() + ": tensor '" + t.name + "'");
+    out.stats.push_back(*stats);
+  }
+  return out;
+}
+
+int RunInspect(const InspectOptions& options) {
+  const fs::path root(options.path);
+  std::error_code ec;
+  if (!fs::exists(root, ec)) return ReportError(Status::NotFound(options.path + ": no such file"));
+  ReadOptions read_options;
+  read_options.inert_pickle = options.inert;
+  std::vector<fs::path> files;
+  std::vector<std::string> skipped;
+  const bool folder = fs::is_directory(root, ec);
+  if (folder) {
+    for (const fs::path& p : ListFiles(root, &skipped)) {
+      if (LooksLikeTensorFile(p)) files.push_back(p);
+    }
+  } else {
+    files.push_back(root);
+  }
+  for (const auto& s : skipped) ReportWarning(s);
+
+  // Read and summarize everything before printing anything, so that a bad file never leaves a
+  // partial report that looks complete.
+  std::vector<InspectedFile> inspected;
+  int exit_code = kExitOk;
+  for (const fs::path& p : files) {
+    auto result = InspectOne(p, read_options);
+    if (!result) {
+      exit_code = ReportError(result.error());
+      continue;
+    }
+    for (const auto& w : result->file.warnings) ReportWarning(p.string() + ": " + w);
+    inspected.push_back(std::move(*result));
+  }
+  if (exit_code != kExitOk && !folder) return exit_code;
+  if (exit_code != kExitOk) {
+    // A folder with some bad files: report the good ones but still fail.
+    std::fprintf(stderr, "numprobe: %zu of %zu files could not be read\n",
+                 files.size() - inspected.size(), files.size());
+    return exit_code;
+  }
+  if (options.json) {
+    rapidjson::StringBuffer buffer;
+    JsonWriter w(buffer);
+    w.StartObject();
+    w.Key("numprobe_inspect");
+    w.Int(1);
+    w.Key("files");
+    w.StartArray();
+    for (const auto& f : inspected) WriteJsonFile(w, f);
+    w.EndArray();
+    w.EndObject();
+    std::printf("%s\n", buffer.GetString());
+  } else {
+    if (inspected.empty()) std::printf("%s: no tensor files found\n", options.path.c_str());
+    for (const auto& f : inspected) PrintText(f);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void SetupInspect(CLI::App& app, int* exit_code) {
+  auto options = std::make_shared<InspectOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "inspect", "Tensors, dtypes, shapes and statistics of a file or a folder of files");
+  sub->add_option("PATH", options->path, "A .npy/.npz/.safetensors/.pt/.pth/.ckpt file or a folder")
+      ->required();
+  sub->add_flag("--json", options->json, "Machine-readable output (docs/inspect-json.md)");
+  sub->add_flag("--inert", options->inert,
+                "Read whole-model pickles: unknown classes become opaque objects (nothing runs)");
+  sub->callback([options, exit_code] { *exit_code = RunInspect(*options); });
+}
+
+}  // namespace numprobe::cli

@@ -1,0 +1,55 @@
+// numprobe: find where and why two deep-learning runs stop agreeing.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <string>
+
+#include "cli.h"
+
+namespace numprobe::cli {
+
+namespace {
+
+std::string OneLine(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  return out;
+}
+
+}  // namespace
+
+int ReportError(const Status& status) {
+  std::fprintf(stderr, "numprobe: error: %s\n", OneLine(status.message()).c_str());
+  return status.code() == ErrorCode::kInvalidArgument ? kExitUsage : kExitBadInput;
+}
+
+void ReportWarning(std::string_view message) {
+  std::fprintf(stderr, "numprobe: warning: %s\n", OneLine(message).c_str());
+}
+
+}  // namespace numprobe::cli
+
+int main(int argc, char** argv) {
+  using numprobe::cli::kExitOk;
+  using numprobe::cli::kExitUsage;
+  CLI::App app{"numprobe: find where and why two deep-learning runs stop agreeing"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "numprobe 0.1.0");
+  int exit_code = kExitOk;
+  numprobe::cli::SetupInspect(app, &exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kExitUsage;
+  }
+  return exit_code;
+}
