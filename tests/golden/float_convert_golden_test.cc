@@ -4,9 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
 
@@ -26,13 +24,16 @@ std::string GoldenPath(const std::string& file) {
 // Reads a little-endian array of T (the host is little-endian, as numprobe requires).
 template <typename T>
 std::vector<T> ReadArray(const std::string& file) {
-  std::ifstream in(GoldenPath(file), std::ios::binary);
+  std::ifstream in(GoldenPath(file), std::ios::binary | std::ios::ate);
   EXPECT_TRUE(in.good()) << "cannot open " << GoldenPath(file) << " (run ctest -R golden)";
-  const std::vector<char> bytes((std::istreambuf_iterator<char>(in)),
-                                std::istreambuf_iterator<char>());
-  EXPECT_EQ(bytes.size() % sizeof(T), 0u) << file;
-  std::vector<T> out(bytes.size() / sizeof(T));
-  if (!out.empty()) std::memcpy(out.data(), bytes.data(), out.size() * sizeof(T));
+  if (!in.good()) return {};
+  const auto size = static_cast<size_t>(in.tellg());
+  EXPECT_EQ(size % sizeof(T), 0u) << file;
+  std::vector<T> out(size / sizeof(T));
+  in.seekg(0);
+  in.read(reinterpret_cast<char*>(out.data()),
+          static_cast<std::streamsize>(out.size() * sizeof(T)));
+  EXPECT_TRUE(in.good()) << "short read of " << file;
   return out;
 }
 
