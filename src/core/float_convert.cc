@@ -31,19 +31,19 @@ struct Format {
   Special special;
   uint32_t nan_magnitude;  // the NaN code written by the encoder, without the sign bit
 
-  constexpr uint32_t sign_bit() const { return 1u << (exp_bits + mant_bits); }
-  constexpr uint32_t exp_all_ones() const { return (1u << exp_bits) - 1; }
-  constexpr uint32_t mant_mask() const { return (1u << mant_bits) - 1; }
-  constexpr uint32_t inf_magnitude() const { return exp_all_ones() << mant_bits; }
+  [[nodiscard]] constexpr uint32_t SignBit() const { return 1u << (exp_bits + mant_bits); }
+  [[nodiscard]] constexpr uint32_t ExpAllOnes() const { return (1u << exp_bits) - 1; }
+  [[nodiscard]] constexpr uint32_t MantMask() const { return (1u << mant_bits) - 1; }
+  [[nodiscard]] constexpr uint32_t InfMagnitude() const { return ExpAllOnes() << mant_bits; }
   // The largest finite magnitude code.
-  constexpr uint32_t max_magnitude() const {
+  [[nodiscard]] constexpr uint32_t MaxMagnitude() const {
     switch (special) {
       case Special::kIeee:
-        return inf_magnitude() - 1;
+        return InfMagnitude() - 1;
       case Special::kFinite:
-        return sign_bit() - 2;
+        return SignBit() - 2;
       case Special::kFnuz:
-        return sign_bit() - 1;
+        return SignBit() - 1;
     }
     return 0;
   }
@@ -73,14 +73,14 @@ constexpr uint32_t Encode(const Format& f, double value) {
   constexpr uint64_t kSign64 = uint64_t{1} << 63;
   constexpr uint64_t kInf64 = 0x7FF0000000000000u;
   constexpr uint64_t kFrac64 = (uint64_t{1} << 52) - 1;
-  const uint64_t bits = std::bit_cast<uint64_t>(value);
+  const auto bits = std::bit_cast<uint64_t>(value);
   const uint64_t abs_bits = bits & ~kSign64;
-  const uint32_t sign = (bits & kSign64) != 0 ? f.sign_bit() : 0;
+  const uint32_t sign = (bits & kSign64) != 0 ? f.SignBit() : 0;
   const bool fnuz = f.special == Special::kFnuz;
 
   if (abs_bits > kInf64) return fnuz ? f.nan_magnitude : sign | f.nan_magnitude;
   if (abs_bits == kInf64) {
-    if (f.special == Special::kIeee) return sign | f.inf_magnitude();
+    if (f.special == Special::kIeee) return sign | f.InfMagnitude();
     return fnuz ? f.nan_magnitude : sign | f.nan_magnitude;
   }
 
@@ -100,7 +100,7 @@ constexpr uint32_t Encode(const Format& f, double value) {
     // Exponent field and fraction side by side, so a carry out of the fraction bumps the
     // exponent (and the largest finite value rounds up into the Inf/NaN codes). The field is at
     // most 1023 + 127 < 2^11, so the sum fits 64 bits.
-    const uint64_t field = static_cast<uint64_t>(exponent + f.bias);
+    const auto field = static_cast<uint64_t>(static_cast<int64_t>(exponent) + f.bias);
     magnitude = RoundShiftRightEven((field << 52) | (significand & kFrac64), 52 - f.mant_bits);
   } else {
     // Below the normal range: count in units of the smallest subnormal, 2^(emin - mant_bits).
@@ -111,13 +111,13 @@ constexpr uint32_t Encode(const Format& f, double value) {
 
   switch (f.special) {
     case Special::kIeee:
-      if (magnitude >= f.inf_magnitude()) return sign | f.inf_magnitude();
+      if (magnitude >= f.InfMagnitude()) return sign | f.InfMagnitude();
       break;
     case Special::kFinite:
-      if (magnitude > f.max_magnitude()) return sign | f.nan_magnitude;
+      if (magnitude > f.MaxMagnitude()) return sign | f.nan_magnitude;
       break;
     case Special::kFnuz:
-      if (magnitude > f.max_magnitude()) return f.nan_magnitude;
+      if (magnitude > f.MaxMagnitude()) return f.nan_magnitude;
       if (magnitude == 0) return 0;  // no negative zero: 0x80 is NaN
       break;
   }
@@ -128,31 +128,31 @@ constexpr uint32_t Encode(const Format& f, double value) {
 // bf16). IEEE NaN payloads are widened bit for bit (as numpy does for f16); the NaNs of the
 // fp8-only formats decode to the canonical quiet NaN.
 constexpr uint32_t DecodeToF32Bits(const Format& f, uint32_t code) {
-  const uint32_t sign = (code & f.sign_bit()) != 0 ? 0x80000000u : 0;
-  const uint32_t exp_field = (code >> f.mant_bits) & f.exp_all_ones();
-  uint32_t mant = code & f.mant_mask();
+  const uint32_t sign = (code & f.SignBit()) != 0 ? 0x80000000u : 0;
+  const uint32_t exp_field = (code >> f.mant_bits) & f.ExpAllOnes();
+  uint32_t mant = code & f.MantMask();
   const int shift = 23 - f.mant_bits;
   switch (f.special) {
     case Special::kIeee:
-      if (exp_field == f.exp_all_ones()) {
+      if (exp_field == f.ExpAllOnes()) {
         if (f.mant_bits >= 10 || mant == 0) return sign | 0x7F800000u | (mant << shift);
         return sign | kF32QuietNaN | (mant << shift);
       }
       break;
     case Special::kFinite:
-      if (exp_field == f.exp_all_ones() && mant == f.mant_mask()) return sign | kF32QuietNaN;
+      if (exp_field == f.ExpAllOnes() && mant == f.MantMask()) return sign | kF32QuietNaN;
       break;
     case Special::kFnuz:
-      if (code == f.sign_bit()) return kF32QuietNaN;
+      if (code == f.SignBit()) return kF32QuietNaN;
       break;
   }
   int exponent = static_cast<int>(exp_field) - f.bias;
   if (exp_field == 0) {
     if (mant == 0) return sign;
     // Subnormal: normalise so the leading one lands on the hidden bit.
-    const int lead = std::bit_width(mant) - 1;  // position of the leading one
+    const int lead = static_cast<int>(std::bit_width(mant)) - 1;  // position of the leading one
     exponent = 1 - f.bias - (f.mant_bits - lead);
-    mant = (mant << (f.mant_bits - lead)) & f.mant_mask();
+    mant = (mant << (f.mant_bits - lead)) & f.MantMask();
   }
   return sign | (static_cast<uint32_t>(exponent + 127) << 23) | (mant << shift);
 }
@@ -280,7 +280,7 @@ FloatRange RangeOf(DType dtype) {
   const Format* f = FormatOf(dtype);
   if (f == nullptr) return {0.0, 0.0, 0.0};  // not a floating dtype
   const int emin = 1 - f->bias;
-  const uint32_t max_magnitude = f->max_magnitude();
+  const uint32_t max_magnitude = f->MaxMagnitude();
   const double max_finite = dtype == DType::kBF16
                                 ? BF16ToF32(static_cast<uint16_t>(max_magnitude))
                                 : std::bit_cast<float>(DecodeToF32Bits(*f, max_magnitude));

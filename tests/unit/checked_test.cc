@@ -198,7 +198,7 @@ TEST(TensorTest, CopyOfTransposeOffsetAndBroadcast) {
   t.dtype = DType::kI16;
   t.shape = {4, 3};
   t.strides = {1, 4};
-  t.byte_offset = 12 * 2;
+  t.byte_offset = int64_t{12} * 2;
   ASSERT_TRUE(ValidateView(t.dtype, t.shape, t.strides, t.byte_offset, 48).ok());
   EXPECT_FALSE(t.is_contiguous());
   Result<Tensor> copy = Tensor::CopyOf(t);
@@ -211,7 +211,7 @@ TEST(TensorTest, CopyOfTransposeOffsetAndBroadcast) {
   TensorView s = t;
   s.shape = {2, 3, 2};
   s.strides = {12, 4, 2};
-  s.byte_offset = 1 * 2;
+  s.byte_offset = int64_t{1} * 2;
   copy = Tensor::CopyOf(s);
   ASSERT_TRUE(copy.ok());
   EXPECT_EQ(Elements<int16_t>(*copy),
@@ -221,7 +221,7 @@ TEST(TensorTest, CopyOfTransposeOffsetAndBroadcast) {
   TensorView b = t;
   b.shape = {2, 3};
   b.strides = {0, 1};
-  b.byte_offset = 5 * 2;
+  b.byte_offset = int64_t{5} * 2;
   copy = Tensor::CopyOf(b);
   ASSERT_TRUE(copy.ok());
   EXPECT_EQ(Elements<int16_t>(*copy), (std::vector<int16_t>{5, 6, 7, 5, 6, 7}));

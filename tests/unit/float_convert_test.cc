@@ -34,9 +34,9 @@ struct Spec {
   std::function<float(uint32_t)> decode;
   std::function<uint32_t(float)> encode;
 
-  int bits() const { return 1 + exp_bits + mant_bits; }
-  uint32_t sign_bit() const { return 1u << (exp_bits + mant_bits); }
-  uint32_t codes() const { return 1u << bits(); }
+  [[nodiscard]] int Bits() const { return 1 + exp_bits + mant_bits; }
+  [[nodiscard]] uint32_t SignBit() const { return 1u << (exp_bits + mant_bits); }
+  [[nodiscard]] uint32_t Codes() const { return 1u << Bits(); }
 };
 
 std::vector<Spec> AllSpecs() {
@@ -64,13 +64,13 @@ std::vector<Spec> AllSpecs() {
 
 // The value of `code` from the format definition.
 double RefDecode(const Spec& s, uint32_t code) {
-  const bool negative = (code & s.sign_bit()) != 0;
+  const bool negative = (code & s.SignBit()) != 0;
   const uint32_t exp_field = (code >> s.mant_bits) & ((1u << s.exp_bits) - 1);
   const uint32_t mant = code & ((1u << s.mant_bits) - 1);
   const uint32_t exp_max = (1u << s.exp_bits) - 1;
   const uint32_t mant_max = (1u << s.mant_bits) - 1;
   double magnitude = 0;
-  if (s.kind == Kind::kFnuz && code == s.sign_bit()) return std::nan("");
+  if (s.kind == Kind::kFnuz && code == s.SignBit()) return std::nan("");
   if (s.kind == Kind::kFinite && exp_field == exp_max && mant == mant_max) return std::nan("");
   if (s.kind == Kind::kIeee && exp_field == exp_max) {
     if (mant != 0) return std::nan("");
@@ -97,7 +97,7 @@ struct Ladder {
 
 Ladder PositiveLadder(const Spec& s) {
   Ladder l;
-  for (uint32_t code = 0; code < s.sign_bit(); ++code) {
+  for (uint32_t code = 0; code < s.SignBit(); ++code) {
     const double v = RefDecode(s, code);
     if (std::isfinite(v)) {
       l.values.push_back(v);
@@ -109,15 +109,15 @@ Ladder PositiveLadder(const Spec& s) {
 
 // Expected encoding of a non-NaN `x` by nearest-value search with ties to the even code.
 uint32_t RefEncode(const Spec& s, const Ladder& l, double x) {
-  const uint32_t nan_code = s.kind == Kind::kFnuz ? s.sign_bit() : (s.sign_bit() - 1);
-  const uint32_t sign = std::signbit(x) ? s.sign_bit() : 0;
+  const uint32_t nan_code = s.kind == Kind::kFnuz ? s.SignBit() : (s.SignBit() - 1);
+  const uint32_t sign = std::signbit(x) ? s.SignBit() : 0;
   const double a = std::fabs(x);
   const double max = l.values.back();
   const double virtual_next = max + (max - l.values[l.values.size() - 2]);
   const double overflow_tie = (max + virtual_next) / 2;
   const bool max_is_odd = (l.codes.back() & 1) != 0;
   if (a > overflow_tie || (a == overflow_tie && max_is_odd)) {
-    if (s.kind == Kind::kIeee) return sign | ((s.sign_bit() - 1) & ~((1u << s.mant_bits) - 1));
+    if (s.kind == Kind::kIeee) return sign | ((s.SignBit() - 1) & ~((1u << s.mant_bits) - 1));
     return s.kind == Kind::kFnuz ? nan_code : sign | nan_code;
   }
   size_t hi =
@@ -147,13 +147,13 @@ float NextDown(float v) { return std::nextafter(v, -kInf); }
 
 TEST(FloatConvertTest, DecodeMatchesFormatDefinitionForEveryCode) {
   for (const Spec& s : AllSpecs()) {
-    for (uint32_t code = 0; code < s.codes(); ++code) {
+    for (uint32_t code = 0; code < s.Codes(); ++code) {
       const double want = RefDecode(s, code);
       const float got = s.decode(code);
       ASSERT_TRUE(SameValue(got, want))
           << s.name << " code " << code << ": " << got << " vs " << want;
       if (std::isnan(want) && s.kind != Kind::kFnuz) {
-        EXPECT_EQ(std::signbit(got), (code & s.sign_bit()) != 0) << s.name << " code " << code;
+        EXPECT_EQ(std::signbit(got), (code & s.SignBit()) != 0) << s.name << " code " << code;
       }
     }
   }
@@ -161,7 +161,7 @@ TEST(FloatConvertTest, DecodeMatchesFormatDefinitionForEveryCode) {
 
 TEST(FloatConvertTest, EncodeOfDecodeIsIdentityForEveryNonNaNCode) {
   for (const Spec& s : AllSpecs()) {
-    for (uint32_t code = 0; code < s.codes(); ++code) {
+    for (uint32_t code = 0; code < s.Codes(); ++code) {
       const float v = s.decode(code);
       if (std::isnan(v)) {
         EXPECT_TRUE(std::isnan(s.decode(s.encode(v)))) << s.name << " NaN code " << code;
@@ -186,9 +186,9 @@ TEST(FloatConvertTest, MidpointsRoundToEvenAndNeighboursRoundToNearest) {
       ASSERT_EQ(s.encode(mid), even) << s.name << " midpoint " << mid;
       ASSERT_EQ(s.encode(NextUp(mid)), hi) << s.name << " above midpoint " << mid;
       ASSERT_EQ(s.encode(NextDown(mid)), lo) << s.name << " below midpoint " << mid;
-      const uint32_t neg_even = (s.kind == Kind::kFnuz && even == 0) ? 0 : even | s.sign_bit();
+      const uint32_t neg_even = (s.kind == Kind::kFnuz && even == 0) ? 0 : even | s.SignBit();
       ASSERT_EQ(s.encode(-mid), neg_even) << s.name << " midpoint " << -mid;
-      ASSERT_EQ(s.encode(-NextUp(mid)), hi | s.sign_bit()) << s.name << " below " << -mid;
+      ASSERT_EQ(s.encode(-NextUp(mid)), hi | s.SignBit()) << s.name << " below " << -mid;
       for (float x : {mid, NextUp(mid), NextDown(mid), -mid}) {
         ASSERT_EQ(s.encode(x), RefEncode(s, l, x)) << s.name << " " << x;
       }
@@ -242,12 +242,12 @@ TEST(FloatConvertTest, OverflowThresholds) {
     }
     ASSERT_NE(c, nullptr);
     const bool fnuz = s.kind == Kind::kFnuz;
-    const uint32_t neg_overflow = fnuz ? c->overflow : c->overflow | s.sign_bit();
+    const uint32_t neg_overflow = fnuz ? c->overflow : c->overflow | s.SignBit();
     EXPECT_EQ(s.decode(c->max_code), c->max_finite) << s.name;
     EXPECT_EQ(s.encode(c->max_finite), c->max_code) << s.name;
     EXPECT_EQ(s.encode(NextDown(c->tie)), c->max_code) << s.name;
     EXPECT_EQ(s.encode(c->tie), c->tie_overflows ? c->overflow : c->max_code) << s.name;
-    EXPECT_EQ(s.encode(-c->tie), c->tie_overflows ? neg_overflow : c->max_code | s.sign_bit())
+    EXPECT_EQ(s.encode(-c->tie), c->tie_overflows ? neg_overflow : c->max_code | s.SignBit())
         << s.name;
     EXPECT_EQ(s.encode(NextUp(c->tie)), c->overflow) << s.name;
     EXPECT_EQ(s.encode(-NextUp(c->tie)), neg_overflow) << s.name;
@@ -264,7 +264,7 @@ TEST(FloatConvertTest, OverflowThresholds) {
 
 TEST(FloatConvertTest, SubnormalBoundaries) {
   for (const Spec& s : AllSpecs()) {
-    const uint32_t neg_zero = s.kind == Kind::kFnuz ? 0 : s.sign_bit();
+    const uint32_t neg_zero = s.kind == Kind::kFnuz ? 0 : s.SignBit();
     const auto min_sub = static_cast<float>(std::ldexp(1.0, 1 - s.bias - s.mant_bits));
     const auto min_normal = static_cast<float>(std::ldexp(1.0, 1 - s.bias));
     EXPECT_EQ(s.decode(1), min_sub) << s.name;
@@ -273,7 +273,7 @@ TEST(FloatConvertTest, SubnormalBoundaries) {
     EXPECT_EQ(s.encode(min_sub / 2), 0u) << s.name;  // tie between 0 and 1: 0 is even
     EXPECT_EQ(s.encode(-min_sub / 2), neg_zero) << s.name;
     EXPECT_EQ(s.encode(NextUp(min_sub / 2)), 1u) << s.name;
-    EXPECT_EQ(s.encode(-NextUp(min_sub / 2)), 1u | s.sign_bit()) << s.name;
+    EXPECT_EQ(s.encode(-NextUp(min_sub / 2)), 1u | s.SignBit()) << s.name;
     EXPECT_EQ(s.encode(min_sub * 1.5f), 2u) << s.name;  // tie between 1 and 2
     EXPECT_EQ(s.encode(min_sub / 4), 0u) << s.name;
     EXPECT_EQ(s.encode(std::numeric_limits<float>::denorm_min()), 0u) << s.name;
@@ -288,18 +288,18 @@ TEST(FloatConvertTest, ZerosInfinitiesAndNaNs) {
   for (const Spec& s : AllSpecs()) {
     const bool fnuz = s.kind == Kind::kFnuz;
     EXPECT_EQ(s.encode(0.0f), 0u) << s.name;
-    EXPECT_EQ(s.encode(-0.0f), fnuz ? 0u : s.sign_bit()) << s.name;
+    EXPECT_EQ(s.encode(-0.0f), fnuz ? 0u : s.SignBit()) << s.name;
     EXPECT_EQ(s.decode(0), 0.0f);
     EXPECT_FALSE(std::signbit(s.decode(0))) << s.name;
     if (!fnuz) {
-      EXPECT_TRUE(std::signbit(s.decode(s.sign_bit())) && s.decode(s.sign_bit()) == 0.0f) << s.name;
+      EXPECT_TRUE(std::signbit(s.decode(s.SignBit())) && s.decode(s.SignBit()) == 0.0f) << s.name;
     }
     for (uint32_t nan_bits :
          {0x7FC00000u, 0xFFC00000u, 0x7F800001u, 0xFF800001u, 0x7FFFFFFFu, 0xFFBFFFFFu}) {
       const uint32_t code = s.encode(std::bit_cast<float>(nan_bits));
       EXPECT_TRUE(std::isnan(s.decode(code))) << s.name << " " << std::hex << nan_bits;
       if (!fnuz) {
-        EXPECT_EQ((code & s.sign_bit()) != 0, (nan_bits >> 31) != 0) << s.name;
+        EXPECT_EQ((code & s.SignBit()) != 0, (nan_bits >> 31) != 0) << s.name;
       }
     }
   }
@@ -363,7 +363,7 @@ TEST(FloatConvertTest, NonFp8DTypeIsRejectedQuietly) {
 TEST(FloatConvertTest, BF16FastPathAgreesWithRoundToDType) {
   std::mt19937 rng(777);
   for (int i = 0; i < 1000000; ++i) {
-    const float x = std::bit_cast<float>(static_cast<uint32_t>(rng()));
+    const auto x = std::bit_cast<float>(static_cast<uint32_t>(rng()));
     if (std::isnan(x)) continue;
     ASSERT_TRUE(SameValue(BF16ToF32(F32ToBF16(x)), RoundToDType(DType::kBF16, x))) << x;
   }
@@ -419,7 +419,7 @@ TEST(FloatConvertTest, RoundToDTypeF32AndUnchangedTypes) {
 
 TEST(FloatConvertTest, RoundToDTypeIsIdentityOnRepresentableValues) {
   for (const Spec& s : AllSpecs()) {
-    for (uint32_t code = 0; code < s.codes(); ++code) {
+    for (uint32_t code = 0; code < s.Codes(); ++code) {
       const double v = s.decode(code);
       if (std::isnan(v)) continue;
       ASSERT_TRUE(SameValue(RoundToDType(s.dtype, v), v)) << s.name << " " << v;
