@@ -41,32 +41,29 @@ bool IsNaN32(uint32_t bits) { return (bits & 0x7FFFFFFFu) > 0x7F800000u; }
 bool IsNaN16(uint16_t bits) { return (bits & 0x7FFFu) > 0x7C00u; }
 bool IsNaNBF16(uint16_t bits) { return (bits & 0x7FFFu) > 0x7F80u; }
 
-TEST(FloatConvertGoldenTest, F16DecodeMatchesNumpyForEveryCode) {
-  const auto expected = ReadArray<uint32_t>("f16_decode.bin");
-  ASSERT_EQ(expected.size(), 65536u);
+// Every 16-bit code decoded by `decode` must be bit-identical to the reference's f32, NaN
+// payloads included.
+void CheckDecode(const char* name, const char* reference_name, const char* file,
+                 float (*decode)(uint16_t)) {
+  const auto expected = ReadArray<uint32_t>(file);
+  ASSERT_EQ(expected.size(), 65536u) << file;
   int mismatches = 0;
   for (uint32_t code = 0; code < 65536; ++code) {
-    const auto got = std::bit_cast<uint32_t>(F16ToF32(static_cast<uint16_t>(code)));
+    const auto got = std::bit_cast<uint32_t>(decode(static_cast<uint16_t>(code)));
     if (got != expected[code] && ++mismatches <= 10) {
-      ADD_FAILURE() << "f16 code 0x" << std::hex << code << ": got 0x" << got << ", numpy 0x"
-                    << expected[code];
+      ADD_FAILURE() << name << " code 0x" << std::hex << code << ": got 0x" << got << ", "
+                    << reference_name << " 0x" << expected[code];
     }
   }
-  EXPECT_EQ(mismatches, 0);
+  EXPECT_EQ(mismatches, 0) << name;
+}
+
+TEST(FloatConvertGoldenTest, F16DecodeMatchesNumpyForEveryCode) {
+  CheckDecode("f16", "numpy", "f16_decode.bin", F16ToF32);
 }
 
 TEST(FloatConvertGoldenTest, BF16DecodeMatchesTorchForEveryCode) {
-  const auto expected = ReadArray<uint32_t>("bf16_decode.bin");
-  ASSERT_EQ(expected.size(), 65536u);
-  int mismatches = 0;
-  for (uint32_t code = 0; code < 65536; ++code) {
-    const auto got = std::bit_cast<uint32_t>(BF16ToF32(static_cast<uint16_t>(code)));
-    if (got != expected[code] && ++mismatches <= 10) {
-      ADD_FAILURE() << "bf16 code 0x" << std::hex << code << ": got 0x" << got << ", torch 0x"
-                    << expected[code];
-    }
-  }
-  EXPECT_EQ(mismatches, 0);
+  CheckDecode("bf16", "torch", "bf16_decode.bin", BF16ToF32);
 }
 
 // For a NaN input numpy keeps (a truncation of) the payload and torch's vectorised path writes
