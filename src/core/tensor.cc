@@ -23,6 +23,7 @@ int64_t TensorView::numel() const {
 }
 
 bool TensorView::is_contiguous() const {
+  if (numel() == 0) return true;  // nothing to address: any strides describe it
   int64_t expected = 1;
   for (int i = ndim() - 1; i >= 0; --i) {
     if (shape[i] != 1 && strides[i] != expected) return false;
@@ -58,11 +59,16 @@ Status ValidateView(DType dtype, const std::vector<int64_t>& shape,
                            std::to_string(strides.size()));
   }
   if (byte_offset < 0) return Status::Corrupt("negative storage offset");
+  bool empty = false;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] < 0) return Status::Corrupt("negative dimension " + std::to_string(shape[i]));
+    if (strides[i] < 0) return Status::Corrupt("negative stride " + std::to_string(strides[i]));
+    if (shape[i] == 0) empty = true;
+  }
   if (!CheckedNumel(shape)) return Status::OutOfRange("shape product overflows 64 bits");
+  if (empty) return Status::Ok();  // addresses nothing, whatever the strides say
   int64_t last = 0;  // element index of the last element relative to the first
   for (size_t i = 0; i < shape.size(); ++i) {
-    if (strides[i] < 0) return Status::Corrupt("negative stride");
-    if (shape[i] == 0) return Status::Ok();  // empty: addresses nothing
     auto term = CheckedMul<int64_t>(shape[i] - 1, strides[i]);
     if (!term) return Status::OutOfRange("stride * size overflows 64 bits");
     auto sum = CheckedAdd<int64_t>(last, *term);
@@ -81,6 +87,9 @@ Status ValidateView(DType dtype, const std::vector<int64_t>& shape,
 }
 
 Result<Tensor> Tensor::Zeros(DType dtype, std::vector<int64_t> shape) {
+  for (int64_t d : shape) {
+    if (d < 0) return Status::InvalidArgument("negative dimension " + std::to_string(d));
+  }
   auto numel = CheckedNumel(shape);
   if (!numel) return Status::OutOfRange("shape product overflows 64 bits");
   auto bytes = CheckedMul<int64_t>(*numel, ItemSize(dtype));
