@@ -5,7 +5,7 @@
 // -ffp-contract=off), and leaves the run's last elements (fewer than a vector group) to the
 // scalar update. Extremes and counts are order-independent and exact, so they are computed in
 // the input's own precision: a fast pass assumes no NaN/Inf (checked afterwards through the
-// largest |x| bit pattern) and a careful pass redoes the extremes of a run that has any.
+// sum-of-squares lanes) and a careful pass redoes the extremes of a run that has any.
 #if defined(NUMPROBE_WITH_HWY)
 
 #include <cstring>
@@ -104,147 +104,151 @@ HWY_INLINE hn::Vec<DF> LoadAsF32(DF df, const uint8_t* p) {
 // wraps zeros to the largest unsigned value so that a plain Min finds the smallest non-zero |x|.
 
 template <class DF>
-struct FastExtremes {  // valid only for runs without NaN or Inf (see HasSpecial)
+struct FloatBits {
   using T = hn::TFromD<DF>;
   using DU = hn::RebindToUnsigned<DF>;
   using U = hn::TFromD<DU>;
   static constexpr U kAbsMask = static_cast<U>(~U{0} >> 1);
   static constexpr U kInfBits =
       static_cast<U>(sizeof(T) == 4 ? uint64_t{0x7F800000u} : uint64_t{0x7FF0000000000000u});
+  static constexpr U kNegInfBits = static_cast<U>(kInfBits | ~kAbsMask);
+  static constexpr U kAllOnes = static_cast<U>(~U{0});
 
+  static T FromBits(U bits) {
+    T value;
+    std::memcpy(&value, &bits, sizeof(value));
+    return value;
+  }
+};
+
+// Folds the lane values of max, min, smallest |x| - 1 and smallest bit pattern into `part`.
+template <class DF>
+HWY_INLINE void ReduceCommon(DF df, hn::Vec<DF> max, hn::Vec<DF> min,
+                             hn::Vec<hn::RebindToUnsigned<DF>> nonzero_min,
+                             hn::Vec<hn::RebindToUnsigned<DF>> bits_min, StatsAcc* part) {
+  using B = FloatBits<DF>;
+  const typename B::DU du;
+  constexpr size_t kMax = hn::MaxLanes(DF());
+  HWY_ALIGN typename B::T max_lanes[kMax];
+  HWY_ALIGN typename B::T min_lanes[kMax];
+  HWY_ALIGN typename B::U nonzero_lanes[kMax];
+  HWY_ALIGN typename B::U bits_lanes[kMax];
+  hn::Store(max, df, max_lanes);
+  hn::Store(min, df, min_lanes);
+  hn::Store(nonzero_min, du, nonzero_lanes);
+  hn::Store(bits_min, du, bits_lanes);
+  typename B::U nonzero = B::kAllOnes;
+  typename B::U bits = B::kAllOnes;
+  for (size_t i = 0; i < hn::Lanes(df); ++i) {
+    if (max_lanes[i] > part->max) part->max = max_lanes[i];
+    if (min_lanes[i] < part->min) part->min = min_lanes[i];
+    if (nonzero_lanes[i] < nonzero) nonzero = nonzero_lanes[i];
+    if (bits_lanes[i] < bits) bits = bits_lanes[i];
+  }
+  if (nonzero != B::kAllOnes) part->min_nonzero_abs = B::FromBits(nonzero + 1);
+  part->pos_zero_seen = bits == 0;
+}
+
+// Valid only for runs without NaN or Inf: the caller checks the sum-of-squares lanes afterwards
+// (x * x of a NaN or an Inf is not finite, and a non-finite lane stays so) and otherwise redoes
+// the run with CarefulExtremes. Without NaN, max_abs is the larger of |max| and |min|.
+template <class DF>
+struct FastExtremes {
+  using B = FloatBits<DF>;
   hn::Vec<DF> max, min;
-  hn::Vec<DU> abs_max, nonzero_min, bits_min, zero_count;
+  hn::Vec<typename B::DU> nonzero_min, bits_min;
+  size_t zero_count = 0;
 
   explicit FastExtremes(DF df) {
-    const DU du;
-    max = hn::Set(df, -std::numeric_limits<T>::infinity());
-    min = hn::Set(df, std::numeric_limits<T>::infinity());
-    abs_max = hn::Zero(du);
-    nonzero_min = bits_min = hn::Set(du, static_cast<U>(~U{0}));
-    zero_count = hn::Zero(du);
+    const typename B::DU du;
+    max = hn::Set(df, -std::numeric_limits<typename B::T>::infinity());
+    min = hn::Set(df, std::numeric_limits<typename B::T>::infinity());
+    nonzero_min = bits_min = hn::Set(du, B::kAllOnes);
   }
 
   HWY_INLINE void Update(hn::Vec<DF> v) {
-    const DU du;
+    const typename B::DU du;
     const auto bits = hn::BitCast(du, v);
-    const auto abs = hn::And(bits, hn::Set(du, kAbsMask));
+    const auto abs = hn::And(bits, hn::Set(du, B::kAbsMask));
     max = hn::Max(max, v);
     min = hn::Min(min, v);
-    abs_max = hn::Max(abs_max, abs);
-    nonzero_min = hn::Min(nonzero_min, hn::Sub(abs, hn::Set(du, U{1})));
+    nonzero_min = hn::Min(nonzero_min, hn::Sub(abs, hn::Set(du, typename B::U{1})));
     bits_min = hn::Min(bits_min, bits);
-    zero_count = hn::Sub(zero_count, hn::VecFromMask(du, hn::Eq(abs, hn::Zero(du))));
+    zero_count += hn::CountTrue(du, hn::Eq(abs, hn::Zero(du)));
   }
 
-  // Whether any lane saw a NaN or an Inf (its |x| bits are >= the Inf pattern).
-  bool HasSpecial() const {
-    const DU du;
-    HWY_ALIGN U lanes[hn::MaxLanes(DU())];
-    hn::Store(abs_max, du, lanes);
-    for (size_t i = 0; i < hn::Lanes(du); ++i) {
-      if (lanes[i] >= kInfBits) return true;
-    }
-    return false;
+  void MergeInto(StatsAcc* acc) const {
+    const DF df;
+    StatsAcc part;
+    ResetAcc(&part);
+    ReduceCommon(df, max, min, nonzero_min, bits_min, &part);
+    part.max_abs = std::fmax(std::fabs(part.max), std::fabs(part.min));
+    part.zero_count = static_cast<int64_t>(zero_count);
+    MergeExtremes(acc, part);
   }
 };
 
 template <class DF>
 struct CarefulExtremes {
-  using T = hn::TFromD<DF>;
-  using DU = hn::RebindToUnsigned<DF>;
-  using U = hn::TFromD<DU>;
-  static constexpr U kAbsMask = FastExtremes<DF>::kAbsMask;
-  static constexpr U kInfBits = FastExtremes<DF>::kInfBits;
-  static constexpr U kNegInfBits = static_cast<U>(kInfBits | ~kAbsMask);
-
+  using B = FloatBits<DF>;
   hn::Vec<DF> max, min;
-  hn::Vec<DU> abs_max, nonzero_min, bits_min, zero_count, nan_count, pos_inf_count, neg_inf_count;
+  hn::Vec<typename B::DU> abs_max, nonzero_min, bits_min;
+  size_t zero_count = 0;
+  size_t nan_count = 0;
+  size_t pos_inf_count = 0;
+  size_t neg_inf_count = 0;
 
   explicit CarefulExtremes(DF df) {
-    const DU du;
-    max = hn::Set(df, -std::numeric_limits<T>::infinity());
-    min = hn::Set(df, std::numeric_limits<T>::infinity());
+    const typename B::DU du;
+    max = hn::Set(df, -std::numeric_limits<typename B::T>::infinity());
+    min = hn::Set(df, std::numeric_limits<typename B::T>::infinity());
     abs_max = hn::Zero(du);
-    nonzero_min = bits_min = hn::Set(du, static_cast<U>(~U{0}));
-    zero_count = nan_count = pos_inf_count = neg_inf_count = hn::Zero(du);
+    nonzero_min = bits_min = hn::Set(du, B::kAllOnes);
   }
 
   HWY_INLINE void Update(hn::Vec<DF> v) {
     const DF df;
-    const DU du;
+    const typename B::DU du;
     const auto bits = hn::BitCast(du, v);
-    const auto abs = hn::And(bits, hn::Set(du, kAbsMask));
+    const auto abs = hn::And(bits, hn::Set(du, B::kAbsMask));
     const auto nan = hn::IsNaN(v);
     const auto nan_u = hn::RebindMask(du, nan);
-    max = hn::Max(max, hn::IfThenElse(nan, hn::Set(df, -std::numeric_limits<T>::infinity()), v));
-    min = hn::Min(min, hn::IfThenElse(nan, hn::Set(df, std::numeric_limits<T>::infinity()), v));
-    const auto abs_ok = hn::IfThenZeroElse(nan_u, abs);  // NaN counts as zero, then wraps out
+    constexpr auto kInf = std::numeric_limits<typename B::T>::infinity();
+    max = hn::Max(max, hn::IfThenElse(nan, hn::Set(df, -kInf), v));
+    min = hn::Min(min, hn::IfThenElse(nan, hn::Set(df, kInf), v));
+    const auto abs_ok = hn::IfThenZeroElse(nan_u, abs);  // a NaN counts as zero, then wraps out
     abs_max = hn::Max(abs_max, abs_ok);
-    nonzero_min = hn::Min(nonzero_min, hn::Sub(abs_ok, hn::Set(du, U{1})));
+    nonzero_min = hn::Min(nonzero_min, hn::Sub(abs_ok, hn::Set(du, typename B::U{1})));
     bits_min = hn::Min(bits_min, bits);
-    zero_count = hn::Sub(zero_count, hn::VecFromMask(du, hn::Eq(abs, hn::Zero(du))));
-    nan_count = hn::Sub(nan_count, hn::VecFromMask(du, nan_u));
-    pos_inf_count =
-        hn::Sub(pos_inf_count, hn::VecFromMask(du, hn::Eq(bits, hn::Set(du, kInfBits))));
-    neg_inf_count =
-        hn::Sub(neg_inf_count, hn::VecFromMask(du, hn::Eq(bits, hn::Set(du, kNegInfBits))));
+    zero_count += hn::CountTrue(du, hn::Eq(abs, hn::Zero(du)));
+    nan_count += hn::CountTrue(du, nan_u);
+    pos_inf_count += hn::CountTrue(du, hn::Eq(bits, hn::Set(du, B::kInfBits)));
+    neg_inf_count += hn::CountTrue(du, hn::Eq(bits, hn::Set(du, B::kNegInfBits)));
+  }
+
+  void MergeInto(StatsAcc* acc) const {
+    const DF df;
+    const typename B::DU du;
+    StatsAcc part;
+    ResetAcc(&part);
+    ReduceCommon(df, max, min, nonzero_min, bits_min, &part);
+    HWY_ALIGN typename B::U abs_lanes[hn::MaxLanes(DF())];
+    hn::Store(abs_max, du, abs_lanes);
+    typename B::U abs = 0;
+    for (size_t i = 0; i < hn::Lanes(du); ++i) abs = abs_lanes[i] > abs ? abs_lanes[i] : abs;
+    part.max_abs = B::FromBits(abs);
+    part.zero_count = static_cast<int64_t>(zero_count);
+    part.nan_count = static_cast<int64_t>(nan_count);
+    part.pos_inf_count = static_cast<int64_t>(pos_inf_count);
+    part.neg_inf_count = static_cast<int64_t>(neg_inf_count);
+    MergeExtremes(acc, part);
   }
 };
 
-template <class DU>
-HWY_INLINE int64_t SumLanes(DU du, hn::Vec<DU> v) {
-  HWY_ALIGN hn::TFromD<DU> lanes[hn::MaxLanes(DU())];
-  hn::Store(v, du, lanes);
-  int64_t total = 0;
-  for (size_t i = 0; i < hn::Lanes(du); ++i) total += static_cast<int64_t>(lanes[i]);
-  return total;
-}
-
-// Folds the vectors of an extremes struct (fast or careful) into `acc`.
-template <class DF, class Ext>
-HWY_INLINE void MergeVectorExtremes(DF df, const Ext& ext, StatsAcc* acc) {
-  using T = hn::TFromD<DF>;
-  using U = typename Ext::U;
-  const typename Ext::DU du;
-  constexpr size_t kMax = hn::MaxLanes(DF());
-  HWY_ALIGN T max_lanes[kMax];
-  HWY_ALIGN T min_lanes[kMax];
-  HWY_ALIGN U abs_lanes[kMax];
-  HWY_ALIGN U nonzero_lanes[kMax];
-  HWY_ALIGN U bits_lanes[kMax];
-  hn::Store(ext.max, df, max_lanes);
-  hn::Store(ext.min, df, min_lanes);
-  hn::Store(ext.abs_max, du, abs_lanes);
-  hn::Store(ext.nonzero_min, du, nonzero_lanes);
-  hn::Store(ext.bits_min, du, bits_lanes);
-  StatsAcc part;
-  ResetAcc(&part);
-  U abs_max = 0;
-  U nonzero_min = static_cast<U>(~U{0});
-  U bits_min = static_cast<U>(~U{0});
-  for (size_t i = 0; i < hn::Lanes(df); ++i) {
-    if (max_lanes[i] > part.max) part.max = max_lanes[i];
-    if (min_lanes[i] < part.min) part.min = min_lanes[i];
-    if (abs_lanes[i] > abs_max) abs_max = abs_lanes[i];
-    if (nonzero_lanes[i] < nonzero_min) nonzero_min = nonzero_lanes[i];
-    if (bits_lanes[i] < bits_min) bits_min = bits_lanes[i];
-  }
-  T value;
-  std::memcpy(&value, &abs_max, sizeof(value));
-  part.max_abs = value;
-  if (nonzero_min != static_cast<U>(~U{0})) {
-    const U bits = nonzero_min + 1;
-    std::memcpy(&value, &bits, sizeof(value));
-    part.min_nonzero_abs = value;
-  }
-  part.pos_zero_seen = bits_min == 0;
-  part.zero_count = SumLanes(du, ext.zero_count);
-  if constexpr (requires { ext.nan_count; }) {  // CarefulExtremes
-    part.nan_count = SumLanes(du, ext.nan_count);
-    part.pos_inf_count = SumLanes(du, ext.pos_inf_count);
-    part.neg_inf_count = SumLanes(du, ext.neg_inf_count);
-  }
-  MergeExtremes(acc, part);
+inline bool AllFinite(const double* lanes) {
+  bool finite = true;
+  for (int j = 0; j < kStatsLanes; ++j) finite = finite && std::isfinite(lanes[j]);
+  return finite;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -268,6 +272,7 @@ void RunF32(const void* data, int64_t n, StatsAcc* acc) {
   const size_t main = count - count % kGroup;
 
   if (main > 0) {
+    const bool finite_before = AllFinite(acc->sumsq);
     hn::Vec<decltype(dd)> sum[kAcc];
     hn::Vec<decltype(dd)> sumsq[kAcc];
     for (size_t s = 0; s < kAcc; ++s) {
@@ -295,12 +300,12 @@ void RunF32(const void* data, int64_t n, StatsAcc* acc) {
       hn::StoreU(sum[s], dd, acc->sum + s * kND);
       hn::StoreU(sumsq[s], dd, acc->sumsq + s * kND);
     }
-    if (!fast.HasSpecial()) {
-      MergeVectorExtremes(df, fast, acc);
+    if (finite_before && AllFinite(acc->sumsq)) {
+      fast.MergeInto(acc);
     } else {
       CarefulExtremes<decltype(df)> careful(df);
       for (size_t i = 0; i < main; i += kN) careful.Update(LoadAsF32<kIn>(df, p + i * kBytes));
-      MergeVectorExtremes(df, careful, acc);
+      careful.MergeInto(acc);
     }
   }
   for (size_t i = main; i < count; ++i) {
@@ -320,6 +325,7 @@ void RunF64(const void* data, int64_t n, StatsAcc* acc) {
   const size_t main = count - count % kGroup;
 
   if (main > 0) {
+    const bool finite_before = AllFinite(acc->sumsq);
     hn::Vec<decltype(dd)> sum[kAcc];
     hn::Vec<decltype(dd)> sumsq[kAcc];
     for (size_t s = 0; s < kAcc; ++s) {
@@ -340,14 +346,15 @@ void RunF64(const void* data, int64_t n, StatsAcc* acc) {
       hn::StoreU(sum[s], dd, acc->sum + s * kND);
       hn::StoreU(sumsq[s], dd, acc->sumsq + s * kND);
     }
-    if (!fast.HasSpecial()) {
-      MergeVectorExtremes(dd, fast, acc);
+    // A finite f64 whose square overflows also takes the careful pass: slower, still exact.
+    if (finite_before && AllFinite(acc->sumsq)) {
+      fast.MergeInto(acc);
     } else {
       CarefulExtremes<decltype(dd)> careful(dd);
       for (size_t i = 0; i < main; i += kND) {
         careful.Update(hn::LoadU(dd, reinterpret_cast<const double*>(p + i * 8)));
       }
-      MergeVectorExtremes(dd, careful, acc);
+      careful.MergeInto(acc);
     }
   }
   for (size_t i = main; i < count; ++i) {
