@@ -5,10 +5,11 @@
 // reference implementation (huggingface/safetensors safetensors/src/tensor.rs) plus the rules the
 // reference states but serde does not enforce (no duplicate keys, dims <= 2^48-1).
 //
-// The JSON header is parsed with rapidjson's SAX reader in iterative mode rather than into a DOM:
-// there is no recursion on attacker-controlled nesting, memory grows with the entries kept rather
-// than with the size of the JSON, and duplicate keys are seen as they arrive (serde keeps the last
-// one silently; a file that two readers would read differently is refused here).
+// The JSON header is parsed with rapidjson's SAX reader rather than into a DOM: the handler checks
+// the schema as values arrive and stops at the first problem (so nesting, and rapidjson's
+// recursion, never goes past kMaxJsonDepth), memory grows with the entries kept rather than with
+// the size of the JSON, and duplicate keys are seen as they arrive (serde keeps the last one
+// silently; a file that two readers would read differently is refused here).
 #include "numprobe/safetensors.h"
 
 #include <algorithm>
@@ -29,6 +30,7 @@
 #include <rapidjson/error/en.h>
 #include <rapidjson/memorystream.h>
 #include <rapidjson/reader.h>
+#include <rapidjson/stream.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 #include <unistd.h>
@@ -454,7 +456,7 @@ struct NullSink {
 
 // Checks that the header is UTF-8 without NUL bytes. The reference decodes the whole header as
 // UTF-8 before parsing; doing the same gives an exact "where" for a bad byte. A NUL could never be
-// valid JSON, and ruling it out keeps rapidjson's end-of-stream '\0' unambiguous.
+// valid JSON, and ruling it out keeps the '\0' that ends rapidjson's input unambiguous.
 Status CheckHeaderText(std::string_view header) {
   if (const size_t nul = header.find('\0'); nul != std::string_view::npos) {
     return Status::Corrupt(
@@ -586,12 +588,18 @@ Result<TensorFile> ParseSafetensors(std::span<const std::byte> file,
                                 static_cast<size_t>(n));
   NUMPROBE_RETURN_IF_ERROR(CheckHeaderText(header));
 
+  // In-situ parsing of a private copy: rapidjson 1.1.0's internal stack, used by iterative parsing
+  // and for copied strings, does arithmetic on a null pointer on its first push (undefined
+  // behaviour, Tencent/rapidjson#1724); in-situ recursive parsing never touches it. Recursion is
+  // bounded because the handler refuses to go deeper than kMaxJsonDepth before rapidjson
+  // descends. The copy ends in '\0', which cannot occur inside the header (checked above).
+  std::string text(header);
   HeaderHandler handler;
   rapidjson::Reader reader;
-  rapidjson::MemoryStream stream(header.data(), header.size());
+  rapidjson::InsituStringStream stream(text.data());
   constexpr unsigned kParseFlags = rapidjson::kParseDefaultFlags |
                                    rapidjson::kParseValidateEncodingFlag |
-                                   rapidjson::kParseIterativeFlag;
+                                   rapidjson::kParseInsituFlag;
   const rapidjson::ParseResult parsed = reader.Parse<kParseFlags>(stream, handler);
   if (!parsed) {
     if (!handler.status().ok()) return handler.status();
