@@ -19,7 +19,8 @@ Files (written into --out):
 
 Statistics follow numprobe's TensorStats contract (include/numprobe/stats.h), computed with numpy
 in float64 and math.fsum: max/min propagate NaN; bool max = any, min = all; integers and bools
-have no mean/norm (null); complex tensors are summarised by |x|; empty tensors have null max/min.
+have no mean/norm (null); complex tensors are summarised by |x|; empty tensors have null
+max/min/mean/norm; a 0-d tensor's max, min, mean and norm all equal its value (msprobe).
 Non-finite numbers are written as the strings "NaN", "Infinity", "-Infinity".
 """
 import argparse
@@ -55,10 +56,15 @@ class T:
         self.values = values  # numpy array (float64, int objects, bool or complex) in C order
         n = int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
         assert len(self.values.reshape(-1)) == n, name
+        assert len(raw) * 8 == n * {"F8_E4M3": 8, "F8_E5M2": 8, "F8_E4M3FNUZ": 8,
+                                    "F8_E5M2FNUZ": 8, "BOOL": 8, "U8": 8, "I8": 8, "I16": 16,
+                                    "U16": 16, "F16": 16, "BF16": 16, "I32": 32, "U32": 32,
+                                    "F32": 32, "C64": 64, "F64": 64, "I64": 64,
+                                    "U64": 64}[st_dtype], name
 
 
 def from_numpy(name, st_dtype, arr):
-    arr = np.ascontiguousarray(arr)
+    arr = np.array(arr, order="C")  # not ascontiguousarray, which turns 0-d into 1-d
     raw = arr.astype(arr.dtype.newbyteorder("<")).tobytes()
     if arr.dtype.kind == "f":
         values = arr.astype(np.float64)
@@ -199,6 +205,12 @@ def stats(t):
         s = int_stats(t.values)
     else:
         s = bool_stats(t.values)
+    if not t.shape:
+        # 0-d: msprobe reports the value as all four statistics, for every dtype (bool as 1/0,
+        # complex as |x|), so norm is the signed value.
+        v = t.values.reshape(-1)[0]
+        v = abs(complex(v)) if kind == "complex" else float(v)
+        s.update(max=v, min=v, mean=v, norm=v)
     return {k: (num(v) if isinstance(v, float) or v is None else v) for k, v in s.items()}
 
 
@@ -283,12 +295,15 @@ def build(out):
         from_numpy("u64", "U64", np.array([2**53, 0, 12345678901234], np.uint64)),
         from_numpy("i32.scalar", "I32", np.array(-42, np.int32)),
         from_numpy("i32.empty", "I32", np.zeros((3, 0), np.int32)),
+        from_numpy("bool.scalar", "BOOL", np.array(True)),
+        from_numpy("c64.scalar", "C64", np.array(-5 - 12j, np.complex64)),
         from_numpy("bool.mixed", "BOOL", np.array([[True, False, True], [False, False, True]])),
         from_numpy("bool.all_true", "BOOL", np.ones((4,), bool)),
         from_numpy("bool.all_false", "BOOL", np.zeros((3,), bool)),
         from_numpy("c64", "C64", np.array([3 + 4j, -5 + 12j, 0, 8 - 15j, -7 - 24j, 0.75 - 1j],
                                           np.complex64).reshape(2, 3)),
     ]
+    assert [t.shape for t in all_dtypes].count([]) == 4, "0-d tensors must stay 0-d"
     files["all_dtypes.safetensors"] = (all_dtypes, None, {})
 
     fp8 = []
