@@ -2,7 +2,8 @@
 // crash, a read outside the input, undefined behaviour or a leak. The input is parsed in place
 // (no copy into a padded Buffer) so that AddressSanitizer sees a read even one byte past its end.
 // Every tensor that comes back is read end to end, and its invariants are checked: a view into
-// the input lies inside it and is aligned; every non-empty view is contiguous, and its span matches its shape.
+// the input lies inside it and is aligned; every non-empty view is contiguous, and its span
+// matches its shape.
 #include <cstddef>
 #include <cstdint>
 #include <span>
