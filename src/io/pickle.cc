@@ -7,8 +7,6 @@
 // identity first), through one hash index shared by all containers.
 #include "io/pickle.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -18,6 +16,8 @@
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
+
+#include <fmt/format.h>
 
 #include "numprobe/checked.h"
 
@@ -98,75 +98,144 @@ enum Op : uint8_t {
 
 const char* OpName(uint8_t op) {
   switch (op) {
-    case kMark: return "MARK";
-    case kStop: return "STOP";
-    case kPop: return "POP";
-    case kPopMark: return "POP_MARK";
-    case kDup: return "DUP";
-    case kFloat: return "FLOAT";
-    case kInt: return "INT";
-    case kBinInt: return "BININT";
-    case kBinInt1: return "BININT1";
-    case kLong: return "LONG";
-    case kBinInt2: return "BININT2";
-    case kNone: return "NONE";
-    case kPersId: return "PERSID";
-    case kBinPersId: return "BINPERSID";
-    case kReduce: return "REDUCE";
-    case kString: return "STRING";
-    case kBinString: return "BINSTRING";
-    case kShortBinString: return "SHORT_BINSTRING";
-    case kUnicode: return "UNICODE";
-    case kBinUnicode: return "BINUNICODE";
-    case kAppend: return "APPEND";
-    case kBuild: return "BUILD";
-    case kGlobalOp: return "GLOBAL";
-    case kDict: return "DICT";
-    case kEmptyDict: return "EMPTY_DICT";
-    case kAppends: return "APPENDS";
-    case kGet: return "GET";
-    case kBinGet: return "BINGET";
-    case kInst: return "INST";
-    case kLongBinGet: return "LONG_BINGET";
-    case kList: return "LIST";
-    case kEmptyList: return "EMPTY_LIST";
-    case kObj: return "OBJ";
-    case kPut: return "PUT";
-    case kBinPut: return "BINPUT";
-    case kLongBinPut: return "LONG_BINPUT";
-    case kSetItem: return "SETITEM";
-    case kTuple: return "TUPLE";
-    case kEmptyTuple: return "EMPTY_TUPLE";
-    case kSetItems: return "SETITEMS";
-    case kBinFloat: return "BINFLOAT";
-    case kProto: return "PROTO";
-    case kNewObj: return "NEWOBJ";
-    case kExt1: return "EXT1";
-    case kExt2: return "EXT2";
-    case kExt4: return "EXT4";
-    case kTuple1: return "TUPLE1";
-    case kTuple2: return "TUPLE2";
-    case kTuple3: return "TUPLE3";
-    case kNewTrue: return "NEWTRUE";
-    case kNewFalse: return "NEWFALSE";
-    case kLong1: return "LONG1";
-    case kLong4: return "LONG4";
-    case kBinBytes: return "BINBYTES";
-    case kShortBinBytes: return "SHORT_BINBYTES";
-    case kShortBinUnicode: return "SHORT_BINUNICODE";
-    case kBinUnicode8: return "BINUNICODE8";
-    case kBinBytes8: return "BINBYTES8";
-    case kEmptySet: return "EMPTY_SET";
-    case kAddItems: return "ADDITEMS";
-    case kFrozenSetOp: return "FROZENSET";
-    case kNewObjEx: return "NEWOBJ_EX";
-    case kStackGlobal: return "STACK_GLOBAL";
-    case kMemoize: return "MEMOIZE";
-    case kFrame: return "FRAME";
-    case kByteArray8: return "BYTEARRAY8";
-    case kNextBuffer: return "NEXT_BUFFER";
-    case kReadOnlyBuffer: return "READONLY_BUFFER";
-    default: return nullptr;
+    case kMark:
+      return "MARK";
+    case kStop:
+      return "STOP";
+    case kPop:
+      return "POP";
+    case kPopMark:
+      return "POP_MARK";
+    case kDup:
+      return "DUP";
+    case kFloat:
+      return "FLOAT";
+    case kInt:
+      return "INT";
+    case kBinInt:
+      return "BININT";
+    case kBinInt1:
+      return "BININT1";
+    case kLong:
+      return "LONG";
+    case kBinInt2:
+      return "BININT2";
+    case kNone:
+      return "NONE";
+    case kPersId:
+      return "PERSID";
+    case kBinPersId:
+      return "BINPERSID";
+    case kReduce:
+      return "REDUCE";
+    case kString:
+      return "STRING";
+    case kBinString:
+      return "BINSTRING";
+    case kShortBinString:
+      return "SHORT_BINSTRING";
+    case kUnicode:
+      return "UNICODE";
+    case kBinUnicode:
+      return "BINUNICODE";
+    case kAppend:
+      return "APPEND";
+    case kBuild:
+      return "BUILD";
+    case kGlobalOp:
+      return "GLOBAL";
+    case kDict:
+      return "DICT";
+    case kEmptyDict:
+      return "EMPTY_DICT";
+    case kAppends:
+      return "APPENDS";
+    case kGet:
+      return "GET";
+    case kBinGet:
+      return "BINGET";
+    case kInst:
+      return "INST";
+    case kLongBinGet:
+      return "LONG_BINGET";
+    case kList:
+      return "LIST";
+    case kEmptyList:
+      return "EMPTY_LIST";
+    case kObj:
+      return "OBJ";
+    case kPut:
+      return "PUT";
+    case kBinPut:
+      return "BINPUT";
+    case kLongBinPut:
+      return "LONG_BINPUT";
+    case kSetItem:
+      return "SETITEM";
+    case kTuple:
+      return "TUPLE";
+    case kEmptyTuple:
+      return "EMPTY_TUPLE";
+    case kSetItems:
+      return "SETITEMS";
+    case kBinFloat:
+      return "BINFLOAT";
+    case kProto:
+      return "PROTO";
+    case kNewObj:
+      return "NEWOBJ";
+    case kExt1:
+      return "EXT1";
+    case kExt2:
+      return "EXT2";
+    case kExt4:
+      return "EXT4";
+    case kTuple1:
+      return "TUPLE1";
+    case kTuple2:
+      return "TUPLE2";
+    case kTuple3:
+      return "TUPLE3";
+    case kNewTrue:
+      return "NEWTRUE";
+    case kNewFalse:
+      return "NEWFALSE";
+    case kLong1:
+      return "LONG1";
+    case kLong4:
+      return "LONG4";
+    case kBinBytes:
+      return "BINBYTES";
+    case kShortBinBytes:
+      return "SHORT_BINBYTES";
+    case kShortBinUnicode:
+      return "SHORT_BINUNICODE";
+    case kBinUnicode8:
+      return "BINUNICODE8";
+    case kBinBytes8:
+      return "BINBYTES8";
+    case kEmptySet:
+      return "EMPTY_SET";
+    case kAddItems:
+      return "ADDITEMS";
+    case kFrozenSetOp:
+      return "FROZENSET";
+    case kNewObjEx:
+      return "NEWOBJ_EX";
+    case kStackGlobal:
+      return "STACK_GLOBAL";
+    case kMemoize:
+      return "MEMOIZE";
+    case kFrame:
+      return "FRAME";
+    case kByteArray8:
+      return "BYTEARRAY8";
+    case kNextBuffer:
+      return "NEXT_BUFFER";
+    case kReadOnlyBuffer:
+      return "READONLY_BUFFER";
+    default:
+      return nullptr;
   }
 }
 
@@ -292,17 +361,19 @@ struct GlobalInfo {
 // inert mode, where nothing would run anyway, because a file naming them is not a model.
 bool Denied(std::string_view module, std::string_view name) {
   static constexpr std::string_view kModules[] = {
-      "os", "posix", "nt", "sys", "subprocess", "_posixsubprocess", "shutil", "socket",
-      "importlib", "runpy", "pty", "ctypes", "marshal", "pickle", "_pickle", "pdb", "code",
-      "codeop", "multiprocessing", "webbrowser", "signal", "platform", "commands", "popen2"};
+      "os",       "posix",     "nt",    "sys",    "subprocess",      "_posixsubprocess", "shutil",
+      "socket",   "importlib", "runpy", "pty",    "ctypes",          "marshal",          "pickle",
+      "_pickle",  "pdb",       "code",  "codeop", "multiprocessing", "webbrowser",       "signal",
+      "platform", "commands",  "popen2"};
   const std::string_view top = module.substr(0, module.find('.'));
   for (std::string_view m : kModules) {
     if (top == m) return true;
   }
   if (module == "builtins") {
     static constexpr std::string_view kNames[] = {
-        "eval", "exec", "compile", "getattr", "setattr", "delattr", "__import__", "open",
-        "globals", "locals", "vars", "input", "breakpoint", "exit", "quit", "help", "execfile"};
+        "eval",       "exec", "compile", "getattr", "setattr", "delattr",
+        "__import__", "open", "globals", "locals",  "vars",    "input",
+        "breakpoint", "exit", "quit",    "help",    "execfile"};
     for (std::string_view n : kNames) {
       if (name == n) return true;
     }
@@ -314,10 +385,10 @@ bool Denied(std::string_view module, std::string_view name) {
 // uses them.
 bool KnownTorchDTypeName(std::string_view name) {
   static constexpr std::string_view kNames[] = {
-      "complex32", "chalf", "qint8", "quint8", "qint32", "quint4x2", "quint2x4", "bits1x8",
-      "bits2x4", "bits4x2", "bits8", "bits16", "float8_e8m0fnu", "float4_e2m1fn_x2",
-      "uint1", "uint2", "uint3", "uint4", "uint5", "uint6", "uint7", "int1", "int2", "int3",
-      "int4", "int5", "int6", "int7"};
+      "complex32", "chalf",   "qint8",   "quint8", "qint32", "quint4x2",       "quint2x4",
+      "bits1x8",   "bits2x4", "bits4x2", "bits8",  "bits16", "float8_e8m0fnu", "float4_e2m1fn_x2",
+      "uint1",     "uint2",   "uint3",   "uint4",  "uint5",  "uint6",          "uint7",
+      "int1",      "int2",    "int3",    "int4",   "int5",   "int6",           "int7"};
   for (std::string_view n : kNames) {
     if (name == n) return true;
   }
@@ -337,7 +408,7 @@ GlobalInfo ResolveGlobal(std::string_view module, std::string_view name) {
     g.why = why;
     return g;
   };
-  if (module == "__builtin__") module = "builtins";  // protocol < 3 writes Python 2 names
+  if (module == "__builtin__") module = "builtins";        // protocol < 3 writes Python 2 names
   if (module == "torch.tensor") module = "torch._tensor";  // renamed in torch 1.8
   if (module == "torch._utils") {
     if (name == "_rebuild_tensor_v2") return allow(Global::kRebuildTensorV2);
@@ -356,11 +427,13 @@ GlobalInfo ResolveGlobal(std::string_view module, std::string_view name) {
     }
     if (name == "_rebuild_tensor") return unsupported("legacy tensor rebuild");
   }
-  if (module == "torch._tensor" && (name == "_rebuild_from_type_v2" || name == "_rebuild_from_type")) {
+  if (module == "torch._tensor" &&
+      (name == "_rebuild_from_type_v2" || name == "_rebuild_from_type")) {
     return allow(Global::kRebuildFromType);
   }
   if (module == "torch" || module == "torch.cuda") {
-    if (name == "UntypedStorage" || name == "_UntypedStorage") return allow(Global::kUntypedStorage);
+    if (name == "UntypedStorage" || name == "_UntypedStorage")
+      return allow(Global::kUntypedStorage);
     if (name.size() > 7 && name.substr(name.size() - 7) == "Storage") {
       if (auto d = DTypeFromTorchStorage(name)) {
         return allow(Global::kTypedStorage, static_cast<int>(*d));
@@ -422,22 +495,38 @@ bool IsCallableGlobal(Global id) {
 
 std::string_view KindName(Kind kind) {
   switch (kind) {
-    case Kind::kNone: return "None";
-    case Kind::kBool: return "bool";
-    case Kind::kInt: return "int";
-    case Kind::kBigInt: return "int";
-    case Kind::kFloat: return "float";
-    case Kind::kStr: return "str";
-    case Kind::kBytes: return "bytes";
-    case Kind::kTuple: return "tuple";
-    case Kind::kList: return "list";
-    case Kind::kDict: return "dict";
-    case Kind::kSet: return "set";
-    case Kind::kFrozenSet: return "frozenset";
-    case Kind::kGlobal: return "global";
-    case Kind::kCall: return "object";
-    case Kind::kObject: return "object";
-    case Kind::kPersistentId: return "persistent id";
+    case Kind::kNone:
+      return "None";
+    case Kind::kBool:
+      return "bool";
+    case Kind::kInt:
+      return "int";
+    case Kind::kBigInt:
+      return "int";
+    case Kind::kFloat:
+      return "float";
+    case Kind::kStr:
+      return "str";
+    case Kind::kBytes:
+      return "bytes";
+    case Kind::kTuple:
+      return "tuple";
+    case Kind::kList:
+      return "list";
+    case Kind::kDict:
+      return "dict";
+    case Kind::kSet:
+      return "set";
+    case Kind::kFrozenSet:
+      return "frozenset";
+    case Kind::kGlobal:
+      return "global";
+    case Kind::kCall:
+      return "object";
+    case Kind::kObject:
+      return "object";
+    case Kind::kPersistentId:
+      return "persistent id";
   }
   return "value";
 }
@@ -486,18 +575,30 @@ std::string Pickle::Describe(Ref r) const {
   if (r >= nodes_.size()) return "nothing";
   const Node& n = nodes_[r];
   switch (n.kind) {
-    case Kind::kNone: return "None";
-    case Kind::kBool: return n.flags ? "True" : "False";
-    case Kind::kInt: return std::to_string(n.i);
-    case Kind::kBigInt: return "a big int";
-    case Kind::kFloat: return fmt::format("{}", n.f);
-    case Kind::kStr: return "'" + Printable(text(r), 60) + "'";
-    case Kind::kBytes: return "b'" + Printable(text(r), 60) + "'";
-    case Kind::kGlobal: return Printable(text(r), 80);
-    case Kind::kCall: return "a call of " + Printable(text(callable(r)), 80);
-    case Kind::kObject: return "an opaque object";
-    case Kind::kPersistentId: return "a persistent id";
-    default: break;
+    case Kind::kNone:
+      return "None";
+    case Kind::kBool:
+      return n.flags ? "True" : "False";
+    case Kind::kInt:
+      return std::to_string(n.i);
+    case Kind::kBigInt:
+      return "a big int";
+    case Kind::kFloat:
+      return fmt::format("{}", n.f);
+    case Kind::kStr:
+      return "'" + Printable(text(r), 60) + "'";
+    case Kind::kBytes:
+      return "b'" + Printable(text(r), 60) + "'";
+    case Kind::kGlobal:
+      return Printable(text(r), 80);
+    case Kind::kCall:
+      return "a call of " + Printable(text(callable(r)), 80);
+    case Kind::kObject:
+      return "an opaque object";
+    case Kind::kPersistentId:
+      return "a persistent id";
+    default:
+      break;
   }
   const auto n_items = items(r).size() / (n.kind == Kind::kDict ? 2 : 1);
   return fmt::format("{} of {} item{}", KindName(n.kind), n_items, n_items == 1 ? "" : "s");
@@ -540,9 +641,15 @@ class Machine {
   };
 
   // ----- errors -----
-  std::string Where() const { return fmt::format(" (opcode {} at offset {})", OpName(op_), op_offset_); }
-  Status Corrupt(std::string_view what) const { return Status::Corrupt(std::string(what) + Where()); }
-  Status Rejected(std::string_view what) const { return Status::Rejected(std::string(what) + Where()); }
+  std::string Where() const {
+    return fmt::format(" (opcode {} at offset {})", OpName(op_), op_offset_);
+  }
+  Status Corrupt(std::string_view what) const {
+    return Status::Corrupt(std::string(what) + Where());
+  }
+  Status Rejected(std::string_view what) const {
+    return Status::Rejected(std::string(what) + Where());
+  }
   Status Unsupported(std::string_view what) const {
     return Status::Unsupported(std::string(what) + Where());
   }
@@ -561,7 +668,8 @@ class Machine {
   uint8_t U8() { return static_cast<uint8_t>(data_[pos_++]); }
   uint64_t LittleEndian(size_t n) {
     uint64_t v = 0;
-    for (size_t k = 0; k < n; ++k) v |= static_cast<uint64_t>(static_cast<uint8_t>(data_[pos_ + k])) << (8 * k);
+    for (size_t k = 0; k < n; ++k)
+      v |= static_cast<uint64_t>(static_cast<uint8_t>(data_[pos_ + k])) << (8 * k);
     pos_ += n;
     return v;
   }
@@ -576,7 +684,8 @@ class Machine {
     const auto* begin = reinterpret_cast<const char*>(data_.data()) + pos_;
     const void* nl = std::memchr(begin, '\n', limit);
     if (nl == nullptr) {
-      if (limit < Left()) return OutOfRange(fmt::format("line longer than {} bytes", limits_.max_line));
+      if (limit < Left())
+        return OutOfRange(fmt::format("line longer than {} bytes", limits_.max_line));
       return Corrupt("pickle truncated: line without a newline");
     }
     const auto len = static_cast<size_t>(static_cast<const char*>(nl) - begin);
@@ -739,16 +848,22 @@ class Machine {
   uint64_t KeyHash(Ref r) const {
     const Node& n = p_.nodes_[r];
     switch (n.kind) {
-      case Kind::kNone: return Mix(kTagNone);
-      case Kind::kBool: return Mix(static_cast<uint64_t>(n.flags));
-      case Kind::kInt: return Mix(static_cast<uint64_t>(n.i));
+      case Kind::kNone:
+        return Mix(kTagNone);
+      case Kind::kBool:
+        return Mix(static_cast<uint64_t>(n.flags));
+      case Kind::kInt:
+        return Mix(static_cast<uint64_t>(n.i));
       case Kind::kFloat: {
         if (auto i = IntegralFloat(n.f)) return Mix(static_cast<uint64_t>(*i));
         return Mix(std::bit_cast<uint64_t>(n.f) ^ kTagFloat);
       }
-      case Kind::kStr: return p_.strings_[n.extra].hash ^ kTagStr;
-      case Kind::kBytes: return p_.strings_[n.extra].hash ^ kTagBytes;
-      case Kind::kBigInt: return p_.strings_[n.extra].hash ^ kTagBig;
+      case Kind::kStr:
+        return p_.strings_[n.extra].hash ^ kTagStr;
+      case Kind::kBytes:
+        return p_.strings_[n.extra].hash ^ kTagBytes;
+      case Kind::kBigInt:
+        return p_.strings_[n.extra].hash ^ kTagBig;
       case Kind::kTuple:
       case Kind::kFrozenSet:
         return ItemsOf(r).hash;
@@ -778,7 +893,8 @@ class Machine {
     }
     if (x.kind != y.kind) return false;
     switch (x.kind) {
-      case Kind::kNone: return true;
+      case Kind::kNone:
+        return true;
       case Kind::kStr:
       case Kind::kBytes:
       case Kind::kBigInt:
@@ -810,14 +926,15 @@ class Machine {
 
   Status CheckKey(Ref key) const {
     if (!Hashable(key)) {
-      return Corrupt(fmt::format("unhashable {} used as a dict key or set item", KindName(KindOf(key))));
+      return Corrupt(
+          fmt::format("unhashable {} used as a dict key or set item", KindName(KindOf(key))));
     }
     const Kind k = KindOf(key);
     if (k == Kind::kTuple || k == Kind::kFrozenSet) {
       const Items& it = ItemsOf(key);
       if (it.weight > limits_.max_key_size || it.depth > limits_.max_key_depth) {
-        return OutOfRange(fmt::format("dict key or set item of {} values nested {} deep is too large",
-                                      it.weight, it.depth));
+        return OutOfRange(fmt::format(
+            "dict key or set item of {} values nested {} deep is too large", it.weight, it.depth));
       }
     }
     return Status::Ok();
@@ -877,7 +994,7 @@ class Machine {
   // A kCall or kObject: [callable, args, state, list, dict, kwargs].
   Result<Ref> NewApplied(Kind kind, Global global, Ref callable, Ref args) {
     NUMPROBE_ASSIGN_OR_RETURN(
-        Ref r, NewContainer(Kind::kTuple, {callable, args, kNoRef, kNoRef, kNoRef, kNoRef}));
+        Ref r, NewContainer(Kind::kList, {callable, args, kNoRef, kNoRef, kNoRef, kNoRef}));
     Node& n = p_.nodes_[r];
     n.kind = kind;
     n.global = static_cast<uint8_t>(global);
@@ -978,7 +1095,8 @@ Status Machine::DoLongBytes(std::string_view bytes) {
   }
   uint64_t u = 0;
   const size_t used = std::min<size_t>(n, 8);
-  for (size_t k = 0; k < used; ++k) u |= static_cast<uint64_t>(static_cast<uint8_t>(bytes[k])) << (8 * k);
+  for (size_t k = 0; k < used; ++k)
+    u |= static_cast<uint64_t>(static_cast<uint8_t>(bytes[k])) << (8 * k);
   if (used < 8 && (static_cast<uint8_t>(bytes[used - 1]) & 0x80) != 0) {
     u |= ~uint64_t{0} << (8 * used);  // sign-extend
   }
@@ -1002,17 +1120,38 @@ Status Machine::DoString(std::string_view line) {
     }
     const char c = line[++i];
     switch (c) {
-      case '\n': break;
-      case '\\': out += '\\'; break;
-      case '\'': out += '\''; break;
-      case '"': out += '"'; break;
-      case 'a': out += '\a'; break;
-      case 'b': out += '\b'; break;
-      case 'f': out += '\f'; break;
-      case 'n': out += '\n'; break;
-      case 'r': out += '\r'; break;
-      case 't': out += '\t'; break;
-      case 'v': out += '\v'; break;
+      case '\n':
+        break;
+      case '\\':
+        out += '\\';
+        break;
+      case '\'':
+        out += '\'';
+        break;
+      case '"':
+        out += '"';
+        break;
+      case 'a':
+        out += '\a';
+        break;
+      case 'b':
+        out += '\b';
+        break;
+      case 'f':
+        out += '\f';
+        break;
+      case 'n':
+        out += '\n';
+        break;
+      case 'r':
+        out += '\r';
+        break;
+      case 't':
+        out += '\t';
+        break;
+      case 'v':
+        out += '\v';
+        break;
       case 'x': {
         unsigned v = 0;
         if (line.size() - i - 1 < 2) return Corrupt("invalid \\x escape");
@@ -1025,7 +1164,8 @@ Status Machine::DoString(std::string_view line) {
       default:
         if (c >= '0' && c <= '7') {
           unsigned v = static_cast<unsigned>(c - '0');
-          for (int k = 0; k < 2 && i + 1 < line.size() && line[i + 1] >= '0' && line[i + 1] <= '7'; ++k) {
+          for (int k = 0; k < 2 && i + 1 < line.size() && line[i + 1] >= '0' && line[i + 1] <= '7';
+               ++k) {
             v = v * 8 + static_cast<unsigned>(line[++i] - '0');
           }
           out += static_cast<char>(v & 0xff);
@@ -1159,7 +1299,8 @@ Result<Ref> Machine::Evaluate(Global id, Ref callable, Ref args) {
             out += static_cast<char>(c);
             ++i;
           } else if ((c == 0xc2 || c == 0xc3) && i + 1 < s.size()) {
-            out += static_cast<char>(((c & 0x1f) << 6) | (static_cast<unsigned char>(s[i + 1]) & 0x3f));
+            out += static_cast<char>(((c & 0x1f) << 6) |
+                                     (static_cast<unsigned char>(s[i + 1]) & 0x3f));
             i += 2;
           } else {
             return Corrupt("string has characters outside latin-1");
@@ -1193,12 +1334,14 @@ Status Machine::DoReduce(Ref callable, Ref args, bool newobj) {
     const Global id = p_.global(callable);
     const std::string name = Printable(p_.text(callable));
     if (newobj ? !IsClassGlobal(id) : !IsCallableGlobal(id)) {
-      return Rejected(fmt::format("{} '{}' is not allowed", newobj ? "instantiating" : "calling", name));
+      return Rejected(
+          fmt::format("{} '{}' is not allowed", newobj ? "instantiating" : "calling", name));
     }
     NUMPROBE_ASSIGN_OR_RETURN(Ref r, Evaluate(id, callable, args));
     return Push(r);
   }
-  const bool opaque_target = ck == Kind::kGlobal || ck == Kind::kObject || ck == Kind::kPersistentId;
+  const bool opaque_target =
+      ck == Kind::kGlobal || ck == Kind::kObject || ck == Kind::kPersistentId;
   if (!options_.inert || !opaque_target) {
     return Corrupt(fmt::format("{} on a {} (needs a {})", newobj ? "NEWOBJ" : "REDUCE",
                                KindName(ck), newobj ? "class" : "callable"));
@@ -1333,7 +1476,8 @@ Status Machine::Step() {
     case kFrame: {
       NUMPROBE_RETURN_IF_ERROR(Need(8));
       const uint64_t n = LittleEndian(8);
-      if (n > Left()) return Corrupt(fmt::format("frame of {} bytes exceeds the {} bytes left", n, Left()));
+      if (n > Left())
+        return Corrupt(fmt::format("frame of {} bytes exceeds the {} bytes left", n, Left()));
       return Status::Ok();  // frames only hint at buffering
     }
     case kStop: {
@@ -1360,9 +1504,12 @@ Status Machine::Step() {
       return Push(top);
     }
     // ----- scalars -----
-    case kNone: return Push(kNoneRef);
-    case kNewTrue: return Push(kTrueRef);
-    case kNewFalse: return Push(kFalseRef);
+    case kNone:
+      return Push(kNoneRef);
+    case kNewTrue:
+      return Push(kTrueRef);
+    case kNewFalse:
+      return Push(kFalseRef);
     case kBinInt: {
       NUMPROBE_RETURN_IF_ERROR(Need(4));
       const auto v = static_cast<int32_t>(static_cast<uint32_t>(LittleEndian(4)));
@@ -1426,7 +1573,8 @@ Status Machine::Step() {
     case kByteArray8: {
       const size_t width = op_ == kShortBinBytes ? 1 : op_ == kBinBytes ? 4 : 8;
       NUMPROBE_ASSIGN_OR_RETURN(uint64_t n, Length(width, false));
-      NUMPROBE_ASSIGN_OR_RETURN(Ref r, NewText(Kind::kBytes, std::string(Bytes(n)), op_ == kByteArray8));
+      NUMPROBE_ASSIGN_OR_RETURN(Ref r,
+                                NewText(Kind::kBytes, std::string(Bytes(n)), op_ == kByteArray8));
       return Push(r);
     }
     case kString: {
@@ -1574,7 +1722,8 @@ Status Machine::Step() {
       NUMPROBE_ASSIGN_OR_RETURN(Ref args, Pop());
       NUMPROBE_ASSIGN_OR_RETURN(Ref cls, Pop());
       if (KindOf(kwargs) != Kind::kDict) {
-        return Corrupt(fmt::format("NEWOBJ_EX keyword arguments are a {}", KindName(KindOf(kwargs))));
+        return Corrupt(
+            fmt::format("NEWOBJ_EX keyword arguments are a {}", KindName(KindOf(kwargs))));
       }
       const bool allowlisted = KindOf(cls) == Kind::kGlobal && p_.global(cls) != Global::kUnknown;
       if (allowlisted && !RefsOf(kwargs).empty()) {
@@ -1639,7 +1788,8 @@ Result<Pickle> Machine::Run() {
       return Status::Corrupt(fmt::format("pickle truncated: no STOP before offset {}", pos_));
     }
     if (++ops > limits_.max_opcodes) {
-      return Status::OutOfRange(fmt::format("pickle runs more than {} opcodes", limits_.max_opcodes));
+      return Status::OutOfRange(
+          fmt::format("pickle runs more than {} opcodes", limits_.max_opcodes));
     }
     NUMPROBE_RETURN_IF_ERROR(Step());
   }

@@ -31,11 +31,11 @@ enum class Kind : uint8_t {
   kInt,     // fits in int64
   kBigInt,  // only the legacy torch.save magic number (more than 64 bits); text() = LE bytes
   kFloat,
-  kStr,     // UTF-8 (lone surrogates allowed, as Python's surrogatepass)
-  kBytes,   // bytes or bytearray (is_bytearray())
+  kStr,    // UTF-8 (lone surrogates allowed, as Python's surrogatepass)
+  kBytes,  // bytes or bytearray (is_bytearray())
   kTuple,
   kList,
-  kDict,    // insertion-ordered; is_ordered() for collections.OrderedDict
+  kDict,  // insertion-ordered; is_ordered() for collections.OrderedDict
   kSet,
   kFrozenSet,
   kGlobal,        // a module.name the allowlist knows (or, in inert mode, an unknown one)
@@ -72,15 +72,15 @@ std::string_view KindName(Kind kind);
 
 struct Limits {
   uint64_t max_opcodes = 200'000'000;
-  uint64_t max_stack = 1 << 20;    // values on the stack
-  uint64_t max_marks = 1000;       // open MARKs (Python's own recursion limit bounds its pickler)
-  uint64_t max_memo = 1 << 22;     // memo entries
-  uint64_t max_values = 1 << 23;   // values in the arena
-  uint64_t max_items = 1 << 25;    // items in all containers together
-  uint64_t max_keys = 1 << 22;     // dict and set entries together
-  uint32_t max_key_size = 4096;    // values inside one dict key or set item (tuples)
-  uint32_t max_key_depth = 32;     // nesting inside one dict key or set item
-  uint64_t max_line = 1 << 16;     // protocol-0 text operands and GLOBAL names
+  uint64_t max_stack = 1 << 20;   // values on the stack
+  uint64_t max_marks = 1000;      // open MARKs (Python's own recursion limit bounds its pickler)
+  uint64_t max_memo = 1 << 22;    // memo entries
+  uint64_t max_values = 1 << 23;  // values in the arena
+  uint64_t max_items = 1 << 25;   // items in all containers together
+  uint64_t max_keys = 1 << 22;    // dict and set entries together
+  uint32_t max_key_size = 4096;   // values inside one dict key or set item (tuples)
+  uint32_t max_key_depth = 32;    // nesting inside one dict key or set item
+  uint64_t max_line = 1 << 16;    // protocol-0 text operands and GLOBAL names
 };
 
 struct Options {
@@ -150,9 +150,9 @@ class Pickle {
   };
   struct Items {
     std::vector<Ref> refs;
-    uint64_t hash = 0;     // tuple / frozenset: of the content, when hashable
-    uint32_t weight = 1;   // values inside (saturating), for dict-key comparison cost
-    uint16_t depth = 1;    // nesting (saturating)
+    uint64_t hash = 0;    // tuple / frozenset: of the content, when hashable
+    uint32_t weight = 1;  // values inside (saturating), for dict-key comparison cost
+    uint16_t depth = 1;   // nesting (saturating)
     bool hashable = false;
   };
   Ref Part(Ref r, size_t i) const;
