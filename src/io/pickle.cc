@@ -583,8 +583,11 @@ std::string Pickle::Describe(Ref r) const {
       return std::to_string(n.i);
     case Kind::kBigInt:
       return "a big int";
-    case Kind::kFloat:
-      return fmt::format("{}", n.f);
+    case Kind::kFloat: {
+      std::string s = fmt::format("{}", n.f);  // shortest round trip, as repr()
+      if (s.find_first_of(".en") == std::string::npos) s += ".0";
+      return s;
+    }
     case Kind::kStr:
       return "'" + Printable(text(r), 60) + "'";
     case Kind::kBytes:
