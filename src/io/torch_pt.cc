@@ -512,7 +512,9 @@ Status Loader::Expand(const Frame& f, std::vector<Frame>* stack) {
         const auto kv = p_.items(state);
         bool is_module = false;
         for (size_t i = 0; i + 1 < kv.size(); i += 2) {
-          if (p_.is(kv[i], Kind::kStr) && p_.text(kv[i]) == "_modules") is_module = true;
+          if (!p_.is(kv[i], Kind::kStr)) continue;
+          const std::string_view key = p_.text(kv[i]);
+          is_module |= key == "_parameters" || key == "_buffers" || key == "_modules";
         }
         for (size_t i = 0; i + 1 < kv.size(); i += 2) {
           const std::string key = KeyText(kv[i]);
@@ -701,7 +703,12 @@ Result<TensorFile> ReadLegacy(std::shared_ptr<const Buffer> file, const ReadOpti
     pos += r->end_offset();
     return r;
   };
-  NUMPROBE_ASSIGN_OR_RETURN(Pickle magic, next("magic number"));
+  auto first = next("magic number");
+  if (!first) {
+    return Status::Corrupt("not a torch.save file: the legacy magic number is missing (" +
+                           first.error().message() + ")");
+  }
+  const Pickle& magic = *first;
   if (!magic.is(magic.root(), Kind::kBigInt) ||
       magic.text(magic.root()) !=
           std::string_view(reinterpret_cast<const char*>(kLegacyMagic.data()),

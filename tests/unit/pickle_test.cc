@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include "unit/pickle_builder.h"
+
 namespace numprobe::pickle {
 namespace {
 
@@ -34,33 +36,7 @@ Result<Pickle> Unpick(const std::string& s, bool inert = false, Limits limits = 
   return Unpickle(Bytes(s), o);
 }
 
-// Builds pickles opcode by opcode.
-class P {
- public:
-  P& op(int c) {
-    s_ += static_cast<char>(c);
-    return *this;
-  }
-  P& raw(std::string_view x) {
-    s_ += x;
-    return *this;
-  }
-  P& le(uint64_t v, int n) {
-    for (int i = 0; i < n; ++i) s_ += static_cast<char>((v >> (8 * i)) & 0xff);
-    return *this;
-  }
-  P& proto(int p) { return op(0x80).op(p); }
-  P& bu(std::string_view x) { return op('X').le(x.size(), 4).raw(x); }  // BINUNICODE
-  P& k(int v) { return op('K').op(v); }                                 // BININT1
-  P& global(std::string_view m, std::string_view n) {
-    return op('c').raw(m).raw("\n").raw(n).raw("\n");
-  }
-  P& stop() { return op('.'); }
-  const std::string& str() const { return s_; }
-
- private:
-  std::string s_;
-};
+using P = ::numprobe::testing::PickleBuilder;
 
 void ExpectError(const Result<Pickle>& r, ErrorCode code, std::string_view phrase) {
   ASSERT_FALSE(r.ok()) << "expected an error containing: " << phrase;
