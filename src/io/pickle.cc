@@ -703,7 +703,7 @@ class Machine {
       return Corrupt(fmt::format("negative length {}", static_cast<int32_t>(n)));
     }
     if (n > Left()) {
-      return Corrupt(fmt::format("length {} exceeds the {} bytes left", n, Left()));
+      return Corrupt(fmt::format("truncated: length {} exceeds the {} bytes left", n, Left()));
     }
     return n;
   }

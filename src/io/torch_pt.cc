@@ -412,7 +412,7 @@ Result<NamedTensor> Loader::Rebuild(Ref call) {
         }
         const Global type = p_.global(a[1]);
         if (type != Global::kTensorClass && type != Global::kParameterClass) {
-          return Status::Unsupported(fmt::format("tensor subclass {}", p_.text(a[1])));
+          return Status::Unsupported(fmt::format("tensor subclass {}", Quote(p_.text(a[1]))));
         }
         const Ref state = a[3];
         if (!p_.is(state, Kind::kNone) && !(p_.is(state, Kind::kDict) && p_.items(state).empty())) {
@@ -421,7 +421,7 @@ Result<NamedTensor> Loader::Rebuild(Ref call) {
         fn = p_.global(a[0]);
         args = a[2];
         if (fn != Global::kRebuildTensorV2 && fn != Global::kRebuildTensorV3) {
-          return Status::Unsupported(fmt::format("_rebuild_from_type of {}", p_.text(a[0])));
+          return Status::Unsupported(fmt::format("_rebuild_from_type of {}", Quote(p_.text(a[0]))));
         }
         continue;
       }

@@ -3,6 +3,7 @@
 // error path, with its code and a key phrase of its message.
 #include "numprobe/torch_pt.h"
 
+#include <cctype>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -718,6 +719,40 @@ TEST_F(TorchPt, WriterBareTensorAndArgumentChecks) {
   s = WriteTorch(dir_ / "utf.pt", std::vector<NamedView>{{"\xff", view}});
   EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument);
   EXPECT_FALSE(fs::exists(dir_ / "dup.pt"));
+}
+
+// The hostile corpus (tests/hostile/pt, made by make_hostile_pt.py) straight through ReadTorch:
+// every file must be refused with its manifest phrase, and nothing may appear on disk. (The
+// hostile.pt ctest runs the same files through `numprobe inspect`.)
+TEST(TorchPtHostile, EveryCaseIsRefusedWithItsPhrase) {
+  const fs::path dir = fs::path(NUMPROBE_SOURCE_DIR) / "tests/hostile/pt";
+  std::ifstream manifest(dir / "manifest.tsv");
+  ASSERT_TRUE(manifest.good());
+  auto lower = [](std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  int cases = 0;
+  std::string line;
+  while (std::getline(manifest, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    const size_t t1 = line.find('\t');
+    const size_t t2 = line.find('\t', t1 + 1);
+    const size_t t3 = line.find('\t', t2 + 1);
+    const std::string file = line.substr(0, t1);
+    const std::string phrase = line.substr(t2 + 1, t3 == std::string::npos ? t3 : t3 - t2 - 1);
+    SCOPED_TRACE(file);
+    auto buffer = Buffer::MapFile(dir / file);
+    ASSERT_TRUE(buffer.ok());
+    auto r = ReadTorch(*buffer, ReadOptions{});
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(lower(r.error().message()).find(lower(phrase)), std::string::npos)
+        << r.error().ToString();
+    EXPECT_NE(r.error().code(), ErrorCode::kInternal);
+    ++cases;
+  }
+  EXPECT_GE(cases, 60);
+  EXPECT_FALSE(fs::exists("CANARY"));
 }
 
 }  // namespace
