@@ -41,6 +41,10 @@ using pickle::Ref;
 constexpr size_t kMaxDims = 64;
 constexpr int kMaxNesting = 1000;    // containers inside containers, as Python's recursion limit
 constexpr int kMaxRebuildWraps = 8;  // Parameter(from_type(rebuild(...))) and the like
+// An expanded view may have up to kMaxBroadcast times the elements of its storage (any view may
+// have up to kMinBroadcastCap).
+constexpr int64_t kMaxBroadcast = 1024;
+constexpr int64_t kMinBroadcastCap = int64_t{1} << 24;
 // Records up to this size get their CRC-32 checked (a mismatch is a warning). Larger ones are
 // not hashed: hashing runs at a fraction of memory speed and would dominate `inspect`.
 constexpr uint64_t kCrcCheckMaxBytes = uint64_t{16} << 20;
@@ -364,6 +368,16 @@ Result<NamedTensor> Loader::RebuildTensor(Global fn, Ref args) {
   if (!byte_offset) return Status::OutOfRange("storage offset overflows 64 bits");
   Status valid = ValidateView(*dtype, shape, strides, *byte_offset, storage.bytes.size());
   if (!valid.ok()) return valid.WithContext(fmt::format("view of storage {}", Quote(id.key)));
+  // Stride-0 (expanded) views may hold more elements than their storage, but not without bound:
+  // a few bytes must not become a tensor that takes hours to scan.
+  const int64_t numel = *CheckedNumel(shape);
+  const auto storage_elems =
+      static_cast<int64_t>(storage.bytes.size() / static_cast<size_t>(ItemSize(*dtype)));
+  if (numel > kMinBroadcastCap && numel / kMaxBroadcast > storage_elems) {
+    return Status::OutOfRange(fmt::format(
+        "view of storage {} has {} elements over {} stored ones (more than {}x broadcast)",
+        Quote(id.key), numel, storage_elems, kMaxBroadcast));
+  }
   TensorView view;
   view.data = storage.bytes.data();
   view.dtype = *dtype;

@@ -271,6 +271,9 @@ def cases():
     add("view_stride_overflow.pt",
         torch_zip(state_dict([("w", tensor("FloatStorage", "0", 6, 0, [3, 3], [2**62, 1]))]), [("0", F32_SIX)]),
         "overflows", "stride x size overflows")
+    add("view_broadcast_bomb.pt",
+        torch_zip(state_dict([("w", tensor("FloatStorage", "0", 6, 0, [2**20, 2**20], [0, 0]))]), [("0", F32_SIX)]),
+        "broadcast", "6 stored floats seen as 2^40 elements (stride 0)")
     add("view_rank_mismatch.pt",
         torch_zip(state_dict([("w", tensor("FloatStorage", "0", 6, 0, [2, 3], [1]))]), [("0", F32_SIX)]),
         "shape has 2 dims but strides 1", "len(size) != len(stride)")

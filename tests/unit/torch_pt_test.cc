@@ -266,6 +266,11 @@ TEST_F(TorchPt, ViewsMustStayInsideTheirStorage) {
   ExpectError(view(0, {int64_t{1} << 40, int64_t{1} << 40}, {1, 1}), ErrorCode::kOutOfRange,
               "overflows");
   ExpectError(view(int64_t{1} << 62, {1}, {1}), ErrorCode::kOutOfRange, "overflows");
+  // Broadcast bombs: 6 stored floats seen as 2^40 elements.
+  ExpectError(view(0, {int64_t{1} << 20, int64_t{1} << 20}, {0, 0}), ErrorCode::kOutOfRange,
+              "has 1099511627776 elements over 6 stored ones");
+  auto broadcast = view(0, {1000, 6}, {0, 1});  // a legitimate expand()
+  ASSERT_TRUE(broadcast.ok()) << broadcast.error().ToString();
   auto empty = view(100, {0, 5}, {5, 1});  // an empty view addresses nothing
   ASSERT_TRUE(empty.ok()) << empty.error().ToString();
   EXPECT_EQ(empty->tensors[0].tensor.numel(), 0);
