@@ -589,13 +589,13 @@ std::string Pickle::Describe(Ref r) const {
       return s;
     }
     case Kind::kStr:
-      return "'" + Printable(text(r), 60) + "'";
+      return fmt::format("'{}'", Printable(text(r), 60));
     case Kind::kBytes:
-      return "b'" + Printable(text(r), 60) + "'";
+      return fmt::format("b'{}'", Printable(text(r), 60));
     case Kind::kGlobal:
       return Printable(text(r), 80);
     case Kind::kCall:
-      return "a call of " + Printable(text(callable(r)), 80);
+      return fmt::format("a call of {}", Printable(text(callable(r)), 80));
     case Kind::kObject:
       return "an opaque object";
     case Kind::kPersistentId:
