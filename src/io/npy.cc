@@ -11,6 +11,7 @@
 #include "numprobe/checked.h"
 
 #include "io/atomic_output.h"
+#include "io/quoted.h"
 
 namespace numprobe {
 namespace {
@@ -250,22 +251,7 @@ bool ValidUtf8(std::string_view s) {
   return true;
 }
 
-std::string QuoteText(std::string_view s) {
-  std::string out = "'";
-  for (size_t i = 0; i < s.size() && i < 80; ++i) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x20 || c >= 0x7f || c == '\'' || c == '\\') {
-      static constexpr char kHex[] = "0123456789abcdef";
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  if (s.size() > 80) out += "...";
-  return out + "'";
-}
+std::string QuoteText(std::string_view s) { return detail::Quoted(s, 80); }
 
 struct DescrInfo {
   DType dtype;

@@ -6,6 +6,8 @@
 #include "numprobe/npy.h"
 #include "numprobe/zip.h"
 
+#include "io/quoted.h"
+
 namespace numprobe {
 namespace {
 
@@ -27,7 +29,7 @@ Result<TensorFile> ReadNpz(std::shared_ptr<const Buffer> file, const ReadOptions
   TensorFile out;
   out.format = FileFormat::kNpz;
   for (const ZipEntry& entry : archive.entries()) {
-    const std::string context = "member '" + entry.name + "'";
+    const std::string context = "member " + detail::Quoted(entry.name);
     if (!EndsWith(entry.name, kNpySuffix)) {
       // np.load ignores nothing but also reads nothing else as an array; a directory entry or a
       // stray file is reported, not read.
@@ -36,7 +38,7 @@ Result<TensorFile> ReadNpz(std::shared_ptr<const Buffer> file, const ReadOptions
       continue;
     }
     auto data = archive.Read(entry);
-    if (!data) return data.error().WithContext(context);
+    if (!data) return data.error();  // the zip reader's message names the entry already
     if (!ZipArchive::CrcMatches(entry, data->bytes)) {
       out.warnings.push_back(context + ": CRC-32 mismatch (the data may be damaged)");
     }
