@@ -435,6 +435,10 @@ Result<ZipData> ZipArchive::Read(const ZipEntry& entry) {
     if (rc == Z_BUF_ERROR && zs.avail_in == 0 && in_left == 0) {
       return Status::Corrupt("entry " + Quote(entry.name) + ": deflate stream is truncated");
     }
+    if (rc == Z_BUF_ERROR && zs.avail_in != 0 && zs.avail_out != 0) {
+      // zlib made no progress with room on both sides: never loop on it.
+      return Status::Corrupt("entry " + Quote(entry.name) + ": deflate stream makes no progress");
+    }
     if (rc != Z_OK && rc != Z_BUF_ERROR) {
       return Status::Corrupt("entry " + Quote(entry.name) + ": bad deflate data (" +
                              (zs.msg != nullptr ? std::string(zs.msg) : std::to_string(rc)) + ")");

@@ -16,6 +16,7 @@
 
 #include "numprobe/npy.h"
 #include "numprobe/npz.h"
+#include "numprobe/zip.h"
 
 namespace numprobe {
 namespace {
@@ -128,6 +129,38 @@ TEST_F(NpyGolden, WrittenFilesLoadInNumpyWithIdenticalValues) {
                               GoldenDir().string() + "' --written '" + out.string() + "'";
   const int rc = std::system(command.c_str());
   EXPECT_EQ(rc, 0) << command;
+  fs::remove_all(out);
+}
+
+TEST(ZipGolden, ArchivesWrittenByZipWriterReadInPythonZipfile) {
+  std::string pattern = (fs::temp_directory_path() / "numprobe_zip_golden_XXXXXX").string();
+  const fs::path out = ::mkdtemp(pattern.data());
+  auto bytes = [](std::string_view s) { return std::as_bytes(std::span(s)); };
+  {
+    auto w = ZipWriter::Create(out / "mixed.zip");
+    ASSERT_TRUE(w.ok());
+    std::string ramp;
+    for (int i = 0; i < 4 * 256; ++i) ramp += static_cast<char>(i % 256);
+    std::string abc;
+    for (int i = 0; i < 10000; ++i) abc += "abc";
+    ASSERT_TRUE(w->AddStored("stored.txt", bytes("hello stored")).ok());
+    ASSERT_TRUE(w->AddStored("aligned.bin", bytes(ramp), 64).ok());
+    ASSERT_TRUE(w->AddDeflated("deflated.bin", bytes(abc)).ok());
+    ASSERT_TRUE(w->AddStored("dir/\xc3\xbcn\xc3\xaf.txt", bytes("unicode")).ok());
+    ASSERT_TRUE(w->Finish().ok());
+  }
+  {
+    auto w = ZipWriter::Create(out / "many.zip");
+    ASSERT_TRUE(w.ok());
+    for (int i = 0; i < 70000; ++i) {
+      ASSERT_TRUE(w->AddStored(std::to_string(i), bytes(std::to_string(3 * i))).ok());
+    }
+    ASSERT_TRUE(w->Finish().ok());
+  }
+  const std::string command = "/usr/bin/python3 '" NUMPROBE_SOURCE_DIR
+                              "/tests/golden/check_zip_written.py' '" +
+                              out.string() + "'";
+  EXPECT_EQ(std::system(command.c_str()), 0) << command;
   fs::remove_all(out);
 }
 
