@@ -21,6 +21,9 @@ struct TensorStats {
   // msprobe semantics. Floating: max/min propagate NaN (torch.max), mean/norm as double sums.
   // Integers: max/min only (has_mean_norm false). bool: max = any, min = all. Complex: the
   // statistics of |x|. 0-d: all four equal the value. Empty: all NaN and has_minmax false.
+  // A statistic that does not apply (mean/norm when has_mean_norm is false) is NaN; every NaN
+  // result is the canonical quiet NaN. A zero max or min is -0.0 only when every zero element
+  // is -0.0, otherwise +0.0.
   bool has_minmax = false;
   bool has_mean_norm = false;
   double max = 0;
