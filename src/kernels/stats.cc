@@ -399,12 +399,34 @@ Status CheckView(const TensorView& view) {
   return Status::Ok();
 }
 
+// The kernels address elements as first() + offset * item; a view whose extent does not fit in
+// 64 bits cannot be valid (ValidateView rejects it too), so refuse it before any access.
+Status CheckExtent(const TensorView& view) {
+  int64_t last = 0;
+  for (size_t d = 0; d < view.shape.size(); ++d) {
+    if (view.shape[d] == 0) return Status::Ok();
+    const std::optional<int64_t> term = CheckedMul<int64_t>(view.shape[d] - 1, view.strides[d]);
+    const std::optional<int64_t> sum = term ? CheckedAdd<int64_t>(last, *term) : std::nullopt;
+    if (!sum)
+      return Status::OutOfRange("view extent overflows 64 bits in dim " + std::to_string(d));
+    last = *sum;
+  }
+  const std::optional<int64_t> end = CheckedAdd<int64_t>(last, 1);
+  const std::optional<int64_t> bytes =
+      end ? CheckedMul<int64_t>(*end, ItemSize(view.dtype)) : std::nullopt;
+  if (!bytes || !CheckedAdd<int64_t>(*bytes, view.byte_offset)) {
+    return Status::OutOfRange("view extent overflows 64 bits");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<TensorStats> ComputeStats(const TensorView& view, const StatsOptions& options) {
   NUMPROBE_RETURN_IF_ERROR(CheckView(view));
   const std::optional<int64_t> numel = CheckedNumel(view.shape);
   if (!numel) return Status::OutOfRange("element count of the view overflows 64 bits");
+  NUMPROBE_RETURN_IF_ERROR(CheckExtent(view));
   const int64_t count = *numel;
   if (count == 0) {
     TensorStats s;

@@ -294,6 +294,32 @@ TEST(ZipWriter, RefusesUnsafeAndDuplicateNamesAndLeavesNoFileOnAbandon) {
   EXPECT_TRUE(fs::is_empty(dir.path()));
 }
 
+TEST(ZipWriter, WritesZip64RecordsWhenTheEntryCountNeedsThem) {
+  TempDir dir;
+  const fs::path p = dir.path() / "many.zip";
+  constexpr int kEntries = 70000;  // over the 16-bit count of the classic end record
+  {
+    auto w = ZipWriter::Create(p);
+    ASSERT_TRUE(w.ok());
+    for (int i = 0; i < kEntries; ++i) {
+      ASSERT_TRUE(w->AddStored(std::to_string(i), Bytes(std::to_string(i * 3))).ok());
+    }
+    ASSERT_TRUE(w->Finish().ok());
+  }
+  const std::string zip = ReadAll(p);
+  // Classic end record: counts saturated at 0xFFFF; the zip64 locator sits just before it.
+  const size_t eocd = zip.size() - 22;
+  EXPECT_EQ(zip.substr(eocd, 4), "PK\x05\x06");
+  EXPECT_EQ(zip.substr(eocd + 10, 2), "\xff\xff");
+  EXPECT_EQ(zip.substr(eocd - 20, 4), "PK\x06\x07");
+  auto a = ZipArchive::Open(ToBuffer(zip));
+  ASSERT_TRUE(a.ok()) << a.error().ToString();
+  ASSERT_EQ(a->entries().size(), static_cast<size_t>(kEntries));
+  const ZipEntry* last = a->Find("69999");
+  ASSERT_NE(last, nullptr);
+  EXPECT_EQ(Str(a->Read(*last)->bytes), "209997");
+}
+
 TEST(ZipArchive, ReadsTorchStyleArchiveWithZeroLocalSizesAndZip64Records) {
   RawEntry pkl{.name = "archive/data.pkl",
                .payload = std::string("\x80\x02}q\x00.", 6),
