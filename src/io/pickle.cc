@@ -21,6 +21,8 @@
 
 #include "numprobe/checked.h"
 
+#include "io/quoted.h"
+
 namespace numprobe::pickle {
 namespace {
 
@@ -243,23 +245,10 @@ const char* OpName(uint8_t op) {
 constexpr std::array<uint8_t, 10> kLegacyMagic = {0x6c, 0xfc, 0x9c, 0x46, 0xf9,
                                                   0x20, 0x6a, 0xa8, 0x50, 0x19};
 
-// Text from a file, made safe for a one-line message: printable ASCII kept, the rest escaped,
-// long text cut.
+// Text from a file, made safe for a one-line message (detail::Quoted without its quotes).
 std::string Printable(std::string_view s, size_t max_len = 120) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (out.size() >= max_len) {
-      out += "...";
-      break;
-    }
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c < 0x7f && c != '\\') {
-      out += static_cast<char>(c);
-    } else {
-      out += fmt::format("\\x{:02x}", c);
-    }
-  }
-  return out;
+  const std::string quoted = detail::Quoted(s, max_len);
+  return quoted.substr(1, quoted.size() - 2);
 }
 
 // UTF-8 as Python's "surrogatepass" decoder accepts it: well-formed sequences, shortest form,

@@ -29,6 +29,7 @@
 #include "numprobe/zip.h"
 
 #include "io/pickle.h"
+#include "io/quoted.h"
 
 namespace numprobe {
 namespace {
@@ -53,19 +54,7 @@ constexpr uint64_t kCrcBudgetBytes = uint64_t{16} << 20;
 constexpr std::array<uint8_t, 10> kLegacyMagic = {0x6c, 0xfc, 0x9c, 0x46, 0xf9,
                                                   0x20, 0x6a, 0xa8, 0x50, 0x19};
 
-std::string Quote(std::string_view s) {
-  std::string out = "'";
-  for (size_t i = 0; i < s.size() && i < 160; ++i) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x20 || c == 0x7f || c == '\\' || c == '\'') {
-      out += fmt::format("\\x{:02x}", c);
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  if (s.size() > 160) out += "...";
-  return out + "'";
-}
+std::string Quote(std::string_view s) { return detail::Quoted(s, 160); }
 
 // A parsed storage persistent id: ('storage', type, key, location, numel[, view_metadata]).
 struct StorageId {
