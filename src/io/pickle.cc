@@ -428,6 +428,7 @@ GlobalInfo ResolveGlobal(std::string_view module, std::string_view name) {
         return allow(Global::kTypedStorage, static_cast<int>(*d));
       }
       if (name.substr(0, 1) == "Q") return unsupported("quantized storage");
+      if (name == "ComplexHalfStorage") return unsupported("complex32 storage");
     }
   }
   if (module == "torch") {

@@ -14,12 +14,7 @@ import sys
 
 import torch
 
-
-def raw_bytes(t):
-    t = t.detach().contiguous()
-    if t.dtype == torch.bfloat16:
-        return t.view(torch.int16).numpy().tobytes()
-    return t.numpy().tobytes()
+from gen_torch import raw_bytes  # the same byte form the golden files use (same folder)
 
 
 def main():

@@ -425,6 +425,8 @@ TEST(Pickle, UnsupportedTorchRebuildsAreNamed) {
       ErrorCode::kUnsupported, "meta tensor");
   ExpectError(Unpick(P().proto(2).global("torch", "QInt8Storage").stop().str()),
               ErrorCode::kUnsupported, "quantized storage");
+  ExpectError(Unpick(P().proto(2).global("torch", "ComplexHalfStorage").stop().str()),
+              ErrorCode::kUnsupported, "complex32 storage");
 }
 
 TEST(Pickle, CallsOnlyWhatMayBeCalled) {
