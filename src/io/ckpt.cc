@@ -232,9 +232,11 @@ class Assembler {
         shape == std::vector<int64_t>{0} && total == static_cast<uint64_t>(item);
     if (old_scalar) shape.clear();
     if (!old_scalar && total != static_cast<uint64_t>(*need)) {
-      return Status::Corrupt(
-          fmt::format("{}: dims {} of {} need {} bytes but tensor_content has {}", where,
-                      DimsText(first.dims), first.tensor_type, *need, total));
+      return Status::Corrupt(fmt::format(
+          "{}: dims {} of {} need {} bytes{} but tensor_content has {}", where,
+          DimsText(first.dims), first.tensor_type, *need,
+          first.dims == std::vector<int64_t>{0} ? fmt::format(" ({} for a scalar)", item) : "",
+          total));
     }
     NUMPROBE_ASSIGN_OR_RETURN(Tensor tensor,
                               MakeTensor(run, *dtype, std::move(shape), total, where));
@@ -429,7 +431,8 @@ Status WriteTensor(const NamedView& t, uint64_t slice_bytes,
     NUMPROBE_ASSIGN_OR_RETURN(copy, Tensor::CopyOf(t.view));
     data = copy.view().first();
   }
-  const auto bytes = static_cast<uint64_t>(t.view.numel()) * ItemSize(t.view.dtype);
+  const uint64_t bytes =
+      static_cast<uint64_t>(t.view.numel()) * static_cast<uint64_t>(ItemSize(t.view.dtype));
   const std::string type(Traits(t.view.dtype).mindspore_name);
   uint64_t offset = 0;
   // As save_checkpoint: one value per slice, each with the full dims; an empty tensor is one
@@ -442,7 +445,11 @@ Status WriteTensor(const NamedView& t, uint64_t slice_bytes,
     auto* tensor = value->mutable_tensor();
     for (int64_t d : t.view.shape) tensor->add_dims(d);
     tensor->set_tensor_type(type);
-    tensor->set_tensor_content(data + offset, static_cast<size_t>(size));
+    if (size == 0) {
+      tensor->set_tensor_content(std::string());  // present (required) and empty
+    } else {
+      tensor->set_tensor_content(data + offset, static_cast<size_t>(size));
+    }
     if (!checkpoint.SerializeToZeroCopyStream(stream)) {
       return Status::IoError(fmt::format("cannot write tensor {}", QuoteCkptText(t.name)));
     }

@@ -41,7 +41,7 @@ class ValueDecoder {
     while (true) {
       const uint32_t tag = in_->ReadTag();
       if (tag == 0) {
-        if (in_->BytesUntilLimit() == 0) break;
+        if (in_->ConsumedEntireMessage()) break;  // at the limit, not inside a cut varint
         return Malformed("malformed field tag");
       }
       const int field = WireFormatLite::GetTagFieldNumber(tag);
@@ -141,7 +141,7 @@ class ValueDecoder {
     while (true) {
       const uint32_t tag = in_->ReadTag();
       if (tag == 0) {
-        if (in_->BytesUntilLimit() == 0) return Status::Ok();
+        if (in_->ConsumedEntireMessage()) return Status::Ok();
         return Malformed("malformed field tag in tensor");
       }
       const int field = WireFormatLite::GetTagFieldNumber(tag);

@@ -118,7 +118,7 @@ def hostile_cases():
     add("content_size_mismatch.ckpt", record("fc.weight", [2, 3], "Float32", b"\0" * 20),
         "need 24 bytes but tensor_content has 20")
     add("scalar_dims0_two_elements.ckpt", record("lr", [0], "Float32", f32(1, 2)),
-        "need 0 bytes but tensor_content has 8")
+        "need 0 bytes (4 for a scalar) but tensor_content has 8")
     # Types.
     add("unknown_tensor_type.ckpt", record("w", [1], "Float128", b"\0" * 16),
         "unknown tensor_type 'Float128'")
@@ -146,6 +146,9 @@ def hostile_cases():
     add("nested_groups_top_level.ckpt", GOOD + key(12, 3) * 5000, "too deeply nested")
     add("end_group_top_level.ckpt", GOOD + key(5, 4), "end-group")
     add("garbage_in_value.ckpt", ld(1, b"\xff" * 12), "malformed field tag")
+    # A value whose last byte starts a tag varint that the value's end cuts (found by fuzzing).
+    add("tag_varint_cut_by_value_end.ckpt", ld(1, ld(1, b"w") + vint(15, 1) + b"\x87") + GOOD,
+        "malformed field tag")
     add("tag_too_long.ckpt", record("t" * 70000, [], "Int8", b"\1"), "exceeds the cap")
     add("tensor_type_too_long.ckpt", record("w", [], "F" * 300, b"\1"), "exceeds the cap")
     add("empty.ckpt", b"", "empty file")

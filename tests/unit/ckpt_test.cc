@@ -383,7 +383,7 @@ TEST_F(CkptTest, ScalarsWithEmptyDimsAndOldDimsZero) {
 
   EXPECT_CKPT_ERROR(ReadBytes(Record("two", {0}, "Int64", Raw<int64_t>({1, 2}))),
                     ErrorCode::kCorrupt,
-                    "dims [0] of Int64 need 0 bytes but tensor_content has 16");
+                    "dims [0] of Int64 need 0 bytes (8 for a scalar) but tensor_content has 16");
 }
 
 TEST_F(CkptTest, BothUnsignedSpellings) {
@@ -570,6 +570,18 @@ TEST_F(CkptTest, TruncatedAndOversizedLengths) {
                     "tensor_content length 1073741824");
   const std::string record_10gb = Key(1, 2) + Varint(uint64_t{10} << 30) + "x";
   EXPECT_CKPT_ERROR(ReadBytes(record_10gb), ErrorCode::kCorrupt, "length 10737418240 exceeds");
+}
+
+TEST_F(CkptTest, VarintCutByTheEndOfAMessage) {
+  // The last byte of the value (0x87) starts a tag whose varint the value's end cuts: an error,
+  // not the end of the value (a fuzzer found the walk and the generated parser disagreeing).
+  const std::string cut_tag = Len(1, Len(1, "w") + VarintField(15, 1) + "\x87");
+  EXPECT_CKPT_ERROR(ReadBytes(cut_tag), ErrorCode::kCorrupt, "malformed field tag");
+  EXPECT_FALSE(detail::DecodeCkptValuesReference(AsBytes(cut_tag)).ok());
+  const std::string cut_in_tensor = ValueRecord("w", TensorMsg({1}, "Int8", "a") + "\x92");
+  EXPECT_CKPT_ERROR(ReadBytes(cut_in_tensor), ErrorCode::kCorrupt, "malformed field tag in tensor");
+  const std::string cut_dim = ValueRecord("w", Len(2, "Int8") + Len(3, "a") + Len(1, "\x81"));
+  EXPECT_CKPT_ERROR(ReadBytes(cut_dim), ErrorCode::kCorrupt, "malformed packed dim");
 }
 
 TEST_F(CkptTest, NestingIsBounded) {
