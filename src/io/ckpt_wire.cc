@@ -22,6 +22,68 @@ using google::protobuf::io::CodedInputStream;
 constexpr uint32_t kValueTag =
     WireFormatLite::MakeTag(1, WireFormatLite::WIRETYPE_LENGTH_DELIMITED);
 
+// The generated parser (ParseContext) is stricter than CodedInputStream in three places, and the
+// walk must refuse whatever it refuses: tags of more than 5 bytes (CodedInputStream truncates them
+// to 32 bits), field number 0, and length prefixes of more than 5 bytes or from 2 GiB - 16 on
+// (CodedInputStream's ReadVarint32 truncates them). Hence these readers and a skipper of its own
+// instead of WireFormatLite::SkipField, which reads tags and lengths the lenient way.
+constexpr int kMaxTagBytes = 5;
+constexpr int kMaxLengthBytes = 5;
+constexpr uint64_t kMaxLength = INT_MAX - 16;  // ParseContext's limit (its kSlopBytes)
+
+// A tag, or 0 at the end of the message (ConsumedEntireMessage() true) or on a malformed one.
+uint32_t ReadTagStrict(CodedInputStream* in) {
+  const int before = in->CurrentPosition();
+  const uint32_t tag = in->ReadTag();
+  if (tag != 0 && (in->CurrentPosition() - before > kMaxTagBytes ||
+                   WireFormatLite::GetTagFieldNumber(tag) == 0)) {
+    return 0;
+  }
+  return tag;
+}
+
+bool ReadLengthStrict(CodedInputStream* in, uint64_t* length) {
+  const int before = in->CurrentPosition();
+  return in->ReadVarint64(length) && in->CurrentPosition() - before <= kMaxLengthBytes &&
+         *length <= kMaxLength;
+}
+
+// Skips the unknown field whose tag was just read. Groups may nest `depth` levels: the budget
+// the generated parser has left at this level (each message level and each group takes one).
+bool SkipUnknownField(CodedInputStream* in, uint32_t tag, int depth) {
+  switch (WireFormatLite::GetTagWireType(tag)) {
+    case WireFormatLite::WIRETYPE_VARINT: {
+      uint64_t value = 0;
+      return in->ReadVarint64(&value);
+    }
+    case WireFormatLite::WIRETYPE_FIXED64: {
+      uint64_t value = 0;
+      return in->ReadLittleEndian64(&value);
+    }
+    case WireFormatLite::WIRETYPE_FIXED32: {
+      uint32_t value = 0;
+      return in->ReadLittleEndian32(&value);
+    }
+    case WireFormatLite::WIRETYPE_LENGTH_DELIMITED: {
+      uint64_t length = 0;
+      return ReadLengthStrict(in, &length) && in->Skip(static_cast<int>(length));
+    }
+    case WireFormatLite::WIRETYPE_START_GROUP: {
+      if (depth < 1) return false;
+      while (true) {  // recursion is bounded by `depth`
+        const uint32_t inner = ReadTagStrict(in);
+        if (inner == 0) return false;
+        if (WireFormatLite::GetTagWireType(inner) == WireFormatLite::WIRETYPE_END_GROUP) {
+          return WireFormatLite::GetTagFieldNumber(inner) == WireFormatLite::GetTagFieldNumber(tag);
+        }
+        if (!SkipUnknownField(in, inner, depth - 1)) return false;
+      }
+    }
+    default:  // an end-group tag without its start, or wire types 6 and 7
+      return false;
+  }
+}
+
 std::string Where(size_t index, uint64_t offset, std::string_view tag) {
   return CkptValueWhere(index, offset, tag);
 }
@@ -39,7 +101,7 @@ class ValueDecoder {
 
   Result<CkptRawValue> Decode() {
     while (true) {
-      const uint32_t tag = in_->ReadTag();
+      const uint32_t tag = ReadTagStrict(in_);
       if (tag == 0) {
         if (in_->ConsumedEntireMessage()) break;  // at the limit, not inside a cut varint
         return Malformed("malformed field tag");
@@ -48,7 +110,7 @@ class ValueDecoder {
       const auto wire = WireFormatLite::GetTagWireType(tag);
       if (wire == WireFormatLite::WIRETYPE_END_GROUP) return Malformed("unexpected end-group tag");
       if (wire != WireFormatLite::WIRETYPE_LENGTH_DELIMITED || field < 1 || field > 3) {
-        NUMPROBE_RETURN_IF_ERROR(SkipUnknown(tag));
+        NUMPROBE_RETURN_IF_ERROR(SkipUnknown(tag, kCkptMaxNesting - 1));
         continue;
       }
       NUMPROBE_ASSIGN_OR_RETURN(const int length, ReadLength(field == 1 ? "tag" : "tensor"));
@@ -109,7 +171,9 @@ class ValueDecoder {
   Result<int> ReadLength(std::string_view field) {
     const int at = in_->CurrentPosition();
     uint64_t length = 0;
-    if (!in_->ReadVarint64(&length)) return Malformed(fmt::format("malformed {} length", field));
+    if (!in_->ReadVarint64(&length) || in_->CurrentPosition() - at > kMaxLengthBytes) {
+      return Malformed(fmt::format("malformed {} length", field));
+    }
     const int left = in_->BytesUntilLimit();
     if (left < 0 || length > static_cast<uint64_t>(left)) {
       return Status::Corrupt(fmt::format(
@@ -120,8 +184,9 @@ class ValueDecoder {
     return static_cast<int>(length);
   }
 
-  Status SkipUnknown(uint32_t tag) {
-    if (!WireFormatLite::SkipField(in_, tag)) {
+  // `depth`: the group nesting the generated parser allows at this message level.
+  Status SkipUnknown(uint32_t tag, int depth) {
+    if (!SkipUnknownField(in_, tag, depth)) {
       return Malformed(fmt::format("malformed, truncated or too deeply nested unknown field {}",
                                    WireFormatLite::GetTagFieldNumber(tag)));
     }
@@ -139,7 +204,7 @@ class ValueDecoder {
 
   Status DecodeTensor() {
     while (true) {
-      const uint32_t tag = in_->ReadTag();
+      const uint32_t tag = ReadTagStrict(in_);
       if (tag == 0) {
         if (in_->ConsumedEntireMessage()) return Status::Ok();
         return Malformed("malformed field tag in tensor");
@@ -179,7 +244,7 @@ class ValueDecoder {
         if (!in_->Skip(length)) return Malformed("truncated tensor_content");
         has_content_ = true;
       } else {
-        NUMPROBE_RETURN_IF_ERROR(SkipUnknown(tag));
+        NUMPROBE_RETURN_IF_ERROR(SkipUnknown(tag, kCkptMaxNesting - 2));
       }
     }
   }
@@ -239,7 +304,7 @@ Result<std::vector<CkptRawValue>> DecodeCkptValues(std::span<const std::byte> by
     CodedInputStream in(reinterpret_cast<const uint8_t*>(base), window);
     in.SetTotalBytesLimit(window);
     in.SetRecursionLimit(kCkptMaxNesting);
-    const uint32_t tag = in.ReadTag();
+    const uint32_t tag = ReadTagStrict(&in);
     if (tag == 0) {
       return Status::Corrupt(fmt::format("malformed field tag at offset {}", pos));
     }
@@ -249,7 +314,7 @@ Result<std::vector<CkptRawValue>> DecodeCkptValues(std::span<const std::byte> by
     if (tag != kValueTag) {
       // Unknown top-level field (or field 1 with another wire type, which protobuf also treats
       // as unknown): skipped.
-      if (!WireFormatLite::SkipField(&in, tag)) {
+      if (!SkipUnknownField(&in, tag, kCkptMaxNesting)) {
         return Status::Corrupt(
             fmt::format("malformed, truncated or too deeply nested unknown field {} at offset {}",
                         WireFormatLite::GetTagFieldNumber(tag), pos));
@@ -258,8 +323,9 @@ Result<std::vector<CkptRawValue>> DecodeCkptValues(std::span<const std::byte> by
       continue;
     }
     const size_t index = values.size();
+    const int after_tag = in.CurrentPosition();
     uint64_t length = 0;
-    if (!in.ReadVarint64(&length)) {
+    if (!in.ReadVarint64(&length) || in.CurrentPosition() - after_tag > kMaxLengthBytes) {
       return Status::Corrupt(fmt::format("{}: malformed length", Where(index, pos, "")));
     }
     const auto header = static_cast<uint64_t>(in.CurrentPosition());
@@ -267,7 +333,7 @@ Result<std::vector<CkptRawValue>> DecodeCkptValues(std::span<const std::byte> by
       return Status::Corrupt(fmt::format("{}: length {} exceeds the {} bytes left in the file",
                                          Where(index, pos, ""), length, left - header));
     }
-    if (length > static_cast<uint64_t>(window) - header) {
+    if (length > static_cast<uint64_t>(window) - header || length > kMaxLength) {
       return Status::OutOfRange(fmt::format("{}: length {} exceeds protobuf's 2 GiB message limit",
                                             Where(index, pos, ""), length));
     }

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -582,6 +583,73 @@ TEST_F(CkptTest, VarintCutByTheEndOfAMessage) {
   EXPECT_CKPT_ERROR(ReadBytes(cut_in_tensor), ErrorCode::kCorrupt, "malformed field tag in tensor");
   const std::string cut_dim = ValueRecord("w", Len(2, "Int8") + Len(3, "a") + Len(1, "\x81"));
   EXPECT_CKPT_ERROR(ReadBytes(cut_dim), ErrorCode::kCorrupt, "malformed packed dim");
+}
+
+// The walk must accept exactly what the generated parser accepts, at the edges where
+// CodedInputStream alone is more lenient: long tags and lengths, field 0, group depth.
+void ExpectSameVerdictAsGeneratedParser(std::string_view bytes, const std::string& what) {
+  auto walked = detail::DecodeCkptValues(AsBytes(bytes));
+  auto reference = detail::DecodeCkptValuesReference(AsBytes(bytes));
+  EXPECT_EQ(walked.ok(), reference.ok())
+      << what << ": walk " << (walked.ok() ? "OK" : walked.error().ToString()) << ", generated "
+      << (reference.ok() ? "OK" : reference.error().ToString());
+  if (walked.ok() && reference.ok()) {
+    EXPECT_TRUE(detail::SameCkptValues(*walked, *reference)) << what;
+  }
+}
+
+TEST_F(CkptTest, WireEdgesMatchTheGeneratedParser) {
+  const std::string tensor = TensorMsg({1}, "Int8", "a");
+  // Where an unknown field `field` goes: top level, in the value, in the tensor.
+  auto at_level = [&](int level, const std::string& field) {
+    if (level == 0) return Record("w", {1}, "Int8", "a") + field;
+    if (level == 1) return Len(1, Len(1, "w") + field + Len(2, tensor));
+    return ValueRecord("w", tensor + field);
+  };
+  int accepted = 0;
+  int refused = 0;
+  for (int level = 0; level < 3; ++level) {
+    for (int depth = 26; depth <= 36; ++depth) {
+      std::string groups;
+      for (int i = 0; i < depth; ++i) groups += Key(20 + i, 3);
+      for (int i = depth - 1; i >= 0; --i) groups += Key(20 + i, 4);
+      const std::string bytes = at_level(level, groups);
+      ExpectSameVerdictAsGeneratedParser(bytes, fmt::format("level {} depth {}", level, depth));
+      (detail::DecodeCkptValues(AsBytes(bytes)).ok() ? accepted : refused)++;
+    }
+    const std::vector<std::pair<std::string, std::string>> fields = {
+        {"6-byte tag", "\x80\x80\x80\x80\x80\x08" + Varint(1)},
+        {"5-byte tag with high bits", "\xf8\xff\xff\xff\x7f" + Varint(1)},
+        {"5-byte tag", "\xf8\xff\xff\xff\x07" + Varint(1)},
+        {"field 0", Key(0, 0) + Varint(1)},
+        {"wire type 6", Key(9, 6) + Varint(1)},
+        {"wire type 7", Key(9, 7) + Varint(1)},
+        {"6-byte length", Key(9, 2) + "\x81\x80\x80\x80\x80\x00" + "x"},
+        {"5-byte length", Key(9, 2) + "\x81\x80\x80\x80\x00" + "x"},
+        {"length of 4 GiB + 1", Key(9, 2) + Varint((uint64_t{1} << 32) + 1) + "x"},
+        {"mismatched end group", Key(9, 3) + Key(10, 4)},
+        {"stray end group", Key(9, 4)},
+        {"10-byte varint", Key(9, 0) + std::string(9, '\xff') + "\x7f"},
+        {"11-byte varint", Key(9, 0) + std::string(10, '\xff') + "\x01"},
+    };
+    for (const auto& [what, field] : fields) {
+      ExpectSameVerdictAsGeneratedParser(at_level(level, field),
+                                         fmt::format("level {}: {}", level, what));
+    }
+  }
+  EXPECT_GT(accepted, 0);  // the depth sweep crosses the limit at every level
+  EXPECT_GT(refused, 0);
+  // The tensor's own fields with overlong encodings.
+  ExpectSameVerdictAsGeneratedParser(
+      ValueRecord("w", Key(1, 0) + Varint(1) + Key(2, 2) + "\x84\x80\x80\x80\x80\x00" + "Int8" +
+                           Len(3, "a")),
+      "6-byte tensor_type length");
+  ExpectSameVerdictAsGeneratedParser(
+      ValueRecord("w", Key(1, 2) + "\x81\x00" + Varint(1) + Len(2, "Int8") + Len(3, "a")),
+      "2-byte packed dims length");
+  ExpectSameVerdictAsGeneratedParser(
+      Key(1, 2) + "\x8e\x80\x80\x80\x80\x00" + Len(1, "w") + Len(2, tensor),
+      "6-byte record length");
 }
 
 TEST_F(CkptTest, NestingIsBounded) {
