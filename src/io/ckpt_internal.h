@@ -2,13 +2,15 @@
 // tests and the fuzz target. Not installed.
 //
 // The file is a sequence of `Checkpoint.value` records (field 1 of Checkpoint). DecodeCkptValues
-// walks them with libprotobuf's CodedInputStream and WireFormatLite: protobuf decodes every
-// varint, tag and length, skips unknown fields and bounds group nesting; the walk itself only
-// follows the three fixed message levels (Checkpoint > Value > TensorProto). It does not use the
+// walks them with libprotobuf's CodedInputStream, which decodes every varint and bounds every
+// read by the enclosing message; the walk follows the three fixed message levels (Checkpoint >
+// Value > TensorProto) and applies the generated parser's stricter rules to tags and lengths and
+// its depth budget to unknown groups: it never accepts bytes the generated parser refuses (it
+// refuses more: the caps below, MapTensor values) and reads the same values. It does not use the
 // generated parser because that parser copies every tensor_content into a std::string (a second
 // copy of the checkpoint, and no way to know where the bytes were in the memory map) and cannot
 // take a file over 2 GiB in one message. DecodeCkptValuesReference does use the generated parser
-// and is the oracle the tests and the fuzz target compare the walk against.
+// and is the oracle the tests and the fuzz target compare against.
 #ifndef NUMPROBE_IO_CKPT_INTERNAL_H_
 #define NUMPROBE_IO_CKPT_INTERNAL_H_
 

@@ -124,24 +124,21 @@ class ValueDecoder {
         has_tag_ = true;
       } else if (field == 2) {
         // oneof: a tensor after a maptensor replaces it; a second tensor merges into the first.
-        if (!value_.has_tensor) {
-          value_.dims.clear();
-          value_.tensor_type.clear();
-          value_.content = {};
-          has_type_ = false;
-          has_content_ = false;
-        }
+        if (!value_.has_tensor) tensor_ = TensorFields();
         value_.has_tensor = true;
         has_maptensor_ = false;
         const auto limit = in_->PushLimit(length);
-        NUMPROBE_RETURN_IF_ERROR(DecodeTensor());
+        NUMPROBE_RETURN_IF_ERROR(DecodeTensor(&tensor_, kCkptMaxNesting - 2, "tensor"));
         in_->PopLimit(limit);
       } else {
-        // MapTensor (embedding hash tables): numprobe does not read them; keep walking so that
-        // the message can name the tag, which may come after this field.
+        // MapTensor (embedding hash tables): numprobe does not read them, but its bytes must be
+        // valid protobuf even when a later tensor field replaces it, as for the generated parser.
+        // The walk goes on so that the message can name the tag, which may come after.
         value_.has_tensor = false;
         has_maptensor_ = true;
-        if (!in_->Skip(length)) return Malformed("truncated maptensor");
+        const auto limit = in_->PushLimit(length);
+        NUMPROBE_RETURN_IF_ERROR(CheckMapTensor());
+        in_->PopLimit(limit);
       }
     }
     if (!has_tag_) {
@@ -152,15 +149,29 @@ class ValueDecoder {
       return Status::Unsupported(fmt::format("{}: MapTensor values (maptensor) are not supported",
                                              Where(index_, value_.offset, value_.tag)));
     }
-    if (value_.has_tensor && (!has_type_ || !has_content_)) {
-      return Status::Corrupt(fmt::format("{}: tensor is missing required field {}",
-                                         Where(index_, value_.offset, value_.tag),
-                                         has_type_ ? "tensor_content" : "tensor_type"));
+    if (value_.has_tensor) {
+      if (!tensor_.has_type || !tensor_.has_content) {
+        return Status::Corrupt(fmt::format("{}: tensor is missing required field {}",
+                                           Where(index_, value_.offset, value_.tag),
+                                           tensor_.has_type ? "tensor_content" : "tensor_type"));
+      }
+      value_.dims = std::move(tensor_.dims);
+      value_.tensor_type = std::move(tensor_.type);
+      value_.content = tensor_.content;
     }
     return std::move(value_);
   }
 
  private:
+  // TensorProto's fields, merged over repeated occurrences.
+  struct TensorFields {
+    std::vector<int64_t> dims;
+    std::string type;
+    std::span<const std::byte> content;
+    bool has_type = false;
+    bool has_content = false;
+  };
+
   Status Malformed(std::string_view what) const {
     return Status::Corrupt(
         fmt::format("{}: {} at offset {}", Where(index_, value_.offset, value_.tag), what,
@@ -193,31 +204,55 @@ class ValueDecoder {
     return Status::Ok();
   }
 
-  Status AddDim(uint64_t raw) {
-    if (value_.dims.size() >= kCkptMaxDims) {
+  Status AddDim(TensorFields* t, uint64_t raw) {
+    if (t->dims.size() >= kCkptMaxDims) {
       return Status::OutOfRange(fmt::format(
           "{}: more than {} dims", Where(index_, value_.offset, value_.tag), kCkptMaxDims));
     }
-    value_.dims.push_back(static_cast<int64_t>(raw));  // negative dims are 10-byte varints
+    t->dims.push_back(static_cast<int64_t>(raw));  // negative dims are 10-byte varints
     return Status::Ok();
   }
 
-  Status DecodeTensor() {
+  // Validates a MapTensorProto { repeated TensorProto tensor = 1; } as protobuf.
+  Status CheckMapTensor() {
     while (true) {
       const uint32_t tag = ReadTagStrict(in_);
       if (tag == 0) {
         if (in_->ConsumedEntireMessage()) return Status::Ok();
-        return Malformed("malformed field tag in tensor");
+        return Malformed("malformed field tag in maptensor");
+      }
+      if (WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_END_GROUP) {
+        return Malformed("unexpected end-group tag in maptensor");
+      }
+      if (tag != WireFormatLite::MakeTag(1, WireFormatLite::WIRETYPE_LENGTH_DELIMITED)) {
+        NUMPROBE_RETURN_IF_ERROR(SkipUnknown(tag, kCkptMaxNesting - 2));
+        continue;
+      }
+      NUMPROBE_ASSIGN_OR_RETURN(const int length, ReadLength("maptensor tensor"));
+      const auto limit = in_->PushLimit(length);
+      TensorFields ignored;
+      NUMPROBE_RETURN_IF_ERROR(DecodeTensor(&ignored, kCkptMaxNesting - 3, "maptensor"));
+      in_->PopLimit(limit);
+    }
+  }
+
+  // Decodes a TensorProto into `t`; `depth` is the group nesting left at its level.
+  Status DecodeTensor(TensorFields* t, int depth, std::string_view where) {
+    while (true) {
+      const uint32_t tag = ReadTagStrict(in_);
+      if (tag == 0) {
+        if (in_->ConsumedEntireMessage()) return Status::Ok();
+        return Malformed(fmt::format("malformed field tag in {}", where));
       }
       const int field = WireFormatLite::GetTagFieldNumber(tag);
       const auto wire = WireFormatLite::GetTagWireType(tag);
       if (wire == WireFormatLite::WIRETYPE_END_GROUP) {
-        return Malformed("unexpected end-group tag in tensor");
+        return Malformed(fmt::format("unexpected end-group tag in {}", where));
       }
       if (field == 1 && wire == WireFormatLite::WIRETYPE_VARINT) {
         uint64_t dim = 0;
         if (!in_->ReadVarint64(&dim)) return Malformed("malformed dim");
-        NUMPROBE_RETURN_IF_ERROR(AddDim(dim));
+        NUMPROBE_RETURN_IF_ERROR(AddDim(t, dim));
       } else if (field == 1 && wire == WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
         // Packed dims (proto3 writers); proto2 MindSpore writes them unpacked.
         NUMPROBE_ASSIGN_OR_RETURN(const int length, ReadLength("packed dims"));
@@ -225,7 +260,7 @@ class ValueDecoder {
         while (in_->BytesUntilLimit() > 0) {
           uint64_t dim = 0;
           if (!in_->ReadVarint64(&dim)) return Malformed("malformed packed dim");
-          NUMPROBE_RETURN_IF_ERROR(AddDim(dim));
+          NUMPROBE_RETURN_IF_ERROR(AddDim(t, dim));
         }
         in_->PopLimit(limit);
       } else if (field == 2 && wire == WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
@@ -235,16 +270,15 @@ class ValueDecoder {
                                                 Where(index_, value_.offset, value_.tag), length,
                                                 kCkptMaxTypeBytes));
         }
-        if (!in_->ReadString(&value_.tensor_type, length))
-          return Malformed("truncated tensor_type");
-        has_type_ = true;
+        if (!in_->ReadString(&t->type, length)) return Malformed("truncated tensor_type");
+        t->has_type = true;
       } else if (field == 3 && wire == WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
         NUMPROBE_ASSIGN_OR_RETURN(const int length, ReadLength("tensor_content"));
-        value_.content = {base_ + in_->CurrentPosition(), static_cast<size_t>(length)};
+        t->content = {base_ + in_->CurrentPosition(), static_cast<size_t>(length)};
         if (!in_->Skip(length)) return Malformed("truncated tensor_content");
-        has_content_ = true;
+        t->has_content = true;
       } else {
-        NUMPROBE_RETURN_IF_ERROR(SkipUnknown(tag, kCkptMaxNesting - 2));
+        NUMPROBE_RETURN_IF_ERROR(SkipUnknown(tag, depth));
       }
     }
   }
@@ -254,10 +288,9 @@ class ValueDecoder {
   uint64_t base_offset_;
   size_t index_;
   CkptRawValue value_;
+  TensorFields tensor_;
   bool has_tag_ = false;
   bool has_maptensor_ = false;
-  bool has_type_ = false;
-  bool has_content_ = false;
 };
 
 }  // namespace

@@ -600,15 +600,27 @@ void ExpectSameVerdictAsGeneratedParser(std::string_view bytes, const std::strin
 
 TEST_F(CkptTest, WireEdgesMatchTheGeneratedParser) {
   const std::string tensor = TensorMsg({1}, "Int8", "a");
-  // Where an unknown field `field` goes: top level, in the value, in the tensor.
+  // Where an unknown field `field` goes: top level, in the value, in the tensor, in a maptensor
+  // and in a maptensor's tensor (a maptensor that a later tensor field replaces, as protobuf's
+  // oneof does, so that only the wire format decides).
   auto at_level = [&](int level, const std::string& field) {
-    if (level == 0) return Record("w", {1}, "Int8", "a") + field;
-    if (level == 1) return Len(1, Len(1, "w") + field + Len(2, tensor));
-    return ValueRecord("w", tensor + field);
+    const std::string map_tensor = TensorMsg({1}, "int64", Raw<int64_t>({7}));
+    switch (level) {
+      case 0:
+        return Record("w", {1}, "Int8", "a") + field;
+      case 1:
+        return Len(1, Len(1, "w") + field + Len(2, tensor));
+      case 2:
+        return ValueRecord("w", tensor + field);
+      case 3:
+        return Len(1, Len(1, "w") + Len(3, field + Len(1, map_tensor)) + Len(2, tensor));
+      default:
+        return Len(1, Len(1, "w") + Len(3, Len(1, map_tensor + field)) + Len(2, tensor));
+    }
   };
   int accepted = 0;
   int refused = 0;
-  for (int level = 0; level < 3; ++level) {
+  for (int level = 0; level < 5; ++level) {
     for (int depth = 26; depth <= 36; ++depth) {
       std::string groups;
       for (int i = 0; i < depth; ++i) groups += Key(20 + i, 3);
@@ -639,6 +651,13 @@ TEST_F(CkptTest, WireEdgesMatchTheGeneratedParser) {
   }
   EXPECT_GT(accepted, 0);  // the depth sweep crosses the limit at every level
   EXPECT_GT(refused, 0);
+  // A maptensor replaced by a tensor is read as the tensor; a broken one is still an error.
+  const std::string replaced =
+      Len(1, Len(1, "w") + Len(3, Len(1, TensorMsg({1}, "int64", "12345678"))) + Len(2, tensor));
+  ExpectWalkMatchesGeneratedParser(replaced);
+  EXPECT_TRUE(ReadBytes(replaced).ok());
+  EXPECT_CKPT_ERROR(ReadBytes(Len(1, Len(1, "w") + Len(3, "\x6d") + Len(2, tensor))),
+                    ErrorCode::kCorrupt, "unknown field 13");
   // The tensor's own fields with overlong encodings.
   ExpectSameVerdictAsGeneratedParser(
       ValueRecord("w", Key(1, 0) + Varint(1) + Key(2, 2) + "\x84\x80\x80\x80\x80\x00" + "Int8" +
