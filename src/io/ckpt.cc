@@ -473,7 +473,7 @@ Result<TensorFile> ReadMindSporeCkpt(std::shared_ptr<const Buffer> file,
   if (bytes.empty()) return Status::Corrupt("no values before the crc_num trailer");
   NUMPROBE_ASSIGN_OR_RETURN(const std::vector<CkptRawValue> values,
                             detail::DecodeCkptValues(bytes));
-  Assembler assembler(file, options, &out);
+  Assembler assembler(std::move(file), options, &out);
   NUMPROBE_RETURN_IF_ERROR(assembler.Run(values));
   return out;
 }

@@ -425,7 +425,8 @@ bool SameCkptValues(const std::vector<CkptRawValue>& walked,
     if (!a.has_tensor) continue;
     if (a.dims != b.dims || a.tensor_type != b.tensor_type) return false;
     if (a.content.size() != b.content.size()) return false;
-    if (!a.content.empty() && std::memcmp(a.content.data(), b.content.data(), b.content.size())) {
+    if (!a.content.empty() &&
+        std::memcmp(a.content.data(), b.content.data(), b.content.size()) != 0) {
       return false;
     }
   }
