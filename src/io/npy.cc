@@ -204,8 +204,11 @@ class LiteralParser {
       return Error("malformed integer");
     }
     if (!negative) {
-      if (value == INT64_MIN) overflow = true;
-      value = -value;
+      if (value == INT64_MIN) {
+        overflow = true;  // 2^63 has no positive int64 (found by fuzz_npy)
+      } else {
+        value = -value;
+      }
     }
     out->kind = PyValue::Kind::kInt;
     out->integer = overflow ? 0 : value;

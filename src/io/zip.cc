@@ -94,11 +94,10 @@ struct Zip64Values {
 
 // Replaces the 32-bit fields that hold 0xFFFFFFFF by their values from the zip64 extra field
 // (id 1), which lists only those fields, in the order uncompressed, compressed, offset.
-Status ApplyZip64Extra(std::span<const std::byte> extra, std::string_view name, bool local,
-                       Zip64Values* v) {
+Status ApplyZip64Extra(std::span<const std::byte> extra, std::string_view name, Zip64Values* v) {
   const bool need_uncompressed = v->uncompressed == kMax32;
   const bool need_compressed = v->compressed == kMax32;
-  const bool need_offset = !local && v->local_header_offset == kMax32;
+  const bool need_offset = v->local_header_offset == kMax32;
   if (!need_uncompressed && !need_compressed && !need_offset) return Status::Ok();
   size_t pos = 0;
   while (extra.size() - pos >= 4) {
@@ -240,7 +239,7 @@ Result<ZipArchive> ZipArchive::Open(std::shared_ptr<const Buffer> file, const Zi
     Zip64Values v{U32(h + 24), U32(h + 20), U32(h + 42)};
     NUMPROBE_RETURN_IF_ERROR(CheckName(entry.name));
     NUMPROBE_RETURN_IF_ERROR(ApplyZip64Extra(
-        std::span<const std::byte>(h + kCentralSize + name_len, extra_len), entry.name, false, &v));
+        std::span<const std::byte>(h + kCentralSize + name_len, extra_len), entry.name, &v));
     entry.uncompressed_size = v.uncompressed;
     entry.compressed_size = v.compressed;
     entry.local_header_offset = v.local_header_offset;

@@ -72,6 +72,8 @@ def npy_cases():
         "shape product overflows", "a zero dim does not excuse the overflow")
     add("dim_overflow.npy", npy(d("'<f4'", "(99999999999999999999,)")), "overflows 64 bits",
         "one dim past int64")
+    add("dim_two_to_63.npy", npy(d("'<f4'", "(9223372036854775808,)")), "dimension overflows",
+        "2^63: one past int64 (a fuzz finding)")
     add("bytes_overflow.npy", npy(d("'<f8'", "(4611686018427387904,)")),
         "size in bytes overflows", "numel fits, numel * 8 does not")
     add("negative_dim.npy", npy(d("'<f4'", "(-1, 3)")), "negative dimension -1",

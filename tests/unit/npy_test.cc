@@ -259,6 +259,10 @@ TEST(NpyHeader, ValidatesShapeAndSizes) {
   EXPECT_ERROR(bad("(0, 4294967296, 4294967296)"), ErrorCode::kOutOfRange,
                "shape product overflows");
   EXPECT_ERROR(bad("(99999999999999999999,)"), ErrorCode::kOutOfRange, "overflows 64 bits");
+  EXPECT_ERROR(bad("(9223372036854775808,)"), ErrorCode::kOutOfRange, "dimension overflows");
+  EXPECT_ERROR(bad("(-9223372036854775808,)"), ErrorCode::kCorrupt,
+               "negative dimension -9223372036854775808");
+  EXPECT_ERROR(bad("(9223372036854775807,)"), ErrorCode::kOutOfRange, "size in bytes overflows");
   // numel fits int64 but numel * 8 does not.
   EXPECT_ERROR(bad("(2305843009213693952,)"), ErrorCode::kOutOfRange, "size in bytes overflows");
   std::string dims = "(";
