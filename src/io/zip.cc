@@ -12,6 +12,7 @@
 #include "numprobe/checked.h"
 
 #include "io/atomic_output.h"
+#include "io/quoted.h"
 
 #ifdef NUMPROBE_WITH_ZLIB
 #include <zlib.h>
@@ -47,23 +48,7 @@ uint16_t U16(const std::byte* p) {
 uint32_t U32(const std::byte* p) { return U16(p) | (static_cast<uint32_t>(U16(p + 2)) << 16); }
 uint64_t U64(const std::byte* p) { return U32(p) | (static_cast<uint64_t>(U32(p + 4)) << 32); }
 
-// A name as it may appear in a one-line message: non-printable bytes escaped, long names cut.
-std::string Quote(std::string_view name) {
-  std::string out = "'";
-  for (size_t i = 0; i < name.size() && i < 200; ++i) {
-    const auto c = static_cast<unsigned char>(name[i]);
-    if (c < 0x20 || c == 0x7f || c == '\'' || c == '\\') {
-      static constexpr char kHex[] = "0123456789abcdef";
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  if (name.size() > 200) out += "...";
-  return out + "'";
-}
+std::string Quote(std::string_view name) { return detail::Quoted(name); }
 
 std::string Hex(uint64_t v) {
   static constexpr char kHex[] = "0123456789abcdef";
