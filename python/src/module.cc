@@ -92,12 +92,12 @@ py::object JsonToPy(const JsonValue& v) {
     case JsonValue::Kind::kArray: {
       py::list out;
       for (const JsonValue& item : v.array()) out.append(JsonToPy(item));
-      return std::move(out);
+      return out;
     }
     case JsonValue::Kind::kObject: {
       py::dict out;
       for (const auto& [k, item] : v.object()) out[py::str(k)] = JsonToPy(item);
-      return std::move(out);
+      return out;
     }
   }
   return py::none();
@@ -487,7 +487,7 @@ PYBIND11_MODULE(_numprobe, m) {
         out["step"] = r->step;
         out["rank"] = r->rank;
         out["report"] = r->report;
-        return std::move(out);
+        return out;
       });
 
   m.def(
