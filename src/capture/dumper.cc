@@ -349,7 +349,13 @@ Result<LeafStats> ComputeLeafStats(const TensorView& view, StatsPrecision precis
   } else {
     out.values[0] = JsonValue::Double(s.max);
     out.values[1] = JsonValue::Double(s.min);
-    out.values[2] = JsonValue::Double(ReportRound(dt, precision, s.mean));
+    // torch's mean is sum / n with the sum already rounded to the dtype (a second rounding).
+    double mean = s.mean;
+    if (precision == StatsPrecision::kLow && dt != DType::kF64) {
+      const double n = static_cast<double>(s.count);
+      mean = RoundToDType(dt, s.mean * n) / n;
+    }
+    out.values[2] = JsonValue::Double(ReportRound(dt, precision, mean));
     out.values[3] = JsonValue::Double(ReportRound(dt, precision, s.norm));
   }
   return out;
