@@ -38,7 +38,8 @@ void LayerNormKernel(const std::vector<float>& x, const std::vector<float>& gamm
     const float var = sum_sq / kCols - mean * mean;  // one pass: cancels badly for large means
     const float inv = 1.0f / std::sqrt(var + eps);
     for (int c = 0; c < kCols; ++c) {
-      (*y)[static_cast<size_t>(r) * kCols + static_cast<size_t>(c)] = (row[c] - mean) * inv * gamma[static_cast<size_t>(c)] + beta[static_cast<size_t>(c)];
+      (*y)[static_cast<size_t>(r) * kCols + static_cast<size_t>(c)] =
+          (row[c] - mean) * inv * gamma[static_cast<size_t>(c)] + beta[static_cast<size_t>(c)];
     }
   }
 }
@@ -55,8 +56,8 @@ void LayerNormReference(const std::vector<float>& x, const std::vector<float>& g
     var /= kCols;
     const double inv = 1.0 / std::sqrt(var + eps);
     for (int c = 0; c < kCols; ++c) {
-      (*y)[static_cast<size_t>(r) * kCols + static_cast<size_t>(c)] =
-          static_cast<float>((row[c] - mean) * inv * gamma[static_cast<size_t>(c)] + beta[static_cast<size_t>(c)]);
+      (*y)[static_cast<size_t>(r) * kCols + static_cast<size_t>(c)] = static_cast<float>(
+          (row[c] - mean) * inv * gamma[static_cast<size_t>(c)] + beta[static_cast<size_t>(c)]);
     }
   }
 }
@@ -108,12 +109,14 @@ bool Run(const std::string& dump_path, bool kernel) {
 
   if (!Check(d.Start(), "start")) return false;
   const std::string ln = "Functional.layer_norm.0.forward";
-  bool ok = Check(d.RecordForwardInputs(ln, numprobe::DumpValue::List({T(x, {kRows, kCols}),
-                                                                        numprobe::DumpValue::List({numprobe::DumpValue::Int(kCols)}),
-                                                                        T(gamma, {kCols}), T(beta, {kCols}),
-                                                                        numprobe::DumpValue::Float(eps)}),
-                                              numprobe::DumpValue::Dict({})),
-                  "layer_norm inputs");
+  bool ok = Check(
+      d.RecordForwardInputs(
+          ln,
+          numprobe::DumpValue::List(
+              {T(x, {kRows, kCols}), numprobe::DumpValue::List({numprobe::DumpValue::Int(kCols)}),
+               T(gamma, {kCols}), T(beta, {kCols}), numprobe::DumpValue::Float(eps)}),
+          numprobe::DumpValue::Dict({})),
+      "layer_norm inputs");
   (kernel ? LayerNormKernel : LayerNormReference)(x, gamma, beta, eps, &h);
   ok = ok && Check(d.RecordForwardOutputs(ln, numprobe::DumpValue::List({T(h, {kRows, kCols})})),
                    "layer_norm outputs");
@@ -151,8 +154,9 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  std::printf("wrote %s/kernel and %s/reference; compare them with:\n"
-              "  numprobe compare -tp %s/kernel/step0 -gp %s/reference/step0 -o %s/compare\n",
-              out.c_str(), out.c_str(), out.c_str(), out.c_str(), out.c_str());
+  std::printf(
+      "wrote %s/kernel and %s/reference; compare them with:\n"
+      "  numprobe compare -tp %s/kernel/step0 -gp %s/reference/step0 -o %s/compare\n",
+      out.c_str(), out.c_str(), out.c_str(), out.c_str(), out.c_str());
   return 0;
 }

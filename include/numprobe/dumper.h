@@ -143,8 +143,7 @@ class Dumper {
   Status RecordBackward(std::string_view name, const DumpValue& grad_outputs,
                         const DumpValue& grad_inputs);
   // One parameter's gradient into "<module>.parameters_grad.<n>": {param: [T]}.
-  Status RecordParameterGrad(std::string_view entry, std::string_view param,
-                             const DumpValue& grad);
+  Status RecordParameterGrad(std::string_view entry, std::string_view param, const DumpValue& grad);
   // stack.json: the call stack of `name`, innermost frame first, as msprobe formats frames
   // ("File p, line n, in f, \n source"). Identical stacks are stored once.
   void AddStack(std::string_view name, std::vector<std::string> frames);

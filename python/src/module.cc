@@ -1,13 +1,13 @@
 // _numprobe: the Python binding of numprobe's capture core. Python hands over tensor memory as
 // (data_ptr, dtype, shape, strides) read from the tensor object; statistics are computed in C++ on
 // that memory (no copy, no Python floats). Errors become numprobe.Error (one ThrowIfError).
-#include <pybind11/pybind11.h>
-#include <pybind11/stl.h>
-#include <pybind11/stl/filesystem.h>
-
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <pybind11/stl/filesystem.h>
 
 #include "numprobe/dump_config.h"
 #include "numprobe/dump_journal.h"
@@ -36,11 +36,11 @@ T ValueOrThrow(Result<T> result) {
 // Objects the converter recognizes, registered once by numprobe.pytorch (torch is not imported
 // here so that the module works without torch).
 struct TorchTypes {
-  py::object tensor_type;    // torch.Tensor
-  py::object size_type;      // torch.Size
-  py::dict dtype_map;        // torch.dtype -> numprobe DType value
-  py::object fallback;       // callable(obj) -> None | ("plain", type, value) | ("literal", json-able)
-  py::object device_batch;   // callable(list[Tensor]) -> list[[max, min, mean, norm]]
+  py::object tensor_type;  // torch.Tensor
+  py::object size_type;    // torch.Size
+  py::dict dtype_map;      // torch.dtype -> numprobe DType value
+  py::object fallback;  // callable(obj) -> None | ("plain", type, value) | ("literal", json-able)
+  py::object device_batch;         // callable(list[Tensor]) -> list[[max, min, mean, norm]]
   bool force_device_path = false;  // route CPU tensors through device_batch (tests)
   bool ready = false;
 };
@@ -70,7 +70,8 @@ JsonValue PyToJson(py::handle h, int depth) {
   if (PyDict_Check(h.ptr())) {
     JsonValue::Object members;
     for (auto item : py::reinterpret_borrow<py::dict>(h)) {
-      members.emplace_back(py::str(item.first).cast<std::string>(), PyToJson(item.second, depth + 1));
+      members.emplace_back(py::str(item.first).cast<std::string>(),
+                           PyToJson(item.second, depth + 1));
     }
     return JsonValue::MakeObject(std::move(members));
   }
@@ -159,7 +160,8 @@ class Converter {
     if (PyDict_Check(o)) {
       DumpValue::Members members;
       for (auto item : py::reinterpret_borrow<py::dict>(h)) {
-        members.emplace_back(py::str(item.first).cast<std::string>(), Convert(item.second, depth + 1));
+        members.emplace_back(py::str(item.first).cast<std::string>(),
+                             Convert(item.second, depth + 1));
       }
       return DumpValue::Dict(std::move(members));
     }
@@ -168,7 +170,8 @@ class Converter {
       if (PyTuple_Check(r.ptr()) && py::len(r) >= 2) {
         const std::string kind = py::str(r[py::int_(0)]).cast<std::string>();
         if (kind == "plain" && py::len(r) == 3) {
-          return DumpValue::Plain(py::str(r[py::int_(1)]).cast<std::string>(), PyToJson(r[py::int_(2)], 0));
+          return DumpValue::Plain(py::str(r[py::int_(1)]).cast<std::string>(),
+                                  PyToJson(r[py::int_(2)], 0));
         }
         if (kind == "literal") return DumpValue::Literal(PyToJson(r[py::int_(1)], 0));
         if (kind == "value") return Convert(r[py::int_(1)], depth + 1);
@@ -195,12 +198,15 @@ class Converter {
     py::object dtype = h.attr("dtype");
     if (!t.dtype_map.contains(dtype)) {
       // A dtype numprobe does not know (quantized, ...): shape and dtype name only.
-      return DumpValue::Literal(JsonValue::MakeObject(
-          {{"type", JsonValue::String("torch.Tensor")},
-           {"dtype", JsonValue::String(py::str(dtype).cast<std::string>())},
-           {"shape", PyToJson(h.attr("shape"), 0)},
-           {"Max", JsonValue()}, {"Min", JsonValue()}, {"Mean", JsonValue()}, {"Norm", JsonValue()},
-           {"requires_grad", JsonValue::Bool(arg.requires_grad)}}));
+      return DumpValue::Literal(
+          JsonValue::MakeObject({{"type", JsonValue::String("torch.Tensor")},
+                                 {"dtype", JsonValue::String(py::str(dtype).cast<std::string>())},
+                                 {"shape", PyToJson(h.attr("shape"), 0)},
+                                 {"Max", JsonValue()},
+                                 {"Min", JsonValue()},
+                                 {"Mean", JsonValue()},
+                                 {"Norm", JsonValue()},
+                                 {"requires_grad", JsonValue::Bool(arg.requires_grad)}}));
     }
     arg.view.dtype = static_cast<DType>(t.dtype_map[dtype].cast<int>());
     for (py::handle d : h.attr("shape")) arg.view.shape.push_back(d.cast<int64_t>());
@@ -305,8 +311,9 @@ PYBIND11_MODULE(_numprobe, m) {
         t.ready = true;
       },
       "Registers torch's types and the Python helpers the converter calls.");
-  m.def("set_force_device_path", [](bool on) { Types().force_device_path = on; },
-        "Tests: reduce CPU tensors through the batched device path.");
+  m.def(
+      "set_force_device_path", [](bool on) { Types().force_device_path = on; },
+      "Tests: reduce CPU tensors through the batched device path.");
 
   py::dict dtypes;
 #define NUMPROBE_PY_DTYPE_(e, name, ...) dtypes[py::str(name)] = static_cast<int>(DType::e);
@@ -317,7 +324,8 @@ PYBIND11_MODULE(_numprobe, m) {
   m.def(
       "tensor_stats",
       [](uintptr_t data_ptr, int dtype, std::vector<int64_t> shape, std::vector<int64_t> strides) {
-        if (dtype < 0 || dtype >= kDTypeCount) ThrowIfError(Status::InvalidArgument("unknown dtype"));
+        if (dtype < 0 || dtype >= kDTypeCount)
+          ThrowIfError(Status::InvalidArgument("unknown dtype"));
         if (shape.size() != strides.size()) {
           ThrowIfError(Status::InvalidArgument("shape and strides differ in length"));
         }
@@ -326,7 +334,8 @@ PYBIND11_MODULE(_numprobe, m) {
         v.dtype = static_cast<DType>(dtype);
         v.shape = std::move(shape);
         v.strides = std::move(strides);
-        if (v.numel() > 0 && v.data == nullptr) ThrowIfError(Status::InvalidArgument("null data pointer"));
+        if (v.numel() > 0 && v.data == nullptr)
+          ThrowIfError(Status::InvalidArgument("null data pointer"));
         Result<TensorStats> s = [&] {
           py::gil_scoped_release release;
           return ComputeStats(v);
@@ -337,14 +346,17 @@ PYBIND11_MODULE(_numprobe, m) {
       "Statistics of the tensor memory at data_ptr (elements of numprobe dtype `dtype`).");
 
   py::class_<DumpConfig>(m, "DumpConfig")
-      .def_static("parse", [](const std::string& text) { return ValueOrThrow(DumpConfig::Parse(text)); })
-      .def_static("load", [](const std::string& path) { return ValueOrThrow(DumpConfig::Load(path)); })
+      .def_static("parse",
+                  [](const std::string& text) { return ValueOrThrow(DumpConfig::Parse(text)); })
+      .def_static("load",
+                  [](const std::string& path) { return ValueOrThrow(DumpConfig::Load(path)); })
       .def("override",
            [](DumpConfig& c, const std::string& key, const std::string& json_value) {
              ThrowIfError(c.Override(key, json_value));
            })
       .def_property_readonly("task", [](const DumpConfig& c) { return std::string(c.task_name()); })
-      .def_property_readonly("level", [](const DumpConfig& c) { return std::string(c.level_name()); })
+      .def_property_readonly("level",
+                             [](const DumpConfig& c) { return std::string(c.level_name()); })
       .def_readonly("dump_path", &DumpConfig::dump_path)
       .def_readonly("steps", &DumpConfig::steps)
       .def_readonly("ranks", &DumpConfig::ranks)
@@ -496,7 +508,8 @@ PYBIND11_MODULE(_numprobe, m) {
         DumpJsonText t = ValueOrThrow(LoadDumpJson(rank_dir));
         return py::make_tuple(t.text, t.from_journal, t.truncated_tail);
       },
-      "dump.json text of a rank folder, rebuilt from the journal when dump.json is missing or older.");
+      "dump.json text of a rank folder, rebuilt from the journal when dump.json is missing or "
+      "older.");
   m.def(
       "read_journal",
       [](const std::string& path) {

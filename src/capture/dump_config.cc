@@ -150,8 +150,9 @@ Status ParseSection(std::string_view section_name, const JsonValue& section, boo
     if (key == "scope") {
       NUMPROBE_ASSIGN_OR_RETURN(auto scope, GetStringList(full, value));
       if (!scope.empty() && scope.size() != 2) {
-        return KeyError(full, "expected exactly two names (the start and the end of the range), got " +
-                                  std::to_string(scope.size()));
+        return KeyError(full,
+                        "expected exactly two names (the start and the end of the range), got " +
+                            std::to_string(scope.size()));
       }
       if (apply) config->scope = std::move(scope);
     } else if (key == "list") {
@@ -216,14 +217,16 @@ Status ParseSection(std::string_view section_name, const JsonValue& section, boo
 
 Result<DumpConfig> DumpConfig::Parse(std::string_view json_text) {
   auto parsed = ParseJson(json_text);
-  if (!parsed) return Status::InvalidArgument("config is not valid JSON: " + parsed.error().message());
+  if (!parsed)
+    return Status::InvalidArgument("config is not valid JSON: " + parsed.error().message());
   const JsonValue& root = *parsed;
   if (!root.is_object()) return Status::InvalidArgument("config must be a JSON object");
   DumpConfig config;
   config.source_json = ToJson(root, -1);
   // The task decides which section applies, so read it first.
   if (const JsonValue* task = root.Find("task")) {
-    NUMPROBE_ASSIGN_OR_RETURN(size_t i, GetChoice("task", *task, {"statistics", "tensor", "overflow_check"}));
+    NUMPROBE_ASSIGN_OR_RETURN(size_t i,
+                              GetChoice("task", *task, {"statistics", "tensor", "overflow_check"}));
     config.task = static_cast<DumpTask>(i);
   }
   bool has_dump_path = false;
@@ -248,7 +251,8 @@ Result<DumpConfig> DumpConfig::Parse(std::string_view json_text) {
       NUMPROBE_ASSIGN_OR_RETURN(config.is_deterministic, GetBool(key, value));
     } else if (key == "seed") {
       NUMPROBE_ASSIGN_OR_RETURN(config.seed, GetInt(key, value));
-      if (config.seed < 0 || config.seed > 0xFFFFFFFFll) return KeyError(key, "must be in 0..2^32-1");
+      if (config.seed < 0 || config.seed > 0xFFFFFFFFll)
+        return KeyError(key, "must be in 0..2^32-1");
     } else if (key == "precision") {
       NUMPROBE_ASSIGN_OR_RETURN(size_t i, GetChoice(key, value, {"low", "high"}));
       config.precision = static_cast<StatsPrecision>(i);

@@ -35,9 +35,10 @@ Result<RecoveredDump> ReadDumpJournal(const std::filesystem::path& path) {
   detail::EntryTable entries;
   detail::StackTable stacks;
   detail::ConstructTable construct;
-  JsonValue header = JsonValue::MakeObject(
-      {{"task", JsonValue()}, {"level", JsonValue()}, {"framework", JsonValue()},
-       {"dump_data_dir", JsonValue()}});
+  JsonValue header = JsonValue::MakeObject({{"task", JsonValue()},
+                                            {"level", JsonValue()},
+                                            {"framework", JsonValue()},
+                                            {"dump_data_dir", JsonValue()}});
   size_t pos = 0;
   int64_t line_no = 0;
   bool last_was_write_marker = false;
@@ -78,7 +79,8 @@ Result<RecoveredDump> ReadDumpJournal(const std::filesystem::path& path) {
       const std::string* name = StringMember(rec, "n");
       JsonValue* part = rec.Find("v");
       if (name == nullptr || part == nullptr || !part->is_object()) {
-        return Status::Corrupt("journal line " + std::to_string(line_no) + ": malformed data record");
+        return Status::Corrupt("journal line " + std::to_string(line_no) +
+                               ": malformed data record");
       }
       entries.Merge(*name, std::move(*part));
       ++out.records;
@@ -86,12 +88,14 @@ Result<RecoveredDump> ReadDumpJournal(const std::filesystem::path& path) {
       const std::string* name = StringMember(rec, "n");
       const JsonValue* frames = rec.Find("f");
       if (name == nullptr || frames == nullptr || !frames->is_array()) {
-        return Status::Corrupt("journal line " + std::to_string(line_no) + ": malformed stack record");
+        return Status::Corrupt("journal line " + std::to_string(line_no) +
+                               ": malformed stack record");
       }
       std::vector<std::string> f;
       for (const JsonValue& item : frames->array()) {
         if (item.kind() != JsonValue::Kind::kString) {
-          return Status::Corrupt("journal line " + std::to_string(line_no) + ": stack frame is not a string");
+          return Status::Corrupt("journal line " + std::to_string(line_no) +
+                                 ": stack frame is not a string");
         }
         f.push_back(item.string_value());
       }
@@ -99,7 +103,8 @@ Result<RecoveredDump> ReadDumpJournal(const std::filesystem::path& path) {
     } else if (*kind == "c") {
       const std::string* name = StringMember(rec, "n");
       if (name == nullptr) {
-        return Status::Corrupt("journal line " + std::to_string(line_no) + ": malformed construct record");
+        return Status::Corrupt("journal line " + std::to_string(line_no) +
+                               ": malformed construct record");
       }
       const std::string* parent = StringMember(rec, "p");
       construct.Add(*name, parent ? std::optional<std::string>(*parent) : std::nullopt);
@@ -124,7 +129,8 @@ Result<DumpJsonText> LoadDumpJson(const std::filesystem::path& rank_dir) {
   const bool has_dump = fs::exists(dump_json, ec);
   const bool has_journal = fs::exists(journal, ec);
   if (!has_dump && !has_journal) {
-    return Status::NotFound(rank_dir.string() + ": no dump.json and no " + std::string(kDumpJournalName));
+    return Status::NotFound(rank_dir.string() + ": no dump.json and no " +
+                            std::string(kDumpJournalName));
   }
   DumpJsonText out;
   if (has_journal) {

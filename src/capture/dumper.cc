@@ -1,9 +1,6 @@
 // Dumper: records ops into msprobe's dump tree with a crash-safe journal.
 #include "numprobe/dumper.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cmath>
 #include <condition_variable>
@@ -13,12 +10,16 @@
 #include <thread>
 #include <unordered_set>
 
-#include "capture/dump_tables.h"
+#include <fcntl.h>
+#include <unistd.h>
+
 #include "numprobe/dump_journal.h"
 #include "numprobe/float_convert.h"
 #include "numprobe/npy.h"
 #include "numprobe/stats.h"
 #include "numprobe/torch_pt.h"
+
+#include "capture/dump_tables.h"
 
 #ifdef NUMPROBE_WITH_ZLIB
 #include <zlib.h>
@@ -91,7 +92,8 @@ Status WriteFileAtomic(const fs::path& path, std::string_view content) {
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return Status::IoError(tmp.string() + ": cannot create: " + ErrnoText());
   Status st = WriteAll(fd, content, tmp);
-  if (st.ok() && ::fsync(fd) != 0) st = Status::IoError(tmp.string() + ": fsync failed: " + ErrnoText());
+  if (st.ok() && ::fsync(fd) != 0)
+    st = Status::IoError(tmp.string() + ": fsync failed: " + ErrnoText());
   ::close(fd);
   if (!st.ok()) return st;
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
@@ -142,7 +144,8 @@ class FileWriter {
     std::unique_lock lock(mu_);
     if (!thread_.joinable()) thread_ = std::thread([this] { Run(); });
     // Back-pressure: the training thread waits rather than letting copies pile up.
-    space_cv_.wait(lock, [&] { return pending_bytes_ == 0 || pending_bytes_ + bytes <= max_pending_; });
+    space_cv_.wait(lock,
+                   [&] { return pending_bytes_ == 0 || pending_bytes_ + bytes <= max_pending_; });
     pending_bytes_ += bytes;
     queue_.push_back(Job{std::move(path), std::move(tensor), format, bytes});
     work_cv_.notify_one();
@@ -256,7 +259,8 @@ JsonValue ScalarJson(const TensorView& view) {
     } else if constexpr (D == DType::kF32 || D == DType::kF64) {
       return JsonValue::Double(static_cast<double>(value));
     } else if constexpr (D == DType::kU64) {
-      if (value > static_cast<uint64_t>(INT64_MAX)) return JsonValue::Double(static_cast<double>(value));
+      if (value > static_cast<uint64_t>(INT64_MAX))
+        return JsonValue::Double(static_cast<double>(value));
       return JsonValue::Int(static_cast<int64_t>(value));
     } else if constexpr (std::is_integral_v<T> && !IsFloat8(D)) {
       return JsonValue::Int(static_cast<int64_t>(value));
@@ -276,7 +280,8 @@ std::pair<T, T> IntExtremes(const TensorView& view) {
   const int64_t n = view.numel();
   for (int64_t k = 0; k < n; ++k) {
     int64_t offset = 0;
-    for (int d = 0; d < nd; ++d) offset += index[static_cast<size_t>(d)] * view.strides[static_cast<size_t>(d)];
+    for (int d = 0; d < nd; ++d)
+      offset += index[static_cast<size_t>(d)] * view.strides[static_cast<size_t>(d)];
     T v;
     std::memcpy(&v, view.first() + offset * static_cast<int64_t>(sizeof(T)), sizeof(T));
     lo = std::min(lo, v);
@@ -333,8 +338,9 @@ Result<LeafStats> ComputeLeafStats(const TensorView& view, StatsPrecision precis
         out.values[1] = JsonValue::Int(lo);
       } else {
         auto [hi, lo] = IntExtremes<uint64_t>(view);
-        out.values[0] = hi > static_cast<uint64_t>(INT64_MAX) ? JsonValue::Double(static_cast<double>(hi))
-                                                            : JsonValue::Int(static_cast<int64_t>(hi));
+        out.values[0] = hi > static_cast<uint64_t>(INT64_MAX)
+                            ? JsonValue::Double(static_cast<double>(hi))
+                            : JsonValue::Int(static_cast<int64_t>(hi));
         out.values[1] = JsonValue::Int(static_cast<int64_t>(lo));
       }
     } else {
@@ -435,10 +441,10 @@ struct Dumper::Impl {
 
   int64_t step = 0;
   std::optional<int64_t> rank;
-  bool started = false;       // between Start() and Stop()
-  bool step_opened = false;   // the current step's folder was created by this Dumper
+  bool started = false;      // between Start() and Stop()
+  bool step_opened = false;  // the current step's folder was created by this Dumper
   bool closed = false;
-  fs::path current_dir;       // where the current step's folder is
+  fs::path current_dir;  // where the current step's folder is
   JsonValue header;
 
   detail::EntryTable entries;
@@ -517,7 +523,8 @@ struct Dumper::Impl {
     if (!config.scope.empty()) {
       selected = scope_active || name == config.scope[0] || name == config.scope[1];
     }
-    if (!config.list.empty()) selected = selected || ListMatch(name) || !list_modules_active.empty();
+    if (!config.list.empty())
+      selected = selected || ListMatch(name) || !list_modules_active.empty();
     if (selected) {
       if (IsModuleName(name)) selected_modules.insert(ModulePrefix(name));
       selected_forward.insert(std::move(key));
@@ -639,8 +646,8 @@ struct Dumper::Impl {
   }
 
   // Converts a top-level List/Dict (args, kwargs, outputs, parameters).
-  Result<JsonValue> ConvertTop(const DumpValue& v, std::string_view entry, std::string_view category,
-                               bool* nonfinite) {
+  Result<JsonValue> ConvertTop(const DumpValue& v, std::string_view entry,
+                               std::string_view category, bool* nonfinite) {
     Walk w{entry, category};
     w.files = WantsFiles(entry);
     auto out = Convert(v, w, 0);
@@ -669,7 +676,8 @@ struct Dumper::Impl {
     std::string text = "numprobe: overflow_check: first non-finite output in " + r.name +
                        " (step " + std::to_string(step) + ", " + r.rank + ")\n";
     const std::optional<std::string>* parent = construct.Find(name);
-    text += "  module: " + ((parent != nullptr && *parent) ? **parent : std::string("(none)")) + "\n";
+    text +=
+        "  module: " + ((parent != nullptr && *parent) ? **parent : std::string("(none)")) + "\n";
     std::vector<std::string> lines;
     CollectLeaves(entry_part, "", &lines);
     for (const std::string& l : lines) text += "  " + l + "\n";
@@ -694,7 +702,8 @@ struct Dumper::Impl {
     NUMPROBE_RETURN_IF_ERROR(
         WriteFileAtomic(current_dir / "dump.json", ToJson(entries.ToDumpJson(header), 1)));
     if (config.extra_info) {
-      NUMPROBE_RETURN_IF_ERROR(WriteFileAtomic(current_dir / "stack.json", ToJson(stacks.ToJson(), 1)));
+      NUMPROBE_RETURN_IF_ERROR(
+          WriteFileAtomic(current_dir / "stack.json", ToJson(stacks.ToJson(), 1)));
       NUMPROBE_RETURN_IF_ERROR(
           WriteFileAtomic(current_dir / "construct.json", ToJson(construct.ToJson(), 1)));
     }
@@ -714,8 +723,10 @@ struct Dumper::Impl {
     header.Set("task", JsonValue::String(std::string(config.task_name())));
     header.Set("level", JsonValue::String(std::string(config.level_name())));
     header.Set("framework", JsonValue::String(options.framework));
-    header.Set("dump_data_dir", FilesWanted() ? JsonValue::String(fs::absolute(current_dir / "dump_tensor_data").string())
-                                              : JsonValue());
+    header.Set("dump_data_dir",
+               FilesWanted()
+                   ? JsonValue::String(fs::absolute(current_dir / "dump_tensor_data").string())
+                   : JsonValue());
     // A new step starts its journal afresh (a rerun into the same path replaces the old one).
     NUMPROBE_RETURN_IF_ERROR(journal.Open(current_dir / std::string(kDumpJournalName), true));
     JsonValue h = header;
@@ -746,8 +757,10 @@ Dumper::~Dumper() { (void)Close(); }
 
 Result<std::unique_ptr<Dumper>> Dumper::Open(DumpConfig config, DumperOptions options) {
   NUMPROBE_RETURN_IF_ERROR(config.Validate());
-  if (config.dump_path.empty()) return Status::InvalidArgument("config key 'dump_path': is required");
-  return std::unique_ptr<Dumper>(new Dumper(std::make_unique<Impl>(std::move(config), std::move(options))));
+  if (config.dump_path.empty())
+    return Status::InvalidArgument("config key 'dump_path': is required");
+  return std::unique_ptr<Dumper>(
+      new Dumper(std::make_unique<Impl>(std::move(config), std::move(options))));
 }
 
 const DumpConfig& Dumper::config() const { return impl_->config; }
@@ -789,7 +802,8 @@ Status Dumper::SetRank(int64_t rank) {
   }
   d.current_dir = target;
   if (d.FilesWanted()) {
-    d.header.Set("dump_data_dir", JsonValue::String(fs::absolute(target / "dump_tensor_data").string()));
+    d.header.Set("dump_data_dir",
+                 JsonValue::String(fs::absolute(target / "dump_tensor_data").string()));
   }
   return Status::Ok();
 }
@@ -857,7 +871,8 @@ Status Dumper::RecordForwardInputs(std::string_view name, const DumpValue& args,
   bool nonfinite = false;
   NUMPROBE_ASSIGN_OR_RETURN(JsonValue a, d.ConvertTop(args, name, "input", &nonfinite));
   NUMPROBE_ASSIGN_OR_RETURN(JsonValue k, d.ConvertTop(kwargs, name, "kwargs", &nonfinite));
-  JsonValue part = JsonValue::MakeObject({{"input_args", std::move(a)}, {"input_kwargs", std::move(k)}});
+  JsonValue part =
+      JsonValue::MakeObject({{"input_args", std::move(a)}, {"input_kwargs", std::move(k)}});
   if (d.config.task == DumpTask::kOverflowCheck) {
     d.pending_inputs[std::string(name)] = {std::move(part), nonfinite};
     return Status::Ok();
@@ -928,11 +943,13 @@ Status Dumper::RecordBackward(std::string_view name, const DumpValue& grad_outpu
   bool in_nonfinite = false;
   bool out_nonfinite = false;
   if (d.config.dump_input) {
-    NUMPROBE_ASSIGN_OR_RETURN(JsonValue in, d.ConvertTop(grad_outputs, name, "input", &in_nonfinite));
+    NUMPROBE_ASSIGN_OR_RETURN(JsonValue in,
+                              d.ConvertTop(grad_outputs, name, "input", &in_nonfinite));
     part.Set("input", std::move(in));
   }
   if (d.config.dump_output) {
-    NUMPROBE_ASSIGN_OR_RETURN(JsonValue out, d.ConvertTop(grad_inputs, name, "output", &out_nonfinite));
+    NUMPROBE_ASSIGN_OR_RETURN(JsonValue out,
+                              d.ConvertTop(grad_inputs, name, "output", &out_nonfinite));
     part.Set("output", std::move(out));
   }
   if (part.object().empty()) return Status::Ok();
@@ -983,10 +1000,9 @@ void Dumper::AddConstruct(std::string_view name, std::optional<std::string_view>
   if (d.config.level == DumpLevel::kL1 || d.config.level == DumpLevel::kL2) return;
   std::optional<std::string> p;
   if (parent) p = std::string(*parent);
-  (void)d.journal.Append(JsonValue::MakeObject(
-      {{"k", JsonValue::String("c")},
-       {"n", JsonValue::String(std::string(name))},
-       {"p", p ? JsonValue::String(*p) : JsonValue()}}));
+  (void)d.journal.Append(JsonValue::MakeObject({{"k", JsonValue::String("c")},
+                                                {"n", JsonValue::String(std::string(name))},
+                                                {"p", p ? JsonValue::String(*p) : JsonValue()}}));
   d.construct.Add(name, std::move(p));
 }
 

@@ -3,13 +3,13 @@
 // library reproduces Python's float repr and json.dumps layout, which msprobe's files use.
 #include "numprobe/json_value.h"
 
-#include <rapidjson/document.h>
-#include <rapidjson/error/en.h>
-
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <string>
+
+#include <rapidjson/document.h>
+#include <rapidjson/error/en.h>
 
 namespace numprobe {
 

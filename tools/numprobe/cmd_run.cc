@@ -1,18 +1,19 @@
 // numprobe run [--config CONFIG.json] -- COMMAND...: runs an unmodified Python training script
 // with capture on. The config goes to the child through NUMPROBE_CONFIG and numprobe's boot folder
 // (a sitecustomize that starts the debugger) is put first on PYTHONPATH.
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <string>
-#include <sys/wait.h>
 #include <vector>
 
-#include "cli.h"
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "numprobe/dump_config.h"
+
+#include "cli.h"
 
 namespace numprobe::cli {
 namespace {
@@ -24,7 +25,8 @@ struct RunOptions {
 
 // Where the numprobe Python package is: NUMPROBE_PYTHONPATH, else the build tree it was built in.
 std::string PackageRoot() {
-  if (const char* env = std::getenv("NUMPROBE_PYTHONPATH"); env != nullptr && *env != '\0') return env;
+  if (const char* env = std::getenv("NUMPROBE_PYTHONPATH"); env != nullptr && *env != '\0')
+    return env;
 #ifdef NUMPROBE_PYTHON_BUILD_DIR
   if (std::filesystem::exists(std::filesystem::path(NUMPROBE_PYTHON_BUILD_DIR) / "numprobe")) {
     return NUMPROBE_PYTHON_BUILD_DIR;
@@ -38,7 +40,8 @@ int Run(const RunOptions& opt) {
   if (config.empty()) {
     const char* env = std::getenv("NUMPROBE_CONFIG");
     if (env == nullptr || *env == '\0') {
-      return ReportError(Status::InvalidArgument("run needs --config CONFIG.json or NUMPROBE_CONFIG"));
+      return ReportError(
+          Status::InvalidArgument("run needs --config CONFIG.json or NUMPROBE_CONFIG"));
     }
     config = env;
   }
@@ -47,8 +50,9 @@ int Run(const RunOptions& opt) {
   if (!parsed.ok()) return ReportError(parsed.error());
   const std::string root = PackageRoot();
   if (root.empty()) {
-    return ReportError(Status::NotFound(
-        "numprobe Python package not found: set NUMPROBE_PYTHONPATH to the folder holding numprobe/"));
+    return ReportError(
+        Status::NotFound("numprobe Python package not found: set NUMPROBE_PYTHONPATH to the folder "
+                         "holding numprobe/"));
   }
   std::string pythonpath = root + "/numprobe/_boot:" + root;
   if (const char* old = std::getenv("PYTHONPATH"); old != nullptr && *old != '\0') {
@@ -57,7 +61,8 @@ int Run(const RunOptions& opt) {
   ::setenv("PYTHONPATH", pythonpath.c_str(), 1);
   ::setenv("NUMPROBE_CONFIG", std::filesystem::absolute(config).c_str(), 1);
   const pid_t pid = ::fork();
-  if (pid < 0) return ReportError(Status::IoError(std::string("fork failed: ") + std::strerror(errno)));
+  if (pid < 0)
+    return ReportError(Status::IoError(std::string("fork failed: ") + std::strerror(errno)));
   if (pid == 0) {
     std::vector<char*> argv;
     for (const std::string& a : opt.command) argv.push_back(const_cast<char*>(a.c_str()));
@@ -78,8 +83,9 @@ int Run(const RunOptions& opt) {
 
 void SetupRun(CLI::App& app, int* exit_code) {
   auto opt = std::make_shared<RunOptions>();
-  CLI::App* sub = app.add_subcommand(
-      "run", "Run an unmodified training script with capture on (numprobe run --config c.json -- python train.py)");
+  CLI::App* sub = app.add_subcommand("run",
+                                     "Run an unmodified training script with capture on (numprobe "
+                                     "run --config c.json -- python train.py)");
   sub->add_option("--config", opt->config, "config.json (msprobe keys); default: $NUMPROBE_CONFIG");
   sub->add_option("command", opt->command, "the command to run, after --")->required();
   sub->callback([opt, exit_code] { *exit_code = Run(*opt); });
