@@ -1,9 +1,9 @@
 // DumpConfig: msprobe's config.json keys, their validation and the keyword overrides.
-#include "numprobe/dump_config.h"
+#include <string>
 
 #include <gtest/gtest.h>
 
-#include <string>
+#include "numprobe/dump_config.h"
 
 namespace numprobe {
 namespace {
@@ -17,8 +17,8 @@ void ExpectInvalid(const std::string& json, const std::string& phrase) {
 }
 
 TEST(DumpConfigTest, ReadsTheFixtureConfigs) {
-  for (const char* name : {"config_statistics_base.json", "config_tensor_bf16.json",
-                           "config_statistics_nan.json"}) {
+  for (const char* name :
+       {"config_statistics_base.json", "config_tensor_bf16.json", "config_statistics_nan.json"}) {
     auto c = DumpConfig::Load(std::string(NUMPROBE_FIXTURES_DIR) + "/msprobe/" + name);
     ASSERT_TRUE(c.ok()) << name << ": " << c.error().ToString();
     EXPECT_EQ(c->level, DumpLevel::kMix);
@@ -27,7 +27,8 @@ TEST(DumpConfigTest, ReadsTheFixtureConfigs) {
     EXPECT_TRUE(c->dump_forward && c->dump_backward && c->dump_input && c->dump_output);
     EXPECT_EQ(c->summary_mode, SummaryMode::kStatistics);
   }
-  auto t = DumpConfig::Load(std::string(NUMPROBE_FIXTURES_DIR) + "/msprobe/config_tensor_base.json");
+  auto t =
+      DumpConfig::Load(std::string(NUMPROBE_FIXTURES_DIR) + "/msprobe/config_tensor_base.json");
   ASSERT_TRUE(t.ok());
   EXPECT_EQ(t->task, DumpTask::kTensor);
   EXPECT_EQ(t->task_name(), "tensor");
@@ -64,8 +65,9 @@ TEST(DumpConfigTest, UnknownKeysAndBadValuesNameTheKey) {
                 "'statistics.data_mode'");
   ExpectInvalid(R"({"dump_path": "x", "statistics": {"summary_mode": "xor"}})",
                 "'statistics.summary_mode'");
-  ExpectInvalid(R"({"dump_path": "x", "task": "overflow_check", "overflow_check": {"overflow_nums": 0}})",
-                "'overflow_check.overflow_nums'");
+  ExpectInvalid(
+      R"({"dump_path": "x", "task": "overflow_check", "overflow_check": {"overflow_nums": 0}})",
+      "'overflow_check.overflow_nums'");
   ExpectInvalid(R"({"dump_path": "x", "statistics": {"overflow_nums": 2}})",
                 "'statistics.overflow_nums': unknown key");
   ExpectInvalid(R"({"dump_path": "x", "task": "tensor", "async_dump": true})", "needs tensor.list");

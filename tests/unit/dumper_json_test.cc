@@ -1,13 +1,13 @@
 // JsonValue: Python-identical serialization (msprobe writes its files with json.dumps) and
 // parsing of the NaN/Infinity tokens.
-#include "numprobe/json_value.h"
-
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <fstream>
 #include <limits>
 #include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "numprobe/json_value.h"
 
 namespace numprobe {
 namespace {

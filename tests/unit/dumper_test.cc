@@ -2,13 +2,13 @@
 // and crash safety through the journal.
 #include "numprobe/dumper.h"
 
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
+
+#include <gtest/gtest.h>
 
 #include "numprobe/dump_journal.h"
 #include "numprobe/float_convert.h"
@@ -22,7 +22,8 @@ class DumperTest : public ::testing::Test {
  protected:
   void SetUp() override {
     root_ = fs::temp_directory_path() /
-            ("numprobe_dumper_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+            ("numprobe_dumper_" +
+             std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::remove_all(root_);
   }
   void TearDown() override { fs::remove_all(root_); }
@@ -60,7 +61,8 @@ TEST_F(DumperTest, WritesMsprobeLayoutAndLeafOrder) {
   auto d = Open("");
   std::vector<float> x = {1, -2, 3, 4};
   ASSERT_TRUE(d->Start().ok());
-  ASSERT_TRUE(d->RecordForwardInputs("Functional.relu.0.forward", DumpValue::List({F32(x, {2, 2}, true)}),
+  ASSERT_TRUE(d->RecordForwardInputs("Functional.relu.0.forward",
+                                     DumpValue::List({F32(x, {2, 2}, true)}),
                                      DumpValue::Dict({{"inplace", DumpValue::Bool(false)}}))
                   .ok());
   ASSERT_TRUE(d->RecordForwardOutputs("Functional.relu.0.forward",
@@ -85,7 +87,8 @@ TEST_F(DumperTest, WritesMsprobeLayoutAndLeafOrder) {
   EXPECT_EQ(leaf.Find("Mean")->double_value(), 1.5);
   EXPECT_EQ(leaf.Find("Norm")->double_value(), RoundToDType(DType::kF32, std::sqrt(30.0)));
   EXPECT_TRUE(leaf.Find("requires_grad")->bool_value());
-  EXPECT_EQ(ToJson(*entry->Find("input_kwargs"), -1), R"({"inplace":{"type":"bool","value":false}})");
+  EXPECT_EQ(ToJson(*entry->Find("input_kwargs"), -1),
+            R"({"inplace":{"type":"bool","value":false}})");
   EXPECT_TRUE(fs::exists(dir / "stack.json"));
   EXPECT_EQ(ToJson(ReadJson(dir / "construct.json"), -1), "{}");  // L1: no construct
 }
@@ -94,7 +97,8 @@ TEST_F(DumperTest, Bf16StatisticsAreReportedAtBf16PrecisionAndIntsBoolsScalarsFo
   auto d = Open("");
   ASSERT_TRUE(d->Start().ok());
   std::vector<uint16_t> bf(3);
-  for (int i = 0; i < 3; ++i) bf[static_cast<size_t>(i)] = F32ToBF16(0.1f * static_cast<float>(i + 1));
+  for (int i = 0; i < 3; ++i)
+    bf[static_cast<size_t>(i)] = F32ToBF16(0.1f * static_cast<float>(i + 1));
   TensorArg b;
   b.view = TensorView::Contiguous(bf.data(), DType::kBF16, {3});
   std::vector<int64_t> ints = {5, -7, 9};
@@ -106,10 +110,11 @@ TEST_F(DumperTest, Bf16StatisticsAreReportedAtBf16PrecisionAndIntsBoolsScalarsFo
   float scalar = 2.5f;
   TensorArg s;
   s.view = TensorView::Contiguous(&scalar, DType::kF32, {});
-  ASSERT_TRUE(d->RecordForwardOutputs("Torch.x.0.forward",
-                                      DumpValue::List({DumpValue::Tensor(b), DumpValue::Tensor(i64),
-                                                       DumpValue::Tensor(bl), DumpValue::Tensor(s)}))
-                  .ok());
+  ASSERT_TRUE(
+      d->RecordForwardOutputs("Torch.x.0.forward",
+                              DumpValue::List({DumpValue::Tensor(b), DumpValue::Tensor(i64),
+                                               DumpValue::Tensor(bl), DumpValue::Tensor(s)}))
+          .ok());
   ASSERT_TRUE(d->Stop().ok());
   JsonValue dump = ReadJson(root_ / "step0" / "rank0" / "dump.json");
   const auto& out = dump.Find("data")->Find("Torch.x.0.forward")->Find("output")->array();
@@ -120,14 +125,17 @@ TEST_F(DumperTest, Bf16StatisticsAreReportedAtBf16PrecisionAndIntsBoolsScalarsFo
   EXPECT_TRUE(out[1].Find("Mean")->is_null());
   EXPECT_TRUE(out[2].Find("Max")->bool_value());   // any
   EXPECT_FALSE(out[2].Find("Min")->bool_value());  // all
-  for (const char* k : {"Max", "Min", "Mean", "Norm"}) EXPECT_EQ(out[3].Find(k)->double_value(), 2.5);
+  for (const char* k : {"Max", "Min", "Mean", "Norm"})
+    EXPECT_EQ(out[3].Find(k)->double_value(), 2.5);
 }
 
 TEST_F(DumperTest, NonFiniteStatisticsAreBareTokens) {
   auto d = Open("");
   ASSERT_TRUE(d->Start().ok());
   const float inf = std::numeric_limits<float>::infinity();
-  ASSERT_TRUE(d->RecordForwardOutputs("Tensor.__mul__.0.forward", DumpValue::List({F32({inf, -inf, 1}, {3})})).ok());
+  ASSERT_TRUE(d->RecordForwardOutputs("Tensor.__mul__.0.forward",
+                                      DumpValue::List({F32({inf, -inf, 1}, {3})}))
+                  .ok());
   ASSERT_TRUE(d->Stop().ok());
   std::ifstream in(root_ / "step0" / "rank0" / "dump.json");
   std::stringstream s;
@@ -144,7 +152,8 @@ TEST_F(DumperTest, Md5IsCrc32OfTheBytes) {
   std::vector<uint8_t> bytes = {'1', '2', '3', '4', '5', '6', '7', '8', '9'};
   TensorArg a;
   a.view = TensorView::Contiguous(bytes.data(), DType::kU8, {9});
-  ASSERT_TRUE(d->RecordForwardOutputs("Torch.y.0.forward", DumpValue::List({DumpValue::Tensor(a)})).ok());
+  ASSERT_TRUE(
+      d->RecordForwardOutputs("Torch.y.0.forward", DumpValue::List({DumpValue::Tensor(a)})).ok());
   ASSERT_TRUE(d->Stop().ok());
   JsonValue dump = ReadJson(root_ / "step0" / "rank0" / "dump.json");
   const JsonValue& leaf = dump.Find("data")->Find("Torch.y.0.forward")->Find("output")->array()[0];
@@ -153,12 +162,15 @@ TEST_F(DumperTest, Md5IsCrc32OfTheBytes) {
 }
 
 TEST_F(DumperTest, StepFilterScopeAndDataMode) {
-  auto d = Open(R"(, "step": [1], "statistics": {"scope": ["Torch.b.0.forward", "Torch.c.0.forward"],
-                    "data_mode": ["forward", "output"]})", std::nullopt);
+  auto d =
+      Open(R"(, "step": [1], "statistics": {"scope": ["Torch.b.0.forward", "Torch.c.0.forward"],
+                    "data_mode": ["forward", "output"]})",
+           std::nullopt);
   std::vector<float> x = {1};
   for (int step = 0; step < 2; ++step) {
     ASSERT_TRUE(d->Start().ok());
-    for (const char* n : {"Torch.a.0.forward", "Torch.b.0.forward", "Torch.c.0.forward", "Torch.e.0.forward"}) {
+    for (const char* n :
+         {"Torch.a.0.forward", "Torch.b.0.forward", "Torch.c.0.forward", "Torch.e.0.forward"}) {
       ASSERT_TRUE(d->RecordForward(n, DumpValue::List({F32(x, {1})}), DumpValue::Dict({}),
                                    DumpValue::List({F32(x, {1})}))
                       .ok());
@@ -195,14 +207,16 @@ TEST_F(DumperTest, ListSelectsByNameAndEverythingInsideAListedModule) {
   ASSERT_TRUE(d->RecordForward("Functional.linear.1.forward", t, none, t).ok());
   ASSERT_TRUE(d->RecordBackward("Functional.linear.0.backward", t, t).ok());
   ASSERT_TRUE(d->RecordBackward("Functional.conv2d.0.backward", t, t).ok());
-  ASSERT_TRUE(d->RecordParameterGrad("Module.fc1.Linear.parameters_grad.0", "weight", F32(x, {1})).ok());
+  ASSERT_TRUE(
+      d->RecordParameterGrad("Module.fc1.Linear.parameters_grad.0", "weight", F32(x, {1})).ok());
   ASSERT_TRUE(d->Stop().ok());
   JsonValue dump = ReadJson(root_ / "step0" / "rank0" / "dump.json");
   std::vector<std::string> names;
   for (const auto& m : dump.Find("data")->object()) names.push_back(m.first);
-  EXPECT_EQ(names, (std::vector<std::string>{"Functional.relu.0.forward", "Functional.linear.0.forward",
-                                             "Module.fc1.Linear.forward.0", "Functional.linear.0.backward",
-                                             "Module.fc1.Linear.parameters_grad.0"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"Functional.relu.0.forward", "Functional.linear.0.forward",
+                                      "Module.fc1.Linear.forward.0", "Functional.linear.0.backward",
+                                      "Module.fc1.Linear.parameters_grad.0"}));
 }
 
 TEST_F(DumperTest, OverflowCheckKeepsOnlyOverflowingOpsAndStopsAfterOverflowNums) {
@@ -211,17 +225,23 @@ TEST_F(DumperTest, OverflowCheckKeepsOnlyOverflowingOpsAndStopsAfterOverflowNums
   ASSERT_TRUE(d->Start().ok());
   d->AddStack("Tensor.__mul__.0.forward", {"File /site-packages/torch/x.py, line 1, in f, \n a",
                                            "File train.py, line 9, in forward, \n q * scale"});
-  for (const auto& [name, value] : std::vector<std::pair<std::string, float>>{
-           {"Torch.ok.0.forward", 1.0f}, {"Tensor.__mul__.0.forward", inf}, {"Torch.later.0.forward", inf}}) {
-    ASSERT_TRUE(d->RecordForwardInputs(name, DumpValue::List({F32({1, 2}, {2})}), DumpValue::Dict({})).ok());
+  for (const auto& [name, value] :
+       std::vector<std::pair<std::string, float>>{{"Torch.ok.0.forward", 1.0f},
+                                                  {"Tensor.__mul__.0.forward", inf},
+                                                  {"Torch.later.0.forward", inf}}) {
+    ASSERT_TRUE(
+        d->RecordForwardInputs(name, DumpValue::List({F32({1, 2}, {2})}), DumpValue::Dict({}))
+            .ok());
     ASSERT_TRUE(d->RecordForwardOutputs(name, DumpValue::List({F32({value, 2}, {2})})).ok());
   }
   EXPECT_FALSE(d->active());  // overflow_nums reached
   auto report = d->TakeOverflowReport();
   ASSERT_TRUE(report.has_value());
   EXPECT_EQ(report->name, "Tensor.__mul__.0.forward");
-  EXPECT_NE(report->report.find("output.0: torch.float32 [2] Max=Infinity"), std::string::npos) << report->report;
-  EXPECT_NE(report->report.find("source: File train.py, line 9"), std::string::npos) << report->report;
+  EXPECT_NE(report->report.find("output.0: torch.float32 [2] Max=Infinity"), std::string::npos)
+      << report->report;
+  EXPECT_NE(report->report.find("source: File train.py, line 9"), std::string::npos)
+      << report->report;
   EXPECT_FALSE(d->TakeOverflowReport().has_value());
   ASSERT_TRUE(d->Stop().ok());
   JsonValue dump = ReadJson(root_ / "step0" / "rank0" / "dump.json");
@@ -256,7 +276,8 @@ TEST_F(DumperTest, JournalRebuildsEverythingWhenDumpJsonIsMissingOrOlder) {
     s << in.rdbuf();
     std::ofstream(root_ / "journal_copy") << s.str() << "{\"k\":\"d\",\"n\":\"cut";  // a torn line
   }
-  fs::copy_file(root_ / "journal_copy", dir / "dump.json.journal", fs::copy_options::overwrite_existing);
+  fs::copy_file(root_ / "journal_copy", dir / "dump.json.journal",
+                fs::copy_options::overwrite_existing);
   auto loaded = LoadDumpJson(dir);
   ASSERT_TRUE(loaded.ok()) << loaded.error().ToString();
   EXPECT_TRUE(loaded->from_journal);
@@ -275,7 +296,8 @@ TEST_F(DumperTest, JournalRebuildsEverythingWhenDumpJsonIsMissingOrOlder) {
 
 TEST_F(DumperTest, CorruptJournalLineIsReportedWithItsNumber) {
   fs::create_directories(root_);
-  std::ofstream(root_ / "dump.json.journal") << "{\"k\":\"h\",\"task\":\"statistics\"}\nnot json\n{\"k\":\"w\"}\n";
+  std::ofstream(root_ / "dump.json.journal")
+      << "{\"k\":\"h\",\"task\":\"statistics\"}\nnot json\n{\"k\":\"w\"}\n";
   auto r = ReadDumpJournal(root_ / "dump.json.journal");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code(), ErrorCode::kCorrupt);
@@ -286,14 +308,17 @@ TEST_F(DumperTest, TensorTaskWritesPtFilesNamedLikeMsprobe) {
   auto d = Open(R"(, "task": "tensor")");
   std::vector<float> x = {1, 2, 3};
   ASSERT_TRUE(d->Start().ok());
-  ASSERT_TRUE(d->RecordForwardInputs("Tensor.add_.0.forward", DumpValue::List({F32(x, {3}), F32(x, {3})}),
+  ASSERT_TRUE(d->RecordForwardInputs("Tensor.add_.0.forward",
+                                     DumpValue::List({F32(x, {3}), F32(x, {3})}),
                                      DumpValue::Dict({{"other", F32(x, {3})}}))
                   .ok());
-  ASSERT_TRUE(d->RecordParameterGrad("Module.fc1.Linear.parameters_grad.0", "weight", F32(x, {3})).ok());
+  ASSERT_TRUE(
+      d->RecordParameterGrad("Module.fc1.Linear.parameters_grad.0", "weight", F32(x, {3})).ok());
   ASSERT_TRUE(d->Stop().ok());
   const fs::path data = root_ / "step0" / "rank0" / "dump_tensor_data";
-  for (const char* f : {"Tensor.add_.0.forward.input.0.pt", "Tensor.add_.0.forward.input.1.pt",
-                        "Tensor.add_.0.forward.kwargs.other.pt", "Module.fc1.Linear.parameters_grad.0.weight.pt"}) {
+  for (const char* f :
+       {"Tensor.add_.0.forward.input.0.pt", "Tensor.add_.0.forward.input.1.pt",
+        "Tensor.add_.0.forward.kwargs.other.pt", "Module.fc1.Linear.parameters_grad.0.weight.pt"}) {
     EXPECT_TRUE(fs::exists(data / f)) << f;
   }
 }
