@@ -257,3 +257,50 @@ def test_two_process_gloo_run_writes_rank_folders_with_collectives(tmp_path):
         entry = data["Distributed.all_reduce.0.forward"]
         assert entry["input_args"][0]["Max"] == rank + 1.0
         assert entry["output"][0]["Max"] == 3.0  # the reduced tensor, after the collective
+
+
+def test_batched_device_path_gives_the_same_statistics(tmp_path):
+    """The device path (one stacked reduction per op, one transfer) forced onto CPU tensors must
+    write what the C++ kernel path writes, up to the last bit of the dtype's mean/norm."""
+    body = """
+    import numprobe._numprobe as core
+    from numprobe.pytorch import PrecisionDebugger
+    if sys.argv[1] == "device":
+        core.set_force_device_path(True)
+    dbg = PrecisionDebugger(config_path="config.json")
+    dbg.start(model)
+    out = model(x)
+    out.sum().backward()
+    b = torch.tensor([True, False]) & torch.tensor([True, True])
+    s = torch.tensor(3, dtype=torch.int64) + 1
+    dbg.stop()
+    """
+    results = {}
+    for mode in ("kernel", "device"):
+        sub = tmp_path / mode
+        sub.mkdir()
+        run_script(sub, body, {"task": "statistics", "level": "mix"}, args=(mode,))
+        results[mode], _ = load(sub)
+    assert list(results["kernel"]["data"]) == list(results["device"]["data"])
+
+    def leaves(v):
+        if isinstance(v, dict) and "dtype" in v:
+            yield v
+        elif isinstance(v, dict):
+            for x in v.values():
+                yield from leaves(x)
+        elif isinstance(v, list):
+            for x in v:
+                yield from leaves(x)
+
+    pairs = list(zip(leaves(results["kernel"]["data"]), leaves(results["device"]["data"])))
+    assert len(pairs) > 20
+    for k, d in pairs:
+        assert (k["dtype"], k["shape"]) == (d["dtype"], d["shape"])
+        for key in ("Max", "Min"):
+            assert k[key] == d[key] and type(k[key]) is type(d[key])
+        for key in ("Mean", "Norm"):
+            if k[key] is None:
+                assert d[key] is None
+            else:
+                assert abs(k[key] - d[key]) <= 2**-22 * max(abs(k["Max"]), abs(k["Min"]), 1e-30) * 4
