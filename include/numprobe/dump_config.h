@@ -17,7 +17,8 @@
 namespace numprobe {
 
 enum class DumpTask : uint8_t { kStatistics, kTensor, kOverflowCheck };
-enum class DumpLevel : uint8_t { kL0, kL1, kMix, kL2 };
+// kDebug: only PrecisionDebugger.save() records (into debug.json).
+enum class DumpLevel : uint8_t { kL0, kL1, kMix, kL2, kDebug };
 enum class SummaryMode : uint8_t { kStatistics, kMd5 };
 // Statistics precision: kLow reports them at the tensor's own precision (as torch computes
 // them), kHigh in fp32 or better.

@@ -144,6 +144,9 @@ class Dumper {
                         const DumpValue& grad_inputs);
   // One parameter's gradient into "<module>.parameters_grad.<n>": {param: [T]}.
   Status RecordParameterGrad(std::string_view entry, std::string_view param, const DumpValue& grad);
+  // debug.json (PrecisionDebugger.save): `name` ("x.0" for the first save of "x") holds `value`
+  // as analyzed; tensor files are named "<name>.debug[.<index>].pt".
+  Status RecordDebug(std::string_view name, const DumpValue& value);
   // stack.json: the call stack of `name`, innermost frame first, as msprobe formats frames
   // ("File p, line n, in f, \n source"). Identical stacks are stored once.
   void AddStack(std::string_view name, std::vector<std::string> frames);

@@ -483,6 +483,17 @@ PYBIND11_MODULE(_numprobe, m) {
              }
              ThrowIfError(st);
            })
+      .def("record_debug",
+           [](Dumper& d, const std::string& name, py::handle value) {
+             Converter conv(NeedData(d));
+             auto v = ConvertAll({value}, NeedData(d), &conv);
+             Status st;
+             {
+               py::gil_scoped_release release;
+               st = d.RecordDebug(name, v[0]);
+             }
+             ThrowIfError(st);
+           })
       .def("add_stack",
            [](Dumper& d, const std::string& name, std::vector<std::string> frames) {
              d.AddStack(name, std::move(frames));
@@ -518,6 +529,7 @@ PYBIND11_MODULE(_numprobe, m) {
         out["dump"] = JsonToPy(r.dump);
         out["stack"] = JsonToPy(r.stack);
         out["construct"] = JsonToPy(r.construct);
+        out["debug"] = JsonToPy(r.debug);
         out["records"] = r.records;
         out["dump_json_current"] = r.dump_json_current;
         out["truncated_tail"] = r.truncated_tail;

@@ -137,7 +137,7 @@ Result<std::vector<int64_t>> GetIndexList(std::string_view key, const JsonValue&
 }
 
 constexpr std::array<std::string_view, 3> kTaskNames = {"statistics", "tensor", "overflow_check"};
-constexpr std::array<std::string_view, 4> kLevelNames = {"L0", "L1", "mix", "L2"};
+constexpr std::array<std::string_view, 5> kLevelNames = {"L0", "L1", "mix", "L2", "debug"};
 
 Status ParseSection(std::string_view section_name, const JsonValue& section, bool is_current,
                     DumpConfig* config) {
@@ -241,7 +241,8 @@ Result<DumpConfig> DumpConfig::Parse(std::string_view json_text) {
     } else if (key == "step") {
       NUMPROBE_ASSIGN_OR_RETURN(config.steps, GetIndexList(key, value));
     } else if (key == "level") {
-      NUMPROBE_ASSIGN_OR_RETURN(size_t i, GetChoice(key, value, {"L0", "L1", "mix", "L2"}));
+      NUMPROBE_ASSIGN_OR_RETURN(size_t i,
+                                GetChoice(key, value, {"L0", "L1", "mix", "L2", "debug"}));
       config.level = static_cast<DumpLevel>(i);
     } else if (key == "async_dump") {
       NUMPROBE_ASSIGN_OR_RETURN(config.async_dump, GetBool(key, value));

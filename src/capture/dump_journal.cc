@@ -39,6 +39,7 @@ Result<RecoveredDump> ReadDumpJournal(const std::filesystem::path& path) {
                                             {"level", JsonValue()},
                                             {"framework", JsonValue()},
                                             {"dump_data_dir", JsonValue()}});
+  JsonValue debug = JsonValue::MakeObject();
   size_t pos = 0;
   int64_t line_no = 0;
   bool last_was_write_marker = false;
@@ -108,6 +109,14 @@ Result<RecoveredDump> ReadDumpJournal(const std::filesystem::path& path) {
       }
       const std::string* parent = StringMember(rec, "p");
       construct.Add(*name, parent ? std::optional<std::string>(*parent) : std::nullopt);
+    } else if (*kind == "g") {
+      const std::string* name = StringMember(rec, "n");
+      JsonValue* value = rec.Find("v");
+      if (name == nullptr || value == nullptr) {
+        return Status::Corrupt("journal line " + std::to_string(line_no) +
+                               ": malformed debug record");
+      }
+      debug.Set(*name, std::move(*value));
     } else if (*kind == "w") {
       last_was_write_marker = true;
     } else {
@@ -119,6 +128,7 @@ Result<RecoveredDump> ReadDumpJournal(const std::filesystem::path& path) {
   out.dump = entries.ToDumpJson(header);
   out.stack = stacks.ToJson();
   out.construct = construct.ToJson();
+  out.debug = std::move(debug);
   return out;
 }
 

@@ -450,6 +450,7 @@ struct Dumper::Impl {
   detail::EntryTable entries;
   detail::StackTable stacks;
   detail::ConstructTable construct;
+  JsonValue debug = JsonValue::MakeObject();  // debug.json's data
   Journal journal;
   FileWriter writer;
 
@@ -707,6 +708,12 @@ struct Dumper::Impl {
       NUMPROBE_RETURN_IF_ERROR(
           WriteFileAtomic(current_dir / "construct.json", ToJson(construct.ToJson(), 1)));
     }
+    if (!debug.object().empty()) {
+      JsonValue out = header;
+      out.Set("level", JsonValue::String("debug"));
+      out.Set("data", debug);
+      NUMPROBE_RETURN_IF_ERROR(WriteFileAtomic(current_dir / "debug.json", ToJson(out, 1)));
+    }
     return journal.Append(JsonValue::MakeObject({{"k", JsonValue::String("w")}}));
   }
 
@@ -740,6 +747,7 @@ struct Dumper::Impl {
     entries.Clear();
     stacks.Clear();
     construct.Clear();
+    debug = JsonValue::MakeObject();
     journal.Close();
     step_opened = false;
     scope_active = false;
@@ -977,6 +985,20 @@ Status Dumper::RecordParameterGrad(std::string_view entry, std::string_view para
     d.NoteOverflow(entry, part);
   }
   return d.Commit(entry, std::move(part));
+}
+
+Status Dumper::RecordDebug(std::string_view name, const DumpValue& value) {
+  std::lock_guard lock(impl_->mu);
+  Impl& d = *impl_;
+  if (!d.Active()) return Status::Ok();
+  Impl::Walk w{name, "debug"};
+  w.files = d.config.task == DumpTask::kTensor;
+  NUMPROBE_ASSIGN_OR_RETURN(JsonValue v, d.Convert(value, w, 0));
+  const std::string key = std::string(name) + ".debug";
+  NUMPROBE_RETURN_IF_ERROR(d.journal.Append(JsonValue::MakeObject(
+      {{"k", JsonValue::String("g")}, {"n", JsonValue::String(key)}, {"v", v}})));
+  d.debug.Set(key, std::move(v));
+  return Status::Ok();
 }
 
 void Dumper::AddStack(std::string_view name, std::vector<std::string> frames) {

@@ -304,3 +304,28 @@ def test_batched_device_path_gives_the_same_statistics(tmp_path):
                 assert d[key] is None
             else:
                 assert abs(k[key] - d[key]) <= 2**-22 * max(abs(k["Max"]), abs(k["Min"]), 1e-30) * 4
+
+
+def test_save_writes_debug_json_with_the_gradient(tmp_path):
+    body = """
+    from numprobe.pytorch import PrecisionDebugger
+    dbg = PrecisionDebugger(config_path="config.json")
+    dbg.start()
+    w = torch.ones(3, requires_grad=True)
+    y = w * 2
+    dbg.save(y, "y")
+    dbg.save({"n": 3, "t": w.detach()}, "misc")
+    y.sum().backward()
+    dbg.stop()
+    """
+    run_script(tmp_path, body, {"task": "statistics", "level": "debug"})
+    (rank_dir,) = glob.glob(str(tmp_path / "dump" / "step0" / "*"))
+    with open(os.path.join(rank_dir, "debug.json")) as f:
+        debug = json.load(f)
+    assert debug["level"] == "debug"
+    assert list(debug["data"]) == ["y.0.debug", "misc.0.debug", "y_grad.0.debug"]
+    assert debug["data"]["y.0.debug"]["Max"] == 2.0
+    assert debug["data"]["y_grad.0.debug"]["Min"] == 1.0
+    assert debug["data"]["misc.0.debug"]["n"] == {"type": "int", "value": 3}
+    with open(os.path.join(rank_dir, "dump.json")) as f:
+        assert json.load(f)["data"] == {}

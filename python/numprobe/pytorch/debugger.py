@@ -129,24 +129,26 @@ class PrecisionDebugger:
         rt.reset_step()
 
     def save(self, var, name, save_backward=True):
-        """Records `var` (a tensor or a nested structure of them) as '{name}.{n}.debug', and its
-        gradient as '{name}_grad.{n}.debug' when it requires grad."""
+        """Records `var` (a tensor, number, string or a nested structure of them) into debug.json
+        as '{name}.{n}.debug', and a tensor's gradient as '{name}_grad.{n}.debug' when it
+        requires grad (msprobe's save)."""
+        if not isinstance(name, str) or not isinstance(save_backward, bool):
+            raise ValueError("save(var, name: str, save_backward: bool)")
         rt = self._runtime
         count = rt.api_counts.get(("save", name), 0)
         rt.api_counts[("save", name)] = count + 1
-        entry = f"{name}.{count}.debug"
         rt.inner += 1
         try:
-            self.dumper.record_forward_outputs(entry, (var,))
+            self.dumper.record_debug(f"{name}.{count}", var)
         finally:
             rt.inner -= 1
         if save_backward and isinstance(var, torch.Tensor) and var.requires_grad:
-            grad_entry = f"{name}_grad.{count}.debug"
+            grad_name = f"{name}_grad.{count}"
 
             def hook(grad):
                 rt.inner += 1
                 try:
-                    self.dumper.record_forward_outputs(grad_entry, (grad,))
+                    self.dumper.record_debug(grad_name, grad)
                 finally:
                     rt.inner -= 1
 
