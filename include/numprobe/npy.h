@@ -37,6 +37,9 @@ struct NpyReadOptions {
   // The dtype of '<V2' elements when the context knows it (an msprobe MindSpore dump says
   // "BFloat16"); without it V2 is read as bf16 and flagged with a warning.
   std::optional<DType> void2_dtype;
+  // The same for '|V1' elements (the float8 types, which EncodeNpy writes as '|V1'); without it
+  // V1 is read as uint8 and flagged with a warning.
+  std::optional<DType> void1_dtype;
 };
 
 // Parses and validates the header of .npy `bytes` (header size cap, shape product, data present).

@@ -36,8 +36,7 @@ FileFormat ClassifyZip(const std::shared_ptr<const Buffer>& buffer, const ReadOp
   if (!archive) return FileFormat::kNpz;  // the npz reader reports the zip error
   for (const ZipEntry& e : archive->entries()) {
     const std::string_view name = e.name;
-    if (name == "data.pkl" ||
-        (name.size() > 9 && name.substr(name.size() - 9) == "/data.pkl")) {
+    if (name == "data.pkl" || (name.size() > 9 && name.substr(name.size() - 9) == "/data.pkl")) {
       return FileFormat::kTorch;
     }
   }
@@ -48,12 +47,18 @@ FileFormat ClassifyZip(const std::shared_ptr<const Buffer>& buffer, const ReadOp
 
 std::string_view FormatName(FileFormat format) {
   switch (format) {
-    case FileFormat::kNpy: return "npy";
-    case FileFormat::kNpz: return "npz";
-    case FileFormat::kSafetensors: return "safetensors";
-    case FileFormat::kTorch: return "pt";
-    case FileFormat::kMindSporeCkpt: return "ckpt";
-    case FileFormat::kUnknown: break;
+    case FileFormat::kNpy:
+      return "npy";
+    case FileFormat::kNpz:
+      return "npz";
+    case FileFormat::kSafetensors:
+      return "safetensors";
+    case FileFormat::kTorch:
+      return "pt";
+    case FileFormat::kMindSporeCkpt:
+      return "ckpt";
+    case FileFormat::kUnknown:
+      break;
   }
   return "unknown";
 }
@@ -76,7 +81,8 @@ FileFormat DetectFormat(std::span<const std::byte> head, const std::filesystem::
   // safetensors has no magic: u64 header length, then '{' (or whitespace) at byte 8.
   if (head.size() >= 9) {
     const char c = static_cast<char>(head[8]);
-    if (c == '{' || c == ' ' || c == '\n' || c == '\t' || c == '\r') return FileFormat::kSafetensors;
+    if (c == '{' || c == ' ' || c == '\n' || c == '\t' || c == '\r')
+      return FileFormat::kSafetensors;
   }
   return FileFormat::kUnknown;
 }
@@ -84,26 +90,36 @@ FileFormat DetectFormat(std::span<const std::byte> head, const std::filesystem::
 Result<TensorFile> ReadTensorBuffer(std::shared_ptr<const Buffer> buffer,
                                     const std::filesystem::path& name_hint,
                                     const ReadOptions& options) {
-  FileFormat format = DetectFormat(buffer->bytes().first(std::min<size_t>(buffer->size(), 64)),
-                                   name_hint);
+  FileFormat format =
+      DetectFormat(buffer->bytes().first(std::min<size_t>(buffer->size(), 64)), name_hint);
   if (format == FileFormat::kTorch || format == FileFormat::kNpz) {
     if (StartsWith(buffer->bytes(), "PK")) format = ClassifyZip(buffer, options);
   }
   Result<TensorFile> result = Status::Unsupported("unrecognised file format");
   switch (format) {
-    case FileFormat::kNpy: result = ReadNpy(std::move(buffer), options); break;
-    case FileFormat::kNpz: result = ReadNpz(std::move(buffer), options); break;
-    case FileFormat::kSafetensors: result = ReadSafetensors(std::move(buffer), options); break;
-    case FileFormat::kTorch: result = ReadTorch(std::move(buffer), options); break;
+    case FileFormat::kNpy:
+      result = ReadNpy(std::move(buffer), options);
+      break;
+    case FileFormat::kNpz:
+      result = ReadNpz(std::move(buffer), options);
+      break;
+    case FileFormat::kSafetensors:
+      result = ReadSafetensors(std::move(buffer), options);
+      break;
+    case FileFormat::kTorch:
+      result = ReadTorch(std::move(buffer), options);
+      break;
     case FileFormat::kMindSporeCkpt:
 #ifdef NUMPROBE_WITH_PROTOBUF
       result = ReadMindSporeCkpt(std::move(buffer), options);
 #else
-      result = Status::Unsupported("MindSpore .ckpt support was not built (NUMPROBE_WITH_PROTOBUF)");
+      result =
+          Status::Unsupported("MindSpore .ckpt support was not built (NUMPROBE_WITH_PROTOBUF)");
 #endif
       break;
     case FileFormat::kUnknown:
-      result = Status::Unsupported("unrecognised file format (not npy, npz, safetensors, pt or ckpt)");
+      result =
+          Status::Unsupported("unrecognised file format (not npy, npz, safetensors, pt or ckpt)");
       break;
   }
   if (!result) return result.error().WithContext(name_hint.string());

@@ -1,0 +1,51 @@
+// AtomicOutput: writes a file under a temporary name beside its final path ("<path>.tmp-XXXXXX")
+// and renames it into place on Commit(), so that a crash or an error never leaves a half-written
+// file under the final name. Used by the .npy and zip writers. Not thread-safe; one writer each.
+#ifndef NUMPROBE_IO_ATOMIC_OUTPUT_H_
+#define NUMPROBE_IO_ATOMIC_OUTPUT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "numprobe/result.h"
+
+namespace numprobe::detail {
+
+class AtomicOutput {
+ public:
+  // Removes the temporary file unless Commit() succeeded.
+  ~AtomicOutput();
+  AtomicOutput(AtomicOutput&& other) noexcept;
+  AtomicOutput& operator=(AtomicOutput&& other) noexcept;
+  AtomicOutput(const AtomicOutput&) = delete;
+  AtomicOutput& operator=(const AtomicOutput&) = delete;
+
+  // Creates the temporary file. kIoError if the folder is not writable.
+  static Result<AtomicOutput> Create(const std::filesystem::path& path);
+
+  // Appends `bytes`; kIoError on a failed write (the error sticks: later calls fail too).
+  Status Write(std::span<const std::byte> bytes);
+  Status Write(std::string_view text) { return Write(std::as_bytes(std::span(text))); }
+  // Bytes written so far.
+  uint64_t offset() const { return offset_; }
+  // Flushes, closes and renames the file to its final path.
+  Status Commit();
+
+ private:
+  AtomicOutput() = default;
+  void Discard();
+
+  int fd_ = -1;
+  std::filesystem::path final_path_;
+  std::string temp_path_;
+  uint64_t offset_ = 0;
+  Status error_;
+};
+
+}  // namespace numprobe::detail
+
+#endif  // NUMPROBE_IO_ATOMIC_OUTPUT_H_
