@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -93,6 +94,9 @@ struct CompareRow {
   ResultLevel result = ResultLevel::kPass;
   std::vector<uint8_t> messages;  // Err_message entries (see MessageText)
   std::optional<TensorExtras> extras;
+  // numprobe's error estimate for the row (relative to the golden's magnitude; see divergence.h);
+  // NaN when it could not be estimated.
+  double error = std::numeric_limits<double>::quiet_NaN();
 
   bool paired() const { return golden >= 0 && match != MatchKind::kDtypeMismatch; }
 };
@@ -106,6 +110,7 @@ struct CompareTable {
   std::shared_ptr<const DumpFile> golden;
   std::shared_ptr<const StackMap> stack;  // the target's stack.json; null when absent
   std::vector<CompareRow> rows;           // in target (execution) order
+  std::vector<std::string> warnings;      // e.g. tensor files that could not be read
 
   bool has_stack() const { return stack != nullptr; }
   // msprobe's columns in msprobe's order, then numprobe's.

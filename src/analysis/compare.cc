@@ -222,7 +222,13 @@ std::vector<std::string> CompareTable::Header() const {
   }
   h.insert(h.end(), {"Requires_grad Consistent", "Result", "Err_message"});
   if (has_stack()) h.push_back("NPU_Stack_Info");
-  if (mode == CompareMode::kTensor) h.push_back("Data_name");
+  if (mode == CompareMode::kTensor) {
+    h.push_back("Data_name");
+    // numprobe's columns follow msprobe's.
+    h.insert(h.end(),
+             {"Mean AbsErr", "Mean RelErr", "RMSE", "SQNR(dB)", "Max ULP", "Mean ULP", "ULP Dtype",
+              "Allclose Ratio", "NaN Mismatch", "+Inf Mismatch", "-Inf Mismatch", "Worst Index"});
+  }
   return h;
 }
 
@@ -278,13 +284,25 @@ std::vector<std::string> CompareTable::CsvCells(size_t i) const {
     const std::string t_data = t.data_name.empty() ? "-1" : t.data_name;
     const std::string g_data = g ? (g->data_name.empty() ? "-1" : g->data_name) : na;
     c.push_back(detail::PyStrListRepr({t_data, g_data}));
+    if (row.extras.has_value()) {
+      const TensorExtras& e = *row.extras;
+      auto num = [](double v) {
+        return std::isnan(v) ? std::string("N/A") : detail::PyFloatRepr(v);
+      };
+      c.insert(c.end(), {num(e.mean_abs_err), num(e.mean_rel_err), num(e.rmse), num(e.sqnr_db),
+                         num(e.max_ulp), num(e.mean_ulp), e.ulp_dtype.empty() ? na : e.ulp_dtype,
+                         num(e.allclose_ratio), std::to_string(e.nan_mismatch),
+                         std::to_string(e.pos_inf_mismatch), std::to_string(e.neg_inf_mismatch),
+                         std::to_string(e.worst_index)});
+    } else {
+      c.insert(c.end(), 12, na);
+    }
   }
   return c;
 }
 
 Result<CompareTable> CompareDumps(const DumpLocation& target, const DumpLocation& golden,
                                   const CompareOptions& options) {
-  (void)options;
   CompareTable table;
   NUMPROBE_ASSIGN_OR_RETURN(auto t_file, ReadDumpJson(target.dump_json));
   NUMPROBE_ASSIGN_OR_RETURN(auto g_file, ReadDumpJson(golden.dump_json));
@@ -322,6 +340,8 @@ Result<CompareTable> CompareDumps(const DumpLocation& target, const DumpLocation
 
   if (table.mode == CompareMode::kStatistics) {
     for (CompareRow& row : table.rows) detail::FillStatisticsCells(table, &row);
+  } else if (table.mode == CompareMode::kTensor) {
+    detail::FillTensorCells(&table, target, golden, options.pool);
   }
   detail::ApplyResultRules(&table);
   return table;

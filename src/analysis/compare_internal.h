@@ -9,6 +9,7 @@
 
 #include "numprobe/compare.h"
 #include "numprobe/dump.h"
+#include "numprobe/dump_layout.h"
 
 namespace numprobe::detail {
 
@@ -59,6 +60,11 @@ std::vector<std::optional<std::string>> CompareKeys(const DumpFile& file, bool r
 
 // The statistics-mode cells (Max diff .. NormRelativeErr) of one row.
 void FillStatisticsCells(const CompareTable& table, CompareRow* row);
+
+// Tensor mode: reads the tensor files of every row and fills msprobe's six cells, the extras and
+// the row error. Unreadable files make their rows "unsupported" and add a table warning.
+void FillTensorCells(CompareTable* table, const DumpLocation& target, const DumpLocation& golden,
+                     ThreadPool* pool);
 
 // msprobe's pass/warning/error rules over every API's rows, then numprobe's "unmatched".
 void ApplyResultRules(CompareTable* table);
