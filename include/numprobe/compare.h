@@ -97,6 +97,8 @@ struct CompareRow {
   // numprobe's error estimate for the row (relative to the golden's magnitude; see divergence.h);
   // NaN when it could not be estimated.
   double error = std::numeric_limits<double>::quiet_NaN();
+  // The dtype-aware tolerance for `error` (divergence.h); NaN when the row is not judged.
+  double tolerance = std::numeric_limits<double>::quiet_NaN();
 
   bool paired() const { return golden >= 0 && match != MatchKind::kDtypeMismatch; }
 };

@@ -31,8 +31,8 @@ struct TensorPairMetrics {
   // Cosine, EucDist, MaxAbsErr, MaxRelativeErr, One Thousandth Err Ratio, Five Thousandths.
   std::array<MetricCell, 6> msprobe;
   std::optional<TensorExtras> extras;  // absent for empty or shape-mismatched pairs
-  // numprobe's error estimate: |t - g| / |g| over positions finite on both sides (0 when both
-  // are all zero, +inf when only the golden is), +inf when NaN/Inf positions differ.
+  // numprobe's error estimate: |t - g| / max(|t|, |g|) (L2 norms) over positions finite on both
+  // sides (0 when both are all zero), +inf when NaN/Inf positions differ.
   double rel_l2 = 0;
   bool compared = false;  // false when msprobe's checks stopped before any metric
 };

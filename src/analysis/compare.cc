@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "numprobe/divergence.h"
+
 #include "analysis/compare_internal.h"
 #include "analysis/op_names.h"
 #include "analysis/py_format.h"
@@ -229,6 +231,7 @@ std::vector<std::string> CompareTable::Header() const {
              {"Mean AbsErr", "Mean RelErr", "RMSE", "SQNR(dB)", "Max ULP", "Mean ULP", "ULP Dtype",
               "Allclose Ratio", "NaN Mismatch", "+Inf Mismatch", "-Inf Mismatch", "Worst Index"});
   }
+  h.insert(h.end(), {"Rel Error", "Dtype Tolerance", "Judgment"});
   return h;
 }
 
@@ -298,6 +301,14 @@ std::vector<std::string> CompareTable::CsvCells(size_t i) const {
       c.insert(c.end(), 12, na);
     }
   }
+  auto num = [&](double v) { return std::isnan(v) ? na : detail::PyFloatRepr(v); };
+  c.push_back(num(row.error));
+  c.push_back(num(row.tolerance));
+  if (std::isnan(row.error) || std::isnan(row.tolerance)) {
+    c.push_back(na);
+  } else {
+    c.push_back(row.error > row.tolerance ? "differs" : "ok");
+  }
   return c;
 }
 
@@ -344,6 +355,7 @@ Result<CompareTable> CompareDumps(const DumpLocation& target, const DumpLocation
     detail::FillTensorCells(&table, target, golden, options.pool);
   }
   detail::ApplyResultRules(&table);
+  AssessRows(&table);
   return table;
 }
 

@@ -268,7 +268,7 @@ struct Partial {
   int64_t below_1 = 0, below_5 = 0;
   // numprobe (positions finite on both sides)
   int64_t finite = 0;
-  double sum_abs = 0, sum_sq = 0, sum_g2 = 0, sum_rel = 0;
+  double sum_abs = 0, sum_sq = 0, sum_g2 = 0, sum_t2 = 0, sum_rel = 0;
   int64_t rel_count = 0;
   double max_ulp = 0, sum_ulp = 0;
   int64_t ulp_count = 0;
@@ -293,6 +293,7 @@ struct Partial {
     sum_abs += o.sum_abs;
     sum_sq += o.sum_sq;
     sum_g2 += o.sum_g2;
+    sum_t2 += o.sum_t2;
     sum_rel += o.sum_rel;
     rel_count += o.rel_count;
     max_ulp = std::max(max_ulp, o.max_ulp);
@@ -340,6 +341,7 @@ void ChunkWork(const PairSetup& s, int64_t start, int64_t count, double* tv, dou
       p->sum_abs += a;
       p->sum_sq += diff * diff;
       p->sum_g2 += g * g;
+      p->sum_t2 += t * t;
       if (g != 0) {
         p->sum_rel += a / std::fabs(g);
         ++p->rel_count;
