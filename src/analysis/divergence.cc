@@ -236,10 +236,20 @@ DivergenceReport FindDivergence(const CompareTable& table, const ConstructMap* c
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return all[a].op.growth > all[b].op.growth; });
   std::vector<const CompareRow*> listed = {all[0].worst};
+  // The same tensor: equal shape, dtype and statistics on both sides.
+  auto same_stats = [](const DumpRow& a, const DumpRow& b) {
+    for (int k = 0; k < 4; ++k) {
+      const PyValue& x = a.stats[k];
+      const PyValue& y = b.stats[k];
+      if (x.kind() != y.kind() || x.as_int() != y.as_int() || x.text_id() != y.text_id())
+        return false;
+    }
+    return a.shape == b.shape && a.dtype == b.dtype;
+  };
   auto same_tensor = [&](const CompareRow* a, const CompareRow* b) {
-    const DumpRow& ra = tf.rows[a->target];
-    const DumpRow& rb = tf.rows[b->target];
-    return a->error == b->error && ra.shape == rb.shape && ra.dtype == rb.dtype;
+    return a->error == b->error && same_stats(tf.rows[a->target], tf.rows[b->target]) &&
+           same_stats(gf.rows[static_cast<size_t>(a->golden)],
+                      gf.rows[static_cast<size_t>(b->golden)]);
   };
   for (const size_t i : order) {
     if (report.next.size() >= static_cast<size_t>(kRankedIntroducers)) break;

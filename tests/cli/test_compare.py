@@ -100,6 +100,14 @@ def test_statistics_mode_reproduces_msprobe(tmp_path):
     r = compare_fixture(tmp_path, "dump_statistics_bf16", "dump_statistics_base",
                         "compare_statistics", STATS_METRICS)
     assert "65 rows" in r.stdout
+    assert r.returncode == 0  # bf16 autocast stays within bf16's tolerance: no divergence
+
+
+def test_tensor_mode_reproduces_msprobe(tmp_path):
+    r = compare_fixture(tmp_path, "dump_tensor_bf16", "dump_tensor_base", "compare_tensor",
+                        TENSOR_METRICS)
+    assert "tensor mode, 65 rows" in r.stdout
+    assert r.returncode == 0
 
 
 def test_file_pair_writes_compare_result_with_timestamp_only(tmp_path):
@@ -108,9 +116,10 @@ def test_file_pair_writes_compare_result_with_timestamp_only(tmp_path):
     r = run_compare("--target", t, "--golden", g, "--output_path", str(tmp_path))
     assert r.returncode in (0, 1), r.stderr
     names = sorted(os.listdir(tmp_path))
-    assert len(names) == 2
+    assert len(names) == 3, names
     assert names[0].startswith("compare_result_2") and names[0].endswith(".csv")
-    assert names[1].endswith(".json")
+    assert names[1] == names[0][:-4] + ".json"
+    assert names[2] == "divergence_" + names[0][len("compare_result_"):-4] + ".json"
 
 
 def test_usage_errors_exit_2(tmp_path):

@@ -9,6 +9,7 @@
 #include <ctime>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -184,20 +185,44 @@ int RunCompare(const CompareArgs& args) {
   if (!pairs) return ReportError(pairs.error());
 
   // Compare everything before writing anything: a bad input leaves no partial results behind.
-  std::vector<Done> done;
+  // With at least as many rank pairs as threads, ranks run in parallel (each rank's rows then run
+  // on its own thread); otherwise ranks run one after another, each using every thread.
+  std::vector<const DumpPair*> complete;
   for (const DumpPair& p : *pairs) {
-    if (!p.complete()) continue;
+    if (p.complete()) complete.push_back(&p);
+  }
+  std::vector<std::optional<Done>> results(complete.size());
+  std::vector<Status> errors(complete.size());
+  auto compare_one = [&](int64_t k) {
+    const DumpPair& p = *complete[static_cast<size_t>(k)];
     auto table = CompareDumps(*p.target, *p.golden);
-    if (!table) return ReportError(table.error());
+    if (!table) {
+      errors[static_cast<size_t>(k)] = table.error();
+      return;
+    }
     ConstructMap construct;
     if (!p.target->construct_json.empty()) {
       auto c = ReadConstructJson(p.target->construct_json);
-      if (!c) return ReportError(c.error());
+      if (!c) {
+        errors[static_cast<size_t>(k)] = c.error();
+        return;
+      }
       construct = std::move(*c);
     }
     DivergenceReport report = FindDivergence(*table, &construct);
-    done.push_back({p, std::move(*table), std::move(report)});
+    results[static_cast<size_t>(k)] = Done{p, std::move(*table), std::move(report)};
+  };
+  ThreadPool& pool = ThreadPool::Default();
+  if (complete.size() > 1 && static_cast<int>(complete.size()) >= pool.threads()) {
+    pool.ParallelFor(static_cast<int64_t>(complete.size()), compare_one);
+  } else {
+    for (size_t k = 0; k < complete.size(); ++k) compare_one(static_cast<int64_t>(k));
   }
+  for (const Status& s : errors) {
+    if (!s.ok()) return ReportError(s);
+  }
+  std::vector<Done> done;
+  for (auto& r : results) done.push_back(std::move(*r));
 
   const std::string ts = Timestamp();
   for (const Done& d : done) {
