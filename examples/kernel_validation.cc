@@ -5,17 +5,21 @@
 // ops in double with a two-pass variance and the exact erf GELU. Both runs record their ops under
 // the same msprobe names, so the two dump trees pair row by row:
 //
-//   kernel_validation OUT_DIR
+//   kernel_validation OUT_DIR [NUMPROBE_BIN]
 //   numprobe compare -tp OUT_DIR/kernel/step0 -gp OUT_DIR/reference/step0 -o OUT_DIR/compare
 //
-// The program checks its own dumps (entries written, statistics of the outputs close) and exits
-// non-zero if anything failed.
+// The program checks its own dumps and, given the numprobe binary, runs the compare itself: it
+// must find the divergence the one-pass variance introduces (exit code 1 = findings) and write
+// its result files. It exits non-zero if anything failed.
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <random>
 #include <string>
 #include <vector>
+
+#include <sys/wait.h>
 
 #include "numprobe/dump_journal.h"
 #include "numprobe/dumper.h"
@@ -134,8 +138,8 @@ bool Run(const std::string& dump_path, bool kernel) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: kernel_validation OUT_DIR\n");
+  if (argc != 2 && argc != 3) {
+    std::fprintf(stderr, "usage: kernel_validation OUT_DIR [NUMPROBE_BIN]\n");
     return 2;
   }
   const std::filesystem::path out = argv[1];
@@ -153,6 +157,26 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "kernel_validation: %s dump is incomplete\n", side);
       return 1;
     }
+  }
+  if (argc == 3) {
+    const std::string cmd = std::string("'") + argv[2] + "' compare -tp '" +
+                            (out / "kernel" / "step0").string() + "' -gp '" +
+                            (out / "reference" / "step0").string() + "' -o '" +
+                            (out / "compare").string() + "'";
+    const int rc = std::system(cmd.c_str());
+    const int code = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+    bool has_csv = false;
+    for (const auto& f : std::filesystem::directory_iterator(out / "compare", ec)) {
+      has_csv = has_csv || f.path().extension() == ".csv";
+    }
+    if (code != 1 || !has_csv) {
+      std::fprintf(stderr, "kernel_validation: compare exited %d (expected 1: divergence found)%s\n",
+                   code, has_csv ? "" : ", no result csv");
+      return 1;
+    }
+    std::printf("numprobe compare found the kernel's divergence; results in %s/compare\n",
+                out.c_str());
+    return 0;
   }
   std::printf(
       "wrote %s/kernel and %s/reference; compare them with:\n"
