@@ -48,17 +48,15 @@ int Run(const RunOptions& opt) {
   // Validate before starting the child, so a typo fails at once with the key named.
   auto parsed = DumpConfig::Load(config);
   if (!parsed.ok()) return ReportError(parsed.error());
-  const std::string root = PackageRoot();
-  if (root.empty()) {
-    return ReportError(
-        Status::NotFound("numprobe Python package not found: set NUMPROBE_PYTHONPATH to the folder "
-                         "holding numprobe/"));
+  // Without a known package folder, a pip-installed numprobe starts the capture itself
+  // (numprobe-autostart.pth reads NUMPROBE_CONFIG).
+  if (const std::string root = PackageRoot(); !root.empty()) {
+    std::string pythonpath = root + "/numprobe/_boot:" + root;
+    if (const char* old = std::getenv("PYTHONPATH"); old != nullptr && *old != '\0') {
+      pythonpath += ":" + std::string(old);
+    }
+    ::setenv("PYTHONPATH", pythonpath.c_str(), 1);
   }
-  std::string pythonpath = root + "/numprobe/_boot:" + root;
-  if (const char* old = std::getenv("PYTHONPATH"); old != nullptr && *old != '\0') {
-    pythonpath += ":" + std::string(old);
-  }
-  ::setenv("PYTHONPATH", pythonpath.c_str(), 1);
   ::setenv("NUMPROBE_CONFIG", std::filesystem::absolute(config).c_str(), 1);
   const pid_t pid = ::fork();
   if (pid < 0)
