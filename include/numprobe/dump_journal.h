@@ -2,8 +2,9 @@
 // object per line, appended by the Dumper as each record happens. Reading it back rebuilds
 // dump.json, stack.json and construct.json as they would have been written at Stop(), so a run
 // killed mid-step loses nothing it recorded. A line cut short by the crash is skipped and
-// reported. Readers (inspect, compare) call LoadDumpJson, which prefers dump.json and falls back
-// to the journal when dump.json is missing or older than the journal's last record.
+// reported, and the zero bytes after the last line (the journal grows in steps) are ignored.
+// Readers (inspect, compare) call LoadDumpJson, which prefers dump.json and falls back to the
+// journal when dump.json is missing or older than the journal's last record.
 //
 // Line kinds: {"k":"h",...header} {"k":"d","n":entry,"v":{part}} (merged into the entry like
 // Python's dict.update) {"k":"s","n":name,"f":[frames]} {"k":"c","n":name,"p":parent}

@@ -4,7 +4,8 @@
 // Statistics are computed on the caller's memory when a value is recorded, so the views only need
 // to stay valid for the duration of the Record* call; tensor files are written from a private
 // copy on a background thread. Every recorded part is appended to a journal (dump.json.journal,
-// one JSON line per record, written with one write(2) each) before the call returns, and
+// one JSON line per record, copied into a shared mapping of the file, so that it survives even a
+// SIGKILL) before the call returns, and
 // dump.json is replaced atomically at Stop()/Step(), so a crash loses nothing already recorded
 // (see dump_journal.h for reading it back). The PyTorch layer (python/numprobe) is built on this
 // class; C++ programs use it directly to dump their own kernels. All methods are thread-safe.

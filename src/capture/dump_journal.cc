@@ -31,6 +31,8 @@ const std::string* StringMember(const JsonValue& v, std::string_view key) {
 
 Result<RecoveredDump> ReadDumpJournal(const std::filesystem::path& path) {
   NUMPROBE_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path));
+  // A journal whose writer died still has the zero-filled tail of its last growth step.
+  if (const size_t nul = text.find('\0'); nul != std::string::npos) text.resize(nul);
   RecoveredDump out;
   detail::EntryTable entries;
   detail::StackTable stacks;

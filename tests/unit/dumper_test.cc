@@ -274,8 +274,19 @@ TEST_F(DumperTest, JournalRebuildsEverythingWhenDumpJsonIsMissingOrOlder) {
     std::ifstream in(dir / "dump.json.journal");
     std::stringstream s;
     s << in.rdbuf();
-    std::ofstream(root_ / "journal_copy") << s.str() << "{\"k\":\"d\",\"n\":\"cut";  // a torn line
+    std::string content = s.str();
+    // The live journal is a mapping grown in steps: its unused tail is zero bytes.
+    ASSERT_NE(content.find('\0'), std::string::npos);
+    std::ofstream(root_ / "journal_raw", std::ios::binary) << content;
+    // A kill in the middle of copying a line leaves it cut, followed by zeros.
+    content.resize(content.find('\0'));
+    std::ofstream(root_ / "journal_copy", std::ios::binary)
+        << content << "{\"k\":\"d\",\"n\":\"cut" << std::string(64, '\0');
   }
+  auto raw = ReadDumpJournal(root_ / "journal_raw");
+  ASSERT_TRUE(raw.ok()) << raw.error().ToString();
+  EXPECT_EQ(raw->records, 3);
+  EXPECT_FALSE(raw->truncated_tail);
   fs::copy_file(root_ / "journal_copy", dir / "dump.json.journal",
                 fs::copy_options::overwrite_existing);
   auto loaded = LoadDumpJson(dir);
