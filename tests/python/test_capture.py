@@ -329,3 +329,49 @@ def test_save_writes_debug_json_with_the_gradient(tmp_path):
     assert debug["data"]["misc.0.debug"]["n"] == {"type": "int", "value": 3}
     with open(os.path.join(rank_dir, "dump.json")) as f:
         assert json.load(f)["data"] == {}
+
+
+def test_scope_list_risk_level_and_tensor_list(tmp_path):
+    body = """
+    from numprobe.pytorch import PrecisionDebugger
+    dbg = PrecisionDebugger(config_path="config.json")
+    dbg.start(model)
+    h = model(x).flatten()
+    y = torch.sigmoid(h) * 2
+    dbg.stop()
+    """
+    cases = {
+        # scope bounds a range of APIs (inclusive); with a scope, risk_level does not apply
+        "scope": ({"level": "L1", "statistics": {"scope": ["Functional.linear.1.forward",
+                                                           "Torch.sigmoid.0.forward"]}},
+                  ["Functional.linear.1.forward", "Tensor.flatten.0.forward",
+                   "Torch.sigmoid.0.forward"]),
+        # list: a module name selects everything inside it, a substring selects by name
+        "list": ({"level": "mix", "statistics": {"list": ["Module.fc2", "sigmoid"]}},
+                 ["Functional.linear.1.forward", "Module.fc2.Linear.forward.0",
+                  "Torch.sigmoid.0.forward"]),
+        # risk_level ALL keeps the low-risk view op that FOCUS (the default) leaves out
+        "all": ({"level": "L1", "risk_level": "ALL"},
+                ["Functional.linear.0.forward", "Functional.relu.0.forward",
+                 "Functional.linear.1.forward", "Tensor.flatten.0.forward",
+                 "Torch.sigmoid.0.forward", "Tensor.__mul__.0.forward"]),
+        "focus": ({"level": "L1"},
+                  ["Functional.linear.0.forward", "Functional.relu.0.forward",
+                   "Functional.linear.1.forward", "Torch.sigmoid.0.forward",
+                   "Tensor.__mul__.0.forward"]),
+    }
+    for label, (config, expected) in cases.items():
+        sub = tmp_path / label
+        sub.mkdir()
+        run_script(sub, body, dict(config, task="statistics"))
+        dump, _ = load(sub)
+        forward = [n for n in dump["data"] if n.endswith("forward") or ".forward." in n]
+        assert forward == expected, (label, forward)
+    sub = tmp_path / "tensor_list"
+    sub.mkdir()
+    run_script(sub, body, {"task": "statistics", "level": "L1", "statistics": {"tensor_list": ["relu"]}})
+    dump, rank_dir = load(sub)
+    files = sorted(os.listdir(os.path.join(rank_dir, "dump_tensor_data")))
+    assert files == ["Functional.relu.0.forward.input.0.pt", "Functional.relu.0.forward.output.0.pt"]
+    assert dump["data"]["Functional.relu.0.forward"]["output"][0]["data_name"] == files[1]
+    assert "data_name" not in dump["data"]["Torch.sigmoid.0.forward"]["output"][0]
