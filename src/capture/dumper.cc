@@ -113,6 +113,7 @@ class Journal {
   ~Journal() { Close(); }
   Status Open(const fs::path& path) {
     Close();
+    pid_ = ::getpid();
     fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd_ < 0) return Status::IoError(path.string() + ": cannot open journal: " + ErrnoText());
     path_ = path;
@@ -132,7 +133,8 @@ class Journal {
   void Close() {
     if (map_ != nullptr) ::munmap(map_, capacity_);
     if (fd_ >= 0) {
-      (void)::ftruncate(fd_, static_cast<off_t>(size_));
+      // Only the process that writes the journal may cut it (a forked child's view is stale).
+      if (::getpid() == pid_) (void)::ftruncate(fd_, static_cast<off_t>(size_));
       ::close(fd_);
     }
     map_ = nullptr;
@@ -157,6 +159,7 @@ class Journal {
   }
 
   int fd_ = -1;
+  pid_t pid_ = 0;
   fs::path path_;
   char* map_ = nullptr;
   size_t size_ = 0;
@@ -192,6 +195,11 @@ class FileWriter {
   }
 
   void Shutdown() {
+    if (::getpid() != owner_pid_) {
+      // A forked child has no copy of the writer thread: forget the handle without joining.
+      if (thread_.joinable()) (void)new std::thread(std::move(thread_));
+      return;
+    }
     {
       std::lock_guard lock(mu_);
       stop_ = true;
@@ -235,6 +243,7 @@ class FileWriter {
   }
 
   const uint64_t max_pending_;
+  const pid_t owner_pid_ = ::getpid();
   std::mutex mu_;
   std::condition_variable work_cv_, done_cv_, space_cv_;
   std::deque<Job> queue_;
@@ -472,6 +481,7 @@ struct Dumper::Impl {
 
   int64_t step = 0;
   std::optional<int64_t> rank;
+  const pid_t owner_pid = ::getpid();
   bool started = false;      // between Start() and Stop()
   bool step_opened = false;  // the current step's folder was created by this Dumper
   bool closed = false;
@@ -520,7 +530,11 @@ struct Dumper::Impl {
     return config.task == DumpTask::kOverflowCheck && config.overflow_nums != -1 &&
            overflow_count >= config.overflow_nums;
   }
-  bool Active() const { return started && !closed && Selected() && !Terminated(); }
+  // A forked child (a DataLoader worker) inherits the Dumper and its shared journal mapping: it
+  // must not record into the parent's files.
+  bool Active() const {
+    return started && !closed && ::getpid() == owner_pid && Selected() && !Terminated();
+  }
 
   // ---- filtering ----
   bool Filtering() const { return !config.scope.empty() || !config.list.empty(); }
@@ -858,6 +872,7 @@ Status Dumper::Start() {
 
 Status Dumper::Stop() {
   std::lock_guard lock(impl_->mu);
+  if (::getpid() != impl_->owner_pid) return Status::Ok();  // a forked child writes nothing
   impl_->started = false;
   return impl_->WriteJsonFiles();
 }
@@ -865,6 +880,7 @@ Status Dumper::Stop() {
 Status Dumper::Step() {
   std::lock_guard lock(impl_->mu);
   Impl& d = *impl_;
+  if (::getpid() != impl_->owner_pid) return Status::Ok();  // a forked child writes nothing
   d.started = false;
   Status st = d.WriteJsonFiles();
   d.ResetStepState();
@@ -875,6 +891,7 @@ Status Dumper::Step() {
 Status Dumper::Close() {
   std::lock_guard lock(impl_->mu);
   Impl& d = *impl_;
+  if (::getpid() != impl_->owner_pid) return Status::Ok();  // a forked child writes nothing
   if (d.closed) return Status::Ok();
   d.started = false;
   Status st = d.WriteJsonFiles();

@@ -375,3 +375,25 @@ def test_scope_list_risk_level_and_tensor_list(tmp_path):
     assert files == ["Functional.relu.0.forward.input.0.pt", "Functional.relu.0.forward.output.0.pt"]
     assert dump["data"]["Functional.relu.0.forward"]["output"][0]["data_name"] == files[1]
     assert "data_name" not in dump["data"]["Torch.sigmoid.0.forward"]["output"][0]
+
+
+def test_forked_child_does_not_touch_the_parents_dump(tmp_path):
+    body = """
+    from numprobe.pytorch import PrecisionDebugger
+    dbg = PrecisionDebugger(config_path="config.json")
+    dbg.start(model)
+    out = model(x)
+    pid = os.fork()
+    if pid == 0:  # a DataLoader-like worker: runs torch ops, exits through atexit
+        torch.relu(torch.ones(3)) * 2
+        sys.exit(0)
+    os.waitpid(pid, 0)
+    y = torch.sigmoid(out)
+    dbg.stop()
+    """
+    run_script(tmp_path, body, {"task": "statistics", "level": "L1"})
+    dump, rank_dir = load(tmp_path)
+    assert list(dump["data"]) == ["Functional.linear.0.forward", "Functional.relu.0.forward",
+                                  "Functional.linear.1.forward", "Torch.sigmoid.0.forward"]
+    journal = numprobe.read_journal(os.path.join(rank_dir, "dump.json.journal"))
+    assert list(journal["dump"]["data"]) == list(dump["data"]) and journal["dump_json_current"]

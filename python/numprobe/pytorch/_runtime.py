@@ -51,6 +51,7 @@ class _Runtime:
         self.depth = 0  # nesting of wrapped API calls (outermost-only recording)
         self.filtering = bool(config.scope or config.list)
         self.thread = threading.get_ident()
+        self.pid = os.getpid()
         self.wrapped = []  # (owner, attribute, original)
         self.model_roots = []
         self.dispatch_mode = None
@@ -349,7 +350,8 @@ def _make_wrapper(prefix, api_name, original, distributed):
     @functools.wraps(original)
     def wrapper(*args, **kwargs):
         rt = CURRENT
-        if rt is None or not rt.running or rt.depth or rt.inner or threading.get_ident() != rt.thread:
+        if (rt is None or not rt.running or rt.depth or rt.inner
+                or threading.get_ident() != rt.thread or os.getpid() != rt.pid):
             return original(*args, **kwargs)
         return rt.call_api(prefix, api_name, original, args, kwargs, distributed)
 
@@ -359,7 +361,8 @@ def _make_wrapper(prefix, api_name, original, distributed):
 
 def _module_pre_hook(module, args):
     rt = CURRENT
-    if rt is None or not rt.running or rt.inner or getattr(module, "_numprobe_prefix", None) is None:
+    if (rt is None or not rt.running or rt.inner or os.getpid() != rt.pid
+            or getattr(module, "_numprobe_prefix", None) is None):
         return None
     rt.inner += 1
     try:
