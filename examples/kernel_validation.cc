@@ -170,8 +170,9 @@ int main(int argc, char** argv) {
       has_csv = has_csv || f.path().extension() == ".csv";
     }
     if (code != 1 || !has_csv) {
-      std::fprintf(stderr, "kernel_validation: compare exited %d (expected 1: divergence found)%s\n",
-                   code, has_csv ? "" : ", no result csv");
+      std::fprintf(stderr,
+                   "kernel_validation: compare exited %d (expected 1: divergence found)%s\n", code,
+                   has_csv ? "" : ", no result csv");
       return 1;
     }
     std::printf("numprobe compare found the kernel's divergence; results in %s/compare\n",
