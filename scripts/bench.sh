@@ -11,5 +11,9 @@ for exe in "$build"/bench/*_bench; do
   echo "== $(basename "$exe")"
   "$exe" || status=1
 done
+if [ -d "$build/python/numprobe" ]; then
+  echo "== capture_bench.py"
+  PYTHONPATH="$build/python" /usr/bin/python3 "$(dirname "$0")/../bench/capture_bench.py" || status=1
+fi
 echo "== all benchmark lines:"
 exit $status

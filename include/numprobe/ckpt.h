@@ -12,7 +12,8 @@
 
 namespace numprobe {
 
-Result<TensorFile> ReadMindSporeCkpt(std::shared_ptr<const Buffer> file, const ReadOptions& options);
+Result<TensorFile> ReadMindSporeCkpt(std::shared_ptr<const Buffer> file,
+                                     const ReadOptions& options);
 
 // Writes `tensors` as MindSpore's save_checkpoint does (splitting tensors over 512 MiB, with the
 // crc_num trailer when `with_crc`).

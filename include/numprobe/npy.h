@@ -20,7 +20,7 @@ namespace numprobe {
 struct NpyHeader {
   int major = 1;
   int minor = 0;
-  std::string descr;     // as written: "<f4", "|b1", "<V2"
+  std::string descr;  // as written: "<f4", "|b1", "<V2"
   DType dtype = DType::kF32;
   bool big_endian = false;
   bool fortran_order = false;

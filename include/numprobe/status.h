@@ -72,10 +72,10 @@ class [[nodiscard]] Status {
 }  // namespace numprobe
 
 // Returns from the enclosing function if `expr` (a Status) is not OK.
-#define NUMPROBE_RETURN_IF_ERROR(expr)                    \
-  do {                                                    \
-    ::numprobe::Status numprobe_status_ = (expr);         \
-    if (!numprobe_status_.ok()) return numprobe_status_;  \
+#define NUMPROBE_RETURN_IF_ERROR(expr)                   \
+  do {                                                   \
+    ::numprobe::Status numprobe_status_ = (expr);        \
+    if (!numprobe_status_.ok()) return numprobe_status_; \
   } while (false)
 
 #endif  // NUMPROBE_STATUS_H_

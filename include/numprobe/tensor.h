@@ -17,9 +17,9 @@ namespace numprobe {
 struct TensorView {
   const std::byte* data = nullptr;  // base of the storage
   DType dtype = DType::kF32;
-  std::vector<int64_t> shape;       // empty = 0-d (one element)
-  std::vector<int64_t> strides;     // in elements, one per dim; never negative
-  int64_t byte_offset = 0;          // of element [0, 0, ...] from `data`
+  std::vector<int64_t> shape;    // empty = 0-d (one element)
+  std::vector<int64_t> strides;  // in elements, one per dim; never negative
+  int64_t byte_offset = 0;       // of element [0, 0, ...] from `data`
 
   // A C-contiguous view of `shape` starting at `data`.
   static TensorView Contiguous(const void* data, DType dtype, std::vector<int64_t> shape);

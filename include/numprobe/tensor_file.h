@@ -26,7 +26,7 @@ enum class FileFormat {
   kNpy,
   kNpz,
   kSafetensors,
-  kTorch,        // torch.save zip (>= 1.6) or legacy stream
+  kTorch,  // torch.save zip (>= 1.6) or legacy stream
   kMindSporeCkpt,
 };
 
@@ -37,7 +37,7 @@ std::string_view FormatName(FileFormat format);
 FileFormat DetectFormat(std::span<const std::byte> head, const std::filesystem::path& path);
 
 struct NamedTensor {
-  std::string name;    // flattened with dots for nested containers: "optimizer.state.0.exp_avg"
+  std::string name;  // flattened with dots for nested containers: "optimizer.state.0.exp_avg"
   Tensor tensor;
   std::string device;  // where the writer said it lived ("cuda:0", "npu:0"); "" if not recorded
 };
@@ -50,9 +50,9 @@ struct NamedView {
 
 struct TensorFile {
   FileFormat format = FileFormat::kUnknown;
-  std::vector<NamedTensor> tensors;                              // in file order
-  std::vector<std::pair<std::string, std::string>> metadata;     // e.g. safetensors __metadata__
-  std::vector<std::string> warnings;                             // non-fatal findings (CRC, ...)
+  std::vector<NamedTensor> tensors;                           // in file order
+  std::vector<std::pair<std::string, std::string>> metadata;  // e.g. safetensors __metadata__
+  std::vector<std::string> warnings;                          // non-fatal findings (CRC, ...)
 };
 
 struct ReadOptions {

@@ -24,7 +24,7 @@ struct ZipEntry {
   std::string name;
   uint16_t method = 0;  // 0 stored, 8 deflate
   uint16_t flags = 0;
-  uint32_t crc32 = 0;   // from the central directory
+  uint32_t crc32 = 0;  // from the central directory
   uint64_t compressed_size = 0;
   uint64_t uncompressed_size = 0;
   uint64_t local_header_offset = 0;

@@ -1,0 +1,136 @@
+// Comparing a target dump against a golden dump, as msprobe's compare does: rows paired by name
+// (backward call numbers renumbered first), msprobe's dtype rule, its statistics / tensor / md5
+// columns and value formats, and its pass/warning/error rules, with one deliberate difference:
+// a row that has no golden counterpart is "unmatched", never "pass" (docs/compat.md lists all
+// differences). A CompareTable keeps both DumpFiles alive and refers to their rows by index.
+#ifndef NUMPROBE_COMPARE_H_
+#define NUMPROBE_COMPARE_H_
+
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "numprobe/dump.h"
+#include "numprobe/dump_layout.h"
+#include "numprobe/result.h"
+
+namespace numprobe {
+
+class ThreadPool;
+
+// msprobe's three modes: task "tensor" -> kTensor; task "statistics" -> kMd5 when a tensor leaf
+// carries "md5", else kStatistics.
+enum class CompareMode : uint8_t { kStatistics, kTensor, kMd5 };
+std::string_view CompareModeName(CompareMode mode);  // "statistics", "tensor", "md5"
+
+// The Result column: msprobe's three levels plus numprobe's "unmatched".
+enum class ResultLevel : uint8_t { kPass, kWarning, kError, kUnmatched };
+std::string_view ResultLevelName(ResultLevel level);  // "pass", "warning", "error", "unmatched"
+
+// One metric cell as msprobe writes it: a number, a percentage, or one of its tokens.
+struct MetricCell {
+  enum class Kind : uint8_t {
+    kEmpty,           // ""
+    kValue,           // a float value: repr(), with inf written " inf" as pandas' CSV does
+    kValueText,       // a float msprobe turned into text first: repr(), inf written "inf"
+    kPercent,         // repr(value) + "%"
+    kZero,            // "0": the two values were equal
+    kNA,              // "N/A"
+    kNan,             // "Nan"
+    kInf,             // "inf"
+    kNegInf,          // "-inf"
+    kDiff,            // "Diff"
+    kUnsupported,     // "unsupported"
+    kShapeUnmatched,  // "shape unmatched"
+  };
+  Kind kind = Kind::kEmpty;
+  double value = 0;
+
+  static MetricCell Of(Kind kind, double value = 0) { return {kind, value}; }
+  bool is_number() const {
+    return kind == Kind::kValue || kind == Kind::kValueText || kind == Kind::kPercent;
+  }
+  std::string Text() const;  // as in msprobe's CSV
+};
+
+// numprobe's metrics beyond msprobe's (tensor mode), over positions finite on both sides.
+struct TensorExtras {
+  double mean_abs_err = 0;
+  double mean_rel_err = 0;  // |t - g| / |g| over non-zero golden elements
+  double rmse = 0;
+  double sqnr_db = 0;  // 10 log10(sum g^2 / sum (t - g)^2); +inf when equal
+  double max_ulp = 0;  // ULP distance after rounding both to `ulp_dtype`
+  double mean_ulp = 0;
+  std::string ulp_dtype;      // the lower-precision dtype of the pair ("bf16")
+  double allclose_ratio = 0;  // share within atol + rtol |g| of that dtype
+  int64_t nan_mismatch = 0;   // positions NaN on exactly one side
+  int64_t pos_inf_mismatch = 0;
+  int64_t neg_inf_mismatch = 0;
+  int64_t worst_index = -1;  // flat index of the largest |t - g| (-1 when none)
+};
+
+enum class MatchKind : uint8_t {
+  kExact,          // same name (after backward renumbering)
+  kFuzzy,          // -fm: same name without call numbers
+  kMapped,         // -dm / -cm / -am / -lm
+  kAligned,        // numprobe's sequence alignment over (API, shape, dtype)
+  kNone,           // no golden row
+  kDtypeMismatch,  // a golden row of this name whose dtype cannot be compared (msprobe: N/A)
+};
+
+struct CompareRow {
+  uint32_t target = 0;  // index into the target DumpFile's rows
+  int64_t golden = -1;  // index into the golden DumpFile's rows; -1 when there is none
+  MatchKind match = MatchKind::kNone;
+  // Statistics mode: Max diff, Min diff, Mean diff, L2norm diff, MaxRelativeErr, MinRelativeErr,
+  // MeanRelativeErr, NormRelativeErr. Tensor mode: Cosine, EucDist, MaxAbsErr, MaxRelativeErr,
+  // One Thousandth Err Ratio, Five Thousandths Err Ratio (first six). Md5 mode: unused.
+  std::array<MetricCell, 8> metrics;
+  ResultLevel result = ResultLevel::kPass;
+  std::vector<uint8_t> messages;  // Err_message entries (see MessageText)
+  std::optional<TensorExtras> extras;
+  // numprobe's error estimate for the row (relative to the golden's magnitude; see divergence.h);
+  // NaN when it could not be estimated.
+  double error = std::numeric_limits<double>::quiet_NaN();
+  // The dtype-aware tolerance for `error` (divergence.h); NaN when the row is not judged.
+  double tolerance = std::numeric_limits<double>::quiet_NaN();
+
+  bool paired() const { return golden >= 0 && match != MatchKind::kDtypeMismatch; }
+};
+
+// The text of an Err_message entry.
+std::string_view MessageText(uint8_t id);
+
+struct CompareTable {
+  CompareMode mode = CompareMode::kStatistics;
+  std::shared_ptr<const DumpFile> target;
+  std::shared_ptr<const DumpFile> golden;
+  std::shared_ptr<const StackMap> stack;  // the target's stack.json; null when absent
+  std::vector<CompareRow> rows;           // in target (execution) order
+  std::vector<std::string> warnings;      // e.g. tensor files that could not be read
+
+  bool has_stack() const { return stack != nullptr; }
+  // msprobe's columns in msprobe's order, then numprobe's.
+  std::vector<std::string> Header() const;
+  // The cells of row `i` as msprobe's CSV writes them, aligned with Header().
+  std::vector<std::string> CsvCells(size_t i) const;
+};
+
+struct CompareOptions {
+  ThreadPool* pool = nullptr;  // tensor mode; nullptr = ThreadPool::Default()
+};
+
+// Compares one pair of dumps. kInvalidArgument when the tasks differ or are not comparable;
+// kCorrupt / kNotFound / kIoError from reading the JSON files (tensor files that cannot be read
+// make their rows "unsupported", as in msprobe).
+Result<CompareTable> CompareDumps(const DumpLocation& target, const DumpLocation& golden,
+                                  const CompareOptions& options = {});
+
+}  // namespace numprobe
+
+#endif  // NUMPROBE_COMPARE_H_

@@ -1,0 +1,146 @@
+// msprobe dumps: the model of one dump.json (or debug.json) and its stack.json and construct.json.
+// dump.json is read streaming (one entry in memory at a time while parsing) into a compact model:
+// entries in file order, each flattened into the rows msprobe's compare works on
+// ("{entry}.input.0", "{entry}.output.0", "{entry}.parameters.weight", ...), with each leaf's
+// dtype, shape, Max/Min/Mean/Norm, requires_grad, data_name and md5 as msprobe reads them.
+// A DumpFile owns all its memory; rows refer to interned strings by index.
+#ifndef NUMPROBE_DUMP_H_
+#define NUMPROBE_DUMP_H_
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "numprobe/result.h"
+
+namespace numprobe {
+
+// A scalar as Python's json module and msprobe's compare hold it. Text (strings, integers beyond
+// 64 bits, the repr of lists and dicts) lives in the owning DumpFile's string table.
+class PyValue {
+ public:
+  enum class Kind : uint8_t { kNone, kBool, kInt, kBigInt, kFloat, kStr };
+
+  PyValue() = default;
+  static PyValue None() { return {}; }
+  static PyValue Bool(bool b) { return PyValue(Kind::kBool, 0, b ? 1 : 0); }
+  static PyValue Int(int64_t i) { return PyValue(Kind::kInt, 0, static_cast<uint64_t>(i)); }
+  static PyValue BigInt(uint32_t text_id) { return PyValue(Kind::kBigInt, text_id, 0); }
+  static PyValue Float(double f);
+  static PyValue Str(uint32_t text_id) { return PyValue(Kind::kStr, text_id, 0); }
+
+  Kind kind() const { return kind_; }
+  bool is_none() const { return kind_ == Kind::kNone; }
+  bool as_bool() const { return bits_ != 0; }
+  int64_t as_int() const { return static_cast<int64_t>(bits_); }
+  double as_float() const;
+  uint32_t text_id() const { return text_; }  // kBigInt and kStr
+
+ private:
+  PyValue(Kind kind, uint32_t text, uint64_t bits) : kind_(kind), text_(text), bits_(bits) {}
+  Kind kind_ = Kind::kNone;
+  uint32_t text_ = 0;
+  uint64_t bits_ = 0;
+};
+
+// Which part of an API call a row belongs to (msprobe's "state"). Keyword arguments are inputs.
+enum class RowState : uint8_t { kInput, kOutput, kParameters, kParametersGrad, kDebug };
+std::string_view RowStateName(RowState state);  // "input", "output", "parameters", ...
+
+inline constexpr int kStatMax = 0;
+inline constexpr int kStatMin = 1;
+inline constexpr int kStatMean = 2;
+inline constexpr int kStatNorm = 3;
+
+// One leaf of an entry: a tensor, a non-tensor value (an int, a slice, a dtype, ...) or null.
+struct DumpRow {
+  std::string name;    // msprobe's row name: data_name without extension when present
+  uint32_t entry = 0;  // index into DumpFile::entries
+  RowState state = RowState::kInput;
+  bool is_tensor = false;  // the leaf named a dtype of its own
+  uint32_t dtype = 0;      // text id: "torch.float32", "<class 'int'>", "None"
+  uint32_t shape = 0;      // text id: "[4, 1, 8, 8]", "[]", "None"
+  PyValue requires_grad;   // None, or the text "True"/"False"
+  std::array<PyValue, 4>
+      stats;              // Max, Min, Mean, Norm (kStat*); a value's own value if not a tensor
+  std::string data_name;  // tensor file name; empty when there is none (msprobe's "-1")
+  std::optional<std::string> md5;  // "md5" as dumped, or CRC-32 of str(value) as msprobe makes it
+};
+
+struct DumpEntry {
+  std::string name;        // "Functional.conv2d.0.forward", "Module.fc1.Linear.forward.0"
+  uint32_t first_row = 0;  // rows [first_row, first_row + row_count) of DumpFile::rows
+  uint32_t row_count = 0;
+  uint64_t offset = 0;  // byte offset of the entry's value in the file (for messages)
+};
+
+class DumpFile {
+ public:
+  std::string task;  // "statistics", "tensor", ... ("" when absent)
+  std::string level;
+  std::string framework;  // "pytorch", "mindspore", ...
+  std::optional<std::string> dump_data_dir;
+  bool has_md5 = false;            // a tensor leaf carries "md5": msprobe compares in md5 mode
+  std::vector<DumpEntry> entries;  // in file order (the order the run executed them)
+  // Rows of each entry in msprobe's order: inputs, parameters, outputs, parameter gradients.
+  std::vector<DumpRow> rows;
+
+  const std::string& Text(uint32_t id) const { return texts_[id]; }
+  // Interns `text` and returns its id (equal texts share one id).
+  uint32_t Intern(std::string_view text);
+  size_t text_count() const { return texts_.size(); }
+
+ private:
+  std::vector<std::string> texts_;
+  std::unordered_map<std::string, uint32_t> text_ids_;
+};
+
+// Parses dump.json bytes. Malformed or truncated JSON: kCorrupt naming the byte offset; nesting
+// deeper than 400 levels: kOutOfRange; a root without a "data" object: kCorrupt.
+Result<DumpFile> ParseDumpJson(std::span<const char> bytes);
+// Maps and parses the file at `path`; errors are prefixed with the path.
+Result<DumpFile> ReadDumpJson(const std::filesystem::path& path);
+
+// stack.json in either form: v26's de-duplicated {"0": [[apis...], [lines...]], ...} or the
+// legacy {api: [lines...]}.
+class StackMap {
+ public:
+  // The stack lines recorded for entry `api`, or nullptr.
+  const std::vector<std::string>* Find(std::string_view api) const;
+  void Add(const std::string& api, std::vector<std::string> lines);
+  void AddShared(const std::vector<std::string>& apis, std::vector<std::string> lines);
+  size_t size() const { return by_api_.size(); }
+
+ private:
+  std::vector<std::vector<std::string>> stacks_;
+  std::unordered_map<std::string, uint32_t> by_api_;
+};
+
+Result<StackMap> ParseStackJson(std::span<const char> bytes);
+Result<StackMap> ReadStackJson(const std::filesystem::path& path);
+
+// construct.json: each node's parent module ({node: parent | "" | null}).
+class ConstructMap {
+ public:
+  // The enclosing modules of `node`, outermost first (empty when unknown). Cycles are cut.
+  std::vector<std::string> ModulePath(std::string_view node) const;
+  void SetParent(const std::string& node, std::string parent) { parent_[node] = std::move(parent); }
+  size_t size() const { return parent_.size(); }
+
+ private:
+  std::unordered_map<std::string, std::string> parent_;
+};
+
+Result<ConstructMap> ParseConstructJson(std::span<const char> bytes);
+Result<ConstructMap> ReadConstructJson(const std::filesystem::path& path);
+
+}  // namespace numprobe
+
+#endif  // NUMPROBE_DUMP_H_

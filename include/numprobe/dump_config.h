@@ -1,0 +1,82 @@
+// DumpConfig: what to capture, read from msprobe's config.json keys (task, dump_path, rank, step,
+// level, async_dump, extra_info, precision, risk_level and the per-task section with scope, list,
+// data_mode, summary_mode, overflow_nums, ...). Every key and value is validated when the config
+// is parsed, so a typo fails before training starts: an unknown key or a bad value gives
+// kInvalidArgument with a message naming the key. The config is a plain value type.
+#ifndef NUMPROBE_DUMP_CONFIG_H_
+#define NUMPROBE_DUMP_CONFIG_H_
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "numprobe/result.h"
+
+namespace numprobe {
+
+enum class DumpTask : uint8_t { kStatistics, kTensor, kOverflowCheck };
+// kDebug: only PrecisionDebugger.save() records (into debug.json).
+enum class DumpLevel : uint8_t { kL0, kL1, kMix, kL2, kDebug };
+enum class SummaryMode : uint8_t { kStatistics, kMd5 };
+// Statistics precision: kLow reports them at the tensor's own precision (as torch computes
+// them), kHigh in fp32 or better.
+enum class StatsPrecision : uint8_t { kLow, kHigh };
+// Which wrapped APIs are dumped at L1/mix when no scope/list is given (msprobe's risk_level).
+enum class RiskLevel : uint8_t { kAll, kCore, kFocus };
+enum class TensorFileFormat : uint8_t { kPt, kNpy };
+
+struct DumpConfig {
+  DumpTask task = DumpTask::kStatistics;
+  std::string dump_path;
+  std::vector<int64_t> ranks;  // sorted, unique; empty = every rank
+  std::vector<int64_t> steps;  // sorted, unique; empty = every step
+  DumpLevel level = DumpLevel::kL1;
+  bool async_dump = false;
+  bool extra_info = true;  // false: no stack.json / construct.json
+  StatsPrecision precision = StatsPrecision::kLow;
+  RiskLevel risk_level = RiskLevel::kFocus;
+  bool is_deterministic = false;
+  int64_t seed = 1234;
+
+  // The task section.
+  std::vector<std::string> scope;        // empty, or exactly two names bounding a range
+  std::vector<std::string> list;         // names or substrings of names
+  std::vector<std::string> tensor_list;  // statistics task: names that also get tensor files
+  bool dump_forward = true;              // from data_mode
+  bool dump_backward = true;
+  bool dump_input = true;
+  bool dump_output = true;
+  SummaryMode summary_mode = SummaryMode::kStatistics;
+  int64_t overflow_nums = 1;  // overflow_check: stop after this many; -1 = unlimited
+  TensorFileFormat file_format = TensorFileFormat::kPt;
+
+  // The JSON the config was parsed from (Override edits it and parses it again, so that a new
+  // task picks up its own section).
+  std::string source_json = "{}";
+
+  // Parses config.json text. kInvalidArgument naming the key for an unknown key, a value of the
+  // wrong type or out of range, a missing dump_path, or an inconsistent combination.
+  static Result<DumpConfig> Parse(std::string_view json_text);
+  // Reads and parses the file at `path` (kNotFound / kIoError if it cannot be read; the message
+  // then starts with the path).
+  static Result<DumpConfig> Load(const std::filesystem::path& path);
+
+  // Sets one top-level key (task, dump_path, level, step, rank, ...) from its JSON text, with the
+  // same validation as Parse; used for PrecisionDebugger's keyword overrides. Re-validates the
+  // whole config afterwards.
+  Status Override(std::string_view key, std::string_view json_value);
+
+  // The name written in dump.json's "task" / "level" fields.
+  std::string_view task_name() const;
+  std::string_view level_name() const;
+  bool StepSelected(int64_t step) const;
+  bool RankSelected(int64_t rank) const;
+  // Checks the combinations msprobe refuses (async tensor dump without list, async md5, ...).
+  Status Validate() const;
+};
+
+}  // namespace numprobe
+
+#endif  // NUMPROBE_DUMP_CONFIG_H_

@@ -1,0 +1,168 @@
+// Dumper: the capture API. It records the inputs, outputs and parameters of named ops (tensors as
+// TensorViews, plus plain values) and writes msprobe's dump tree:
+//   dump_path/step{N}/rank{R}|proc{pid}/dump.json stack.json construct.json dump_tensor_data/
+// Statistics are computed on the caller's memory when a value is recorded, so the views only need
+// to stay valid for the duration of the Record* call; tensor files are written from a private
+// copy on a background thread. Every recorded part is appended to a journal (dump.json.journal,
+// one JSON line per record, copied into a shared mapping of the file, so that it survives even a
+// SIGKILL) before the call returns, and
+// dump.json is replaced atomically at Stop()/Step(), so a crash loses nothing already recorded
+// (see dump_journal.h for reading it back). The PyTorch layer (python/numprobe) is built on this
+// class; C++ programs use it directly to dump their own kernels. All methods are thread-safe.
+#ifndef NUMPROBE_DUMPER_H_
+#define NUMPROBE_DUMPER_H_
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "numprobe/dump_config.h"
+#include "numprobe/json_value.h"
+#include "numprobe/result.h"
+#include "numprobe/tensor.h"
+
+namespace numprobe {
+
+// A tensor to record. The view is read during the Record* call only.
+struct TensorArg {
+  TensorView view;  // `data` may be null when `precomputed` is set (device tensors)
+  bool requires_grad = false;
+  std::string type = "torch.Tensor";
+  // Max, Min, Mean, Norm computed elsewhere (on a device), as they should appear in dump.json.
+  // When set, no statistics are computed here and no tensor file can be written.
+  std::optional<std::vector<JsonValue>> precomputed;
+};
+
+// A recorded value: a tensor, a plain value written as {"type": T, "value": V}, None, a literal
+// JSON object, or a list / dict nesting them (dumped with the same nesting).
+class DumpValue {
+ public:
+  enum class Kind : uint8_t { kNone, kPlain, kTensor, kList, kDict, kLiteral };
+  using Items = std::vector<DumpValue>;
+  using Members = std::vector<std::pair<std::string, DumpValue>>;
+
+  DumpValue() = default;  // None (null)
+  static DumpValue None() { return {}; }
+  // {"type": type, "value": value}, e.g. Plain("slice", [0, null, 2]), Plain("torch.Size", [2, 3]).
+  static DumpValue Plain(std::string type, JsonValue value);
+  static DumpValue Int(int64_t v) { return Plain("int", JsonValue::Int(v)); }
+  static DumpValue Float(double v) { return Plain("float", JsonValue::Double(v)); }
+  static DumpValue Bool(bool v) { return Plain("bool", JsonValue::Bool(v)); }
+  static DumpValue Str(std::string v) { return Plain("str", JsonValue::String(std::move(v))); }
+  static DumpValue Tensor(TensorArg tensor);
+  static DumpValue List(Items items);
+  static DumpValue Dict(Members members);
+  // Written exactly as given (e.g. a ProcessGroup's {"type", "group_ranks", "group_id"}).
+  static DumpValue Literal(JsonValue value);
+
+  Kind kind() const { return kind_; }
+  const std::string& plain_type() const { return text_; }
+  const JsonValue& json() const { return json_; }
+  const TensorArg& tensor() const { return *tensor_; }
+  const Items& items() const { return items_; }
+  const Members& members() const { return members_; }
+
+ private:
+  Kind kind_ = Kind::kNone;
+  std::string text_;
+  JsonValue json_;
+  std::shared_ptr<const TensorArg> tensor_;
+  Items items_;
+  Members members_;
+};
+
+struct DumperOptions {
+  std::string framework = "pytorch";  // dump.json's "framework"
+  int64_t pid = 0;                    // for the proc{pid} folder; 0 = this process
+  std::optional<int64_t> rank;        // rank{R} folder when set, else proc{pid}
+  // Tensor bytes copied but not yet written; Record* waits when more would be pending.
+  uint64_t max_pending_bytes = uint64_t{1} << 30;
+};
+
+// What overflow_check found first: the op, where, and a printable multi-line report.
+struct OverflowReport {
+  std::string name;
+  int64_t step = 0;
+  std::string rank;  // "rank0" or "proc123"
+  std::string report;
+};
+
+class Dumper {
+ public:
+  // Validates `config` and prepares (nothing is created on disk until Start()).
+  static Result<std::unique_ptr<Dumper>> Open(DumpConfig config, DumperOptions options = {});
+  ~Dumper();  // Close(), ignoring errors
+  Dumper(const Dumper&) = delete;
+  Dumper& operator=(const Dumper&) = delete;
+
+  const DumpConfig& config() const;
+  int64_t step() const;
+  // Whether records of the current step are kept: started, step and rank selected, and
+  // overflow_check's overflow_nums not reached.
+  bool active() const;
+  // The folder of the current step (whether it exists yet or not).
+  std::filesystem::path rank_dir() const;
+  int64_t entry_count() const;
+
+  // Sets the rank (torch.distributed became available). A proc{pid} folder of the current step
+  // is renamed to rank{R}. kIoError if that fails.
+  Status SetRank(int64_t rank);
+  // Begins or resumes dumping the current step: creates its folder, the journal and empty JSON
+  // files. No-op when the step or rank is not selected.
+  Status Start();
+  // Waits for pending tensor files, then writes dump.json, stack.json and construct.json of the
+  // current step atomically (temporary file + rename). Recording stops until the next Start().
+  Status Stop();
+  // Stop(), then moves to the next step (counters and in-memory entries start afresh).
+  Status Step();
+  // Stop() and ends the background writer. Further calls are no-ops.
+  Status Close();
+
+  // Range tracking for scope/list: an op or module named `name` starts / ends. Record* of a
+  // forward entry imply Enter (inputs) and Leave (outputs) of that name.
+  void Enter(std::string_view name);
+  void Leave(std::string_view name);
+  // Whether an entry named `name` passes the scope/list filter now.
+  bool Selected(std::string_view name);
+
+  // Forward inputs of `name` ("input_args" from the List `args`, "input_kwargs" from the Dict
+  // `kwargs`), recorded now, before the op runs (so in-place ops show their inputs as they were).
+  Status RecordForwardInputs(std::string_view name, const DumpValue& args, const DumpValue& kwargs);
+  // Forward outputs (a List) and, for modules, parameters (a Dict) of `name`.
+  Status RecordForwardOutputs(std::string_view name, const DumpValue& output,
+                              const DumpValue* parameters = nullptr);
+  // Both of the above in one call (modules, whose inputs are taken at the end).
+  Status RecordForward(std::string_view name, const DumpValue& args, const DumpValue& kwargs,
+                       const DumpValue& output, const DumpValue* parameters = nullptr);
+  // A backward entry: "input" = gradients of the op's outputs, "output" = gradients of its inputs
+  // (msprobe's meaning). Both are Lists.
+  Status RecordBackward(std::string_view name, const DumpValue& grad_outputs,
+                        const DumpValue& grad_inputs);
+  // One parameter's gradient into "<module>.parameters_grad.<n>": {param: [T]}.
+  Status RecordParameterGrad(std::string_view entry, std::string_view param, const DumpValue& grad);
+  // debug.json (PrecisionDebugger.save): `name` ("x.0" for the first save of "x") holds `value`
+  // as analyzed; tensor files are named "<name>.debug[.<index>].pt".
+  Status RecordDebug(std::string_view name, const DumpValue& value);
+  // stack.json: the call stack of `name`, innermost frame first, as msprobe formats frames
+  // ("File p, line n, in f, \n source"). Identical stacks are stored once.
+  void AddStack(std::string_view name, std::vector<std::string> frames);
+  // construct.json: `name`'s parent module (nullopt = null). A name keeps its first position.
+  void AddConstruct(std::string_view name, std::optional<std::string_view> parent);
+
+  // overflow_check: the first overflow not yet taken, once.
+  std::optional<OverflowReport> TakeOverflowReport();
+
+ private:
+  struct Impl;
+  explicit Dumper(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace numprobe
+
+#endif  // NUMPROBE_DUMPER_H_

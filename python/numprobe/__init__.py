@@ -1,0 +1,20 @@
+"""numprobe: find where and why two deep-learning runs stop agreeing.
+
+The heavy lifting (statistics, dump writing, the crash-safe journal) is done by the C++ module
+``numprobe._numprobe``; ``numprobe.pytorch`` hooks PyTorch and hands tensor memory to it.
+"""
+from ._numprobe import DTYPES, DumpConfig, Dumper, Error, load_dump_json, read_journal, tensor_stats
+
+__version__ = "0.1.0"
+__all__ = ["DumpConfig", "Dumper", "Error", "load_dump_json", "read_journal", "stats", "tensor_stats"]
+
+
+def stats(tensor):
+    """Statistics of a CPU torch tensor computed on its memory (no copy): a dict with count, max,
+    min, mean, norm, nan/inf/zero counts, max_abs and min_nonzero_abs."""
+    from .pytorch._tensors import numprobe_dtype
+
+    if tensor.device.type != "cpu":
+        raise Error("invalid_argument: numprobe.stats needs a CPU tensor; use tensor.cpu()")
+    return tensor_stats(tensor.data_ptr(), numprobe_dtype(tensor.dtype), list(tensor.shape),
+                        list(tensor.stride()))

@@ -1,0 +1,198 @@
+"""PrecisionDebugger: msprobe's PyTorch API on numprobe's capture core.
+
+    from numprobe.pytorch import PrecisionDebugger
+    debugger = PrecisionDebugger(config_path="config.json")
+    for batch in data:
+        debugger.start(model)
+        ...forward, backward, optimizer step...
+        debugger.stop()
+        debugger.step()
+"""
+import atexit
+import json
+import os
+import random
+
+import torch
+
+from .. import _numprobe
+from . import _runtime, _tensors
+
+_DEFAULTS = {"task": "statistics", "level": "L1", "rank": [], "step": []}
+
+
+def _build_config(config_path, task, dump_path, level, step):
+    if config_path is not None:
+        config = _numprobe.DumpConfig.load(os.fspath(config_path))
+    else:
+        base = dict(_DEFAULTS)
+        base["dump_path"] = os.fspath(dump_path) if dump_path is not None else "./numprobe_dump"
+        config = _numprobe.DumpConfig.parse(json.dumps(base))
+    if task is not None:
+        config.override("task", json.dumps(task))
+    if dump_path is not None:
+        config.override("dump_path", json.dumps(os.fspath(dump_path)))
+    if level is not None:
+        config.override("level", json.dumps(level))
+    if step is not None:
+        config.override("step", json.dumps(list(step) if isinstance(step, (list, tuple)) else [step]))
+    return config
+
+
+def _current_rank():
+    if torch.distributed.is_available() and torch.distributed.is_initialized():
+        return torch.distributed.get_rank()
+    return None
+
+
+class PrecisionDebugger:
+    """Captures a PyTorch run into msprobe's dump format. One instance per process (a second
+    construction returns the first, as msprobe's singleton does)."""
+
+    _instance = None
+
+    def __new__(cls, *args, **kwargs):
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+            cls._instance._initialized = False
+        return cls._instance
+
+    def __init__(self, config_path=None, task=None, dump_path=None, level=None, step=None):
+        if self._initialized:
+            return
+        config = _build_config(config_path, task, dump_path, level, step)
+        _tensors.register()
+        self.config = config
+        self.dumper = _numprobe.Dumper(config, rank=_current_rank())
+        self._runtime = _runtime._Runtime(config, self.dumper)
+        _runtime.CURRENT = self._runtime
+        if config.level in ("L1", "mix"):
+            self._runtime.wrap_apis()
+        if config.is_deterministic:
+            seed_all(config.seed, mode=True)
+        self._initialized = True
+        atexit.register(self._at_exit)
+
+    @classmethod
+    def _reset(cls):
+        """Tests: undoes the wrapping and forgets the instance."""
+        inst = cls._instance
+        if inst is not None and inst._initialized:
+            inst._runtime.running = False
+            inst._runtime.stop_dispatch()
+            inst._runtime.unwrap_apis()
+            inst.dumper.close()
+            for root in inst._runtime.model_roots:
+                for module in root.modules():
+                    if hasattr(module, "_numprobe_prefix"):
+                        module._numprobe_prefix = None
+            _runtime.CURRENT = None
+        cls._instance = None
+
+    @property
+    def task(self):
+        return self.config.task
+
+    @property
+    def level(self):
+        return self.config.level
+
+    def start(self, model=None):
+        rt = self._runtime
+        rank = _current_rank()
+        if rank is not None:
+            self.dumper.set_rank(rank)
+        if model is not None and self.config.level in ("L0", "mix"):
+            rt.hook_model(model)
+        elif model is None and self.config.level == "L0" and not rt.model_roots:
+            raise _numprobe.Error("invalid_argument: level L0 needs start(model=...)")
+        self.dumper.start()
+        rt.running = True
+        if self.config.level == "L2":
+            rt.start_dispatch()
+
+    def stop(self):
+        rt = self._runtime
+        rt.running = False
+        rt.stop_dispatch()
+        self.dumper.stop()
+
+    def forward_backward_dump_end(self):
+        """msprobe 8.x's alias of stop()."""
+        self.stop()
+
+    def step(self):
+        rt = self._runtime
+        rt.running = False
+        rt.stop_dispatch()
+        self.dumper.step_forward()
+        rt.reset_step()
+
+    def save(self, var, name, save_backward=True):
+        """Records `var` (a tensor, number, string or a nested structure of them) into debug.json
+        as '{name}.{n}.debug', and a tensor's gradient as '{name}_grad.{n}.debug' when it
+        requires grad (msprobe's save)."""
+        if not isinstance(name, str) or not isinstance(save_backward, bool):
+            raise ValueError("save(var, name: str, save_backward: bool)")
+        rt = self._runtime
+        count = rt.api_counts.get(("save", name), 0)
+        rt.api_counts[("save", name)] = count + 1
+        rt.inner += 1
+        try:
+            self.dumper.record_debug(f"{name}.{count}", var)
+        finally:
+            rt.inner -= 1
+        if save_backward and isinstance(var, torch.Tensor) and var.requires_grad:
+            grad_name = f"{name}_grad.{count}"
+
+            def hook(grad):
+                rt.inner += 1
+                try:
+                    self.dumper.record_debug(grad_name, grad)
+                finally:
+                    rt.inner -= 1
+
+            var.register_hook(hook)
+
+    def _at_exit(self):
+        if self._initialized and PrecisionDebugger._instance is self:
+            try:
+                self.dumper.close()
+            except _numprobe.Error:
+                pass
+
+
+def seed_all(seed=1234, mode=False, rm_dropout=False):
+    """Seeds Python, numpy and torch; `mode` turns on deterministic algorithms; `rm_dropout`
+    sets dropout probabilities to 0 (as msprobe does) for run-to-run comparisons."""
+    if not isinstance(seed, int) or not 0 <= seed <= 2**32 - 1:
+        raise ValueError(f"seed must be an integer in 0..2^32-1, got {seed!r}")
+    random.seed(seed)
+    os.environ["PYTHONHASHSEED"] = str(seed)
+    try:
+        import numpy as np
+
+        np.random.seed(seed)
+    except ImportError:
+        pass
+    torch.manual_seed(seed)
+    if torch.cuda.is_available():
+        torch.cuda.manual_seed_all(seed)
+    if mode:
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+        torch.use_deterministic_algorithms(True)
+        torch.backends.cudnn.deterministic = True
+        torch.backends.cudnn.benchmark = False
+    if rm_dropout:
+        import torch.nn.functional as F
+
+        for name in ("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
+                     "feature_alpha_dropout"):
+            original = getattr(F, name, None)
+            if original is None:
+                continue
+
+            def no_dropout(input, p=0.5, training=True, inplace=False, _f=original):
+                return _f(input, 0.0, training, inplace)
+
+            setattr(F, name, no_dropout)

@@ -1,0 +1,539 @@
+// _numprobe: the Python binding of numprobe's capture core. Python hands over tensor memory as
+// (data_ptr, dtype, shape, strides) read from the tensor object; statistics are computed in C++ on
+// that memory (no copy, no Python floats). Errors become numprobe.Error (one ThrowIfError).
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <pybind11/stl/filesystem.h>
+
+#include "numprobe/dump_config.h"
+#include "numprobe/dump_journal.h"
+#include "numprobe/dumper.h"
+#include "numprobe/stats.h"
+
+namespace py = pybind11;
+
+namespace numprobe {
+namespace {
+
+PyObject* g_error = nullptr;
+
+void ThrowIfError(const Status& status) {
+  if (status.ok()) return;
+  PyErr_SetString(g_error, status.ToString().c_str());
+  throw py::error_already_set();
+}
+
+template <typename T>
+T ValueOrThrow(Result<T> result) {
+  if (!result.ok()) ThrowIfError(result.error());
+  return std::move(result).value();
+}
+
+// Objects the converter recognizes, registered once by numprobe.pytorch (torch is not imported
+// here so that the module works without torch).
+struct TorchTypes {
+  py::object tensor_type;  // torch.Tensor
+  py::object size_type;    // torch.Size
+  py::dict dtype_map;      // torch.dtype -> numprobe DType value
+  py::object fallback;  // callable(obj) -> None | ("plain", type, value) | ("literal", json-able)
+  py::object device_batch;         // callable(list[Tensor]) -> list[[max, min, mean, norm]]
+  bool force_device_path = false;  // route CPU tensors through device_batch (tests)
+  bool ready = false;
+};
+
+TorchTypes& Types() {
+  static TorchTypes* types = new TorchTypes();  // never destroyed: outlives interpreter teardown
+  return *types;
+}
+
+JsonValue PyToJson(py::handle h, int depth) {
+  if (depth > 32) return JsonValue();
+  if (h.is_none()) return JsonValue();
+  if (PyBool_Check(h.ptr())) return JsonValue::Bool(h.ptr() == Py_True);
+  if (PyLong_Check(h.ptr())) {
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
+    if (overflow != 0) return JsonValue::Double(PyLong_AsDouble(h.ptr()));
+    return JsonValue::Int(v);
+  }
+  if (PyFloat_Check(h.ptr())) return JsonValue::Double(PyFloat_AS_DOUBLE(h.ptr()));
+  if (PyUnicode_Check(h.ptr())) return JsonValue::String(h.cast<std::string>());
+  if (PyList_Check(h.ptr()) || PyTuple_Check(h.ptr())) {
+    JsonValue::Array items;
+    for (py::handle item : h) items.push_back(PyToJson(item, depth + 1));
+    return JsonValue::MakeArray(std::move(items));
+  }
+  if (PyDict_Check(h.ptr())) {
+    JsonValue::Object members;
+    for (auto item : py::reinterpret_borrow<py::dict>(h)) {
+      members.emplace_back(py::str(item.first).cast<std::string>(),
+                           PyToJson(item.second, depth + 1));
+    }
+    return JsonValue::MakeObject(std::move(members));
+  }
+  return JsonValue::String(py::str(h).cast<std::string>());
+}
+
+py::object JsonToPy(const JsonValue& v) {
+  switch (v.kind()) {
+    case JsonValue::Kind::kNull:
+      return py::none();
+    case JsonValue::Kind::kBool:
+      return py::bool_(v.bool_value());
+    case JsonValue::Kind::kInt:
+      return py::int_(v.int_value());
+    case JsonValue::Kind::kDouble:
+      return py::float_(v.double_value());
+    case JsonValue::Kind::kString:
+      return py::str(v.string_value());
+    case JsonValue::Kind::kArray: {
+      py::list out;
+      for (const JsonValue& item : v.array()) out.append(JsonToPy(item));
+      return out;
+    }
+    case JsonValue::Kind::kObject: {
+      py::dict out;
+      for (const auto& [k, item] : v.object()) out[py::str(k)] = JsonToPy(item);
+      return out;
+    }
+  }
+  return py::none();
+}
+
+// Converts Python values (tensors, scalars, nested tuples/lists/dicts) to DumpValues. Device
+// tensors are gathered first and reduced in one batched call per record.
+class Converter {
+ public:
+  explicit Converter(bool need_data) : need_data_(need_data) {}
+
+  DumpValue Convert(py::handle h, int depth = 0) {
+    TorchTypes& t = Types();
+    if (depth > 48 || h.is_none()) return DumpValue::None();
+    PyObject* o = h.ptr();
+    if (PyBool_Check(o)) return DumpValue::Bool(o == Py_True);
+    if (PyLong_Check(o)) {
+      int overflow = 0;
+      const long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+      if (overflow != 0) return DumpValue::Plain("int", JsonValue::Double(PyLong_AsDouble(o)));
+      return DumpValue::Int(v);
+    }
+    if (PyFloat_Check(o)) return DumpValue::Float(PyFloat_AS_DOUBLE(o));
+    if (PyUnicode_Check(o)) return DumpValue::Str(h.cast<std::string>());
+    if (t.ready && PyObject_IsInstance(o, t.tensor_type.ptr()) == 1) return ConvertTensor(h);
+    if (o == Py_Ellipsis) return DumpValue::Plain("ellipsis", JsonValue::String("..."));
+    if (PySlice_Check(o)) {
+      JsonValue::Array parts;
+      for (const char* attr : {"start", "stop", "step"}) {
+        py::object part = h.attr(attr);
+        if (part.is_none()) {
+          parts.push_back(JsonValue());
+        } else {
+          try {
+            parts.push_back(JsonValue::Int(py::int_(part).cast<int64_t>()));
+          } catch (const py::error_already_set&) {
+            parts.push_back(JsonValue());
+          }
+        }
+      }
+      return DumpValue::Plain("slice", JsonValue::MakeArray(std::move(parts)));
+    }
+    if (t.ready && PyObject_IsInstance(o, t.size_type.ptr()) == 1) {
+      return DumpValue::Plain("torch.Size", PyToJson(h, 0));
+    }
+    if (PyTuple_Check(o) && py::hasattr(h, "_fields")) {  // namedtuple: a dict of its fields
+      DumpValue::Members members;
+      for (py::handle field : h.attr("_fields")) {
+        members.emplace_back(py::str(field).cast<std::string>(), Convert(h.attr(field), depth + 1));
+      }
+      return DumpValue::Dict(std::move(members));
+    }
+    if (PyTuple_Check(o) || PyList_Check(o)) {
+      DumpValue::Items items;
+      items.reserve(static_cast<size_t>(PySequence_Fast_GET_SIZE(o)));
+      for (py::handle item : h) items.push_back(Convert(item, depth + 1));
+      return DumpValue::List(std::move(items));
+    }
+    if (PyDict_Check(o)) {
+      DumpValue::Members members;
+      for (auto item : py::reinterpret_borrow<py::dict>(h)) {
+        members.emplace_back(py::str(item.first).cast<std::string>(),
+                             Convert(item.second, depth + 1));
+      }
+      return DumpValue::Dict(std::move(members));
+    }
+    if (t.ready && !t.fallback.is_none()) {
+      py::object r = t.fallback(h);
+      if (PyTuple_Check(r.ptr()) && py::len(r) >= 2) {
+        const std::string kind = py::str(r[py::int_(0)]).cast<std::string>();
+        if (kind == "plain" && py::len(r) == 3) {
+          return DumpValue::Plain(py::str(r[py::int_(1)]).cast<std::string>(),
+                                  PyToJson(r[py::int_(2)], 0));
+        }
+        if (kind == "literal") return DumpValue::Literal(PyToJson(r[py::int_(1)], 0));
+        if (kind == "value") return Convert(r[py::int_(1)], depth + 1);
+      }
+    }
+    return DumpValue::None();
+  }
+
+  // Device tensors met so far; the caller reduces them in one batch and converts again.
+  py::list& device_tensors() { return device_tensors_; }
+  void SetDeviceResults(py::list stats) {
+    device_stats_ = std::move(stats);
+    next_device_ = 0;
+    second_pass_ = true;
+  }
+  // Keeps host copies alive until the record call returns.
+  py::list& keep_alive() { return keep_alive_; }
+
+ private:
+  DumpValue ConvertTensor(py::handle h) {
+    TorchTypes& t = Types();
+    TensorArg arg;
+    arg.requires_grad = h.attr("requires_grad").cast<bool>();
+    py::object dtype = h.attr("dtype");
+    if (!t.dtype_map.contains(dtype)) {
+      // A dtype numprobe does not know (quantized, ...): shape and dtype name only.
+      return DumpValue::Literal(
+          JsonValue::MakeObject({{"type", JsonValue::String("torch.Tensor")},
+                                 {"dtype", JsonValue::String(py::str(dtype).cast<std::string>())},
+                                 {"shape", PyToJson(h.attr("shape"), 0)},
+                                 {"Max", JsonValue()},
+                                 {"Min", JsonValue()},
+                                 {"Mean", JsonValue()},
+                                 {"Norm", JsonValue()},
+                                 {"requires_grad", JsonValue::Bool(arg.requires_grad)}}));
+    }
+    arg.view.dtype = static_cast<DType>(t.dtype_map[dtype].cast<int>());
+    for (py::handle d : h.attr("shape")) arg.view.shape.push_back(d.cast<int64_t>());
+    const bool on_cpu = h.attr("is_cpu").cast<bool>() && !t.force_device_path;
+    if (!on_cpu || h.attr("is_meta").cast<bool>()) {
+      arg.view.strides = ContiguousStrides(arg.view.shape);
+      if (!second_pass_) {
+        device_tensors_.append(h);
+        arg.precomputed = std::vector<JsonValue>(4);
+      } else {
+        py::object entry = device_stats_[py::int_(next_device_++)];
+        // (stats, host copy or None)
+        py::object stats = entry[py::int_(0)];
+        std::vector<JsonValue> values;
+        for (py::handle v : stats) values.push_back(PyToJson(v, 0));
+        py::object host = entry[py::int_(1)];
+        if (need_data_ && !host.is_none()) {
+          keep_alive_.append(host);
+          FillView(host, &arg.view);
+        }
+        arg.precomputed = std::move(values);
+      }
+      return DumpValue::Tensor(std::move(arg));
+    }
+    FillView(h, &arg.view);
+    return DumpValue::Tensor(std::move(arg));
+  }
+
+  static void FillView(py::handle h, TensorView* view) {
+    view->shape.clear();
+    for (py::handle d : h.attr("shape")) view->shape.push_back(d.cast<int64_t>());
+    view->strides.clear();
+    for (py::handle s : h.attr("stride")()) view->strides.push_back(s.cast<int64_t>());
+    // data_ptr() already points at the first element (storage offset applied).
+    view->data = reinterpret_cast<const std::byte*>(h.attr("data_ptr")().cast<uintptr_t>());
+    view->byte_offset = 0;
+    if (view->numel() == 0) view->data = nullptr;
+  }
+
+  bool need_data_;
+  bool second_pass_ = false;
+  py::list device_tensors_;
+  py::list device_stats_;
+  size_t next_device_ = 0;
+  py::list keep_alive_;
+};
+
+// Converts `values` (one top-level value per argument) handling device tensors in one batch.
+std::vector<DumpValue> ConvertAll(std::initializer_list<py::handle> values, bool need_data,
+                                  Converter* converter) {
+  std::vector<DumpValue> out;
+  for (py::handle v : values) out.push_back(converter->Convert(v));
+  if (py::len(converter->device_tensors()) == 0) return out;
+  TorchTypes& t = Types();
+  py::list results = t.device_batch(converter->device_tensors(), need_data);
+  converter->SetDeviceResults(results);
+  out.clear();
+  for (py::handle v : values) out.push_back(converter->Convert(v));
+  return out;
+}
+
+bool NeedData(const Dumper& d) {
+  return d.config().task == DumpTask::kTensor || !d.config().tensor_list.empty() ||
+         d.config().summary_mode == SummaryMode::kMd5;
+}
+
+py::dict StatsToDict(const TensorStats& s) {
+  py::dict d;
+  d["count"] = s.count;
+  d["max"] = s.has_minmax ? py::object(py::float_(s.max)) : py::object(py::none());
+  d["min"] = s.has_minmax ? py::object(py::float_(s.min)) : py::object(py::none());
+  d["mean"] = s.has_mean_norm ? py::object(py::float_(s.mean)) : py::object(py::none());
+  d["norm"] = s.has_mean_norm ? py::object(py::float_(s.norm)) : py::object(py::none());
+  d["nan_count"] = s.nan_count;
+  d["pos_inf_count"] = s.pos_inf_count;
+  d["neg_inf_count"] = s.neg_inf_count;
+  d["zero_count"] = s.zero_count;
+  d["max_abs"] = s.max_abs;
+  d["min_nonzero_abs"] = s.min_nonzero_abs;
+  return d;
+}
+
+}  // namespace
+}  // namespace numprobe
+
+PYBIND11_MODULE(_numprobe, m) {
+  using namespace numprobe;
+  m.doc() = "numprobe capture core (C++)";
+  g_error = PyErr_NewException("numprobe.Error", PyExc_RuntimeError, nullptr);
+  m.attr("Error") = py::handle(g_error);
+
+  m.def(
+      "register_torch",
+      [](py::object tensor_type, py::object size_type, py::dict dtype_map, py::object fallback,
+         py::object device_batch) {
+        TorchTypes& t = Types();
+        t.tensor_type = std::move(tensor_type);
+        t.size_type = std::move(size_type);
+        t.dtype_map = std::move(dtype_map);
+        t.fallback = std::move(fallback);
+        t.device_batch = std::move(device_batch);
+        t.ready = true;
+      },
+      "Registers torch's types and the Python helpers the converter calls.");
+  m.def(
+      "set_force_device_path", [](bool on) { Types().force_device_path = on; },
+      "Tests: reduce CPU tensors through the batched device path.");
+
+  py::dict dtypes;
+#define NUMPROBE_PY_DTYPE_(e, name, ...) dtypes[py::str(name)] = static_cast<int>(DType::e);
+  NUMPROBE_FOR_EACH_DTYPE(NUMPROBE_PY_DTYPE_)
+#undef NUMPROBE_PY_DTYPE_
+  m.attr("DTYPES") = dtypes;
+
+  m.def(
+      "tensor_stats",
+      [](uintptr_t data_ptr, int dtype, std::vector<int64_t> shape, std::vector<int64_t> strides) {
+        if (dtype < 0 || dtype >= kDTypeCount)
+          ThrowIfError(Status::InvalidArgument("unknown dtype"));
+        if (shape.size() != strides.size()) {
+          ThrowIfError(Status::InvalidArgument("shape and strides differ in length"));
+        }
+        TensorView v;
+        v.data = reinterpret_cast<const std::byte*>(data_ptr);
+        v.dtype = static_cast<DType>(dtype);
+        v.shape = std::move(shape);
+        v.strides = std::move(strides);
+        if (v.numel() > 0 && v.data == nullptr)
+          ThrowIfError(Status::InvalidArgument("null data pointer"));
+        Result<TensorStats> s = [&] {
+          py::gil_scoped_release release;
+          return ComputeStats(v);
+        }();
+        return StatsToDict(ValueOrThrow(std::move(s)));
+      },
+      py::arg("data_ptr"), py::arg("dtype"), py::arg("shape"), py::arg("strides"),
+      "Statistics of the tensor memory at data_ptr (elements of numprobe dtype `dtype`).");
+
+  py::class_<DumpConfig>(m, "DumpConfig")
+      .def_static("parse",
+                  [](const std::string& text) { return ValueOrThrow(DumpConfig::Parse(text)); })
+      .def_static("load",
+                  [](const std::string& path) { return ValueOrThrow(DumpConfig::Load(path)); })
+      .def("override",
+           [](DumpConfig& c, const std::string& key, const std::string& json_value) {
+             ThrowIfError(c.Override(key, json_value));
+           })
+      .def_property_readonly("task", [](const DumpConfig& c) { return std::string(c.task_name()); })
+      .def_property_readonly("level",
+                             [](const DumpConfig& c) { return std::string(c.level_name()); })
+      .def_readonly("dump_path", &DumpConfig::dump_path)
+      .def_readonly("steps", &DumpConfig::steps)
+      .def_readonly("ranks", &DumpConfig::ranks)
+      .def_readonly("scope", &DumpConfig::scope)
+      .def_readonly("list", &DumpConfig::list)
+      .def_readonly("async_dump", &DumpConfig::async_dump)
+      .def_readonly("extra_info", &DumpConfig::extra_info)
+      .def_readonly("is_deterministic", &DumpConfig::is_deterministic)
+      .def_readonly("seed", &DumpConfig::seed)
+      .def_readonly("overflow_nums", &DumpConfig::overflow_nums)
+      .def_readonly("dump_forward", &DumpConfig::dump_forward)
+      .def_readonly("dump_backward", &DumpConfig::dump_backward)
+      .def_property_readonly("risk_level",
+                             [](const DumpConfig& c) {
+                               static const char* names[] = {"ALL", "CORE", "FOCUS"};
+                               return std::string(names[static_cast<int>(c.risk_level)]);
+                             })
+      .def_property_readonly("summary_mode", [](const DumpConfig& c) {
+        return std::string(c.summary_mode == SummaryMode::kMd5 ? "md5" : "statistics");
+      });
+
+  py::class_<Dumper>(m, "Dumper")
+      .def(py::init([](const DumpConfig& config, std::optional<int64_t> rank, int64_t pid) {
+             DumperOptions options;
+             options.rank = rank;
+             options.pid = pid;
+             return ValueOrThrow(Dumper::Open(config, options));
+           }),
+           py::arg("config"), py::arg("rank") = std::nullopt, py::arg("pid") = 0)
+      .def_property_readonly("step", &Dumper::step)
+      .def_property_readonly("active", &Dumper::active)
+      .def_property_readonly("rank_dir", [](const Dumper& d) { return d.rank_dir().string(); })
+      .def_property_readonly("entry_count", &Dumper::entry_count)
+      .def("set_rank", [](Dumper& d, int64_t r) { ThrowIfError(d.SetRank(r)); })
+      .def("start", [](Dumper& d) { ThrowIfError(d.Start()); })
+      .def("stop",
+           [](Dumper& d) {
+             Status st;
+             {
+               py::gil_scoped_release release;
+               st = d.Stop();
+             }
+             ThrowIfError(st);
+           })
+      .def("step_forward",
+           [](Dumper& d) {
+             Status st;
+             {
+               py::gil_scoped_release release;
+               st = d.Step();
+             }
+             ThrowIfError(st);
+           })
+      .def("close",
+           [](Dumper& d) {
+             Status st;
+             {
+               py::gil_scoped_release release;
+               st = d.Close();
+             }
+             ThrowIfError(st);
+           })
+      .def("enter", [](Dumper& d, const std::string& n) { d.Enter(n); })
+      .def("leave", [](Dumper& d, const std::string& n) { d.Leave(n); })
+      .def("selected", [](Dumper& d, const std::string& n) { return d.Selected(n); })
+      .def("record_forward_inputs",
+           [](Dumper& d, const std::string& name, py::tuple args, py::dict kwargs) {
+             Converter conv(NeedData(d));
+             auto v = ConvertAll({args, kwargs}, NeedData(d), &conv);
+             Status st;
+             {
+               py::gil_scoped_release release;
+               st = d.RecordForwardInputs(name, v[0], v[1]);
+             }
+             ThrowIfError(st);
+           })
+      .def(
+          "record_forward_outputs",
+          [](Dumper& d, const std::string& name, py::handle output, py::object params) {
+            Converter conv(NeedData(d));
+            auto v = ConvertAll({output, params}, NeedData(d), &conv);
+            Status st;
+            {
+              py::gil_scoped_release release;
+              st = d.RecordForwardOutputs(name, v[0], params.is_none() ? nullptr : &v[1]);
+            }
+            ThrowIfError(st);
+          },
+          py::arg("name"), py::arg("output"), py::arg("params") = py::none())
+      .def(
+          "record_forward",
+          [](Dumper& d, const std::string& name, py::tuple args, py::dict kwargs, py::handle output,
+             py::object params) {
+            Converter conv(NeedData(d));
+            auto v = ConvertAll({args, kwargs, output, params}, NeedData(d), &conv);
+            Status st;
+            {
+              py::gil_scoped_release release;
+              st = d.RecordForward(name, v[0], v[1], v[2], params.is_none() ? nullptr : &v[3]);
+            }
+            ThrowIfError(st);
+          },
+          py::arg("name"), py::arg("args"), py::arg("kwargs"), py::arg("output"),
+          py::arg("params") = py::none())
+      .def("record_backward",
+           [](Dumper& d, const std::string& name, py::handle grad_outputs, py::handle grad_inputs) {
+             Converter conv(NeedData(d));
+             auto v = ConvertAll({grad_outputs, grad_inputs}, NeedData(d), &conv);
+             Status st;
+             {
+               py::gil_scoped_release release;
+               st = d.RecordBackward(name, v[0], v[1]);
+             }
+             ThrowIfError(st);
+           })
+      .def("record_param_grad",
+           [](Dumper& d, const std::string& entry, const std::string& param, py::handle grad) {
+             Converter conv(NeedData(d));
+             auto v = ConvertAll({grad}, NeedData(d), &conv);
+             Status st;
+             {
+               py::gil_scoped_release release;
+               st = d.RecordParameterGrad(entry, param, v[0]);
+             }
+             ThrowIfError(st);
+           })
+      .def("record_debug",
+           [](Dumper& d, const std::string& name, py::handle value) {
+             Converter conv(NeedData(d));
+             auto v = ConvertAll({value}, NeedData(d), &conv);
+             Status st;
+             {
+               py::gil_scoped_release release;
+               st = d.RecordDebug(name, v[0]);
+             }
+             ThrowIfError(st);
+           })
+      .def("add_stack",
+           [](Dumper& d, const std::string& name, std::vector<std::string> frames) {
+             d.AddStack(name, std::move(frames));
+           })
+      .def("add_construct",
+           [](Dumper& d, const std::string& name, std::optional<std::string> parent) {
+             d.AddConstruct(name, parent ? std::optional<std::string_view>(*parent) : std::nullopt);
+           })
+      .def("take_overflow_report", [](Dumper& d) -> py::object {
+        auto r = d.TakeOverflowReport();
+        if (!r) return py::none();
+        py::dict out;
+        out["name"] = r->name;
+        out["step"] = r->step;
+        out["rank"] = r->rank;
+        out["report"] = r->report;
+        return out;
+      });
+
+  m.def(
+      "load_dump_json",
+      [](const std::string& rank_dir) {
+        DumpJsonText t = ValueOrThrow(LoadDumpJson(rank_dir));
+        return py::make_tuple(t.text, t.from_journal, t.truncated_tail);
+      },
+      "dump.json text of a rank folder, rebuilt from the journal when dump.json is missing or "
+      "older.");
+  m.def(
+      "read_journal",
+      [](const std::string& path) {
+        RecoveredDump r = ValueOrThrow(ReadDumpJournal(path));
+        py::dict out;
+        out["dump"] = JsonToPy(r.dump);
+        out["stack"] = JsonToPy(r.stack);
+        out["construct"] = JsonToPy(r.construct);
+        out["debug"] = JsonToPy(r.debug);
+        out["records"] = r.records;
+        out["dump_json_current"] = r.dump_json_current;
+        out["truncated_tail"] = r.truncated_tail;
+        return out;
+      },
+      "Reads a dump.json.journal back.");
+}

@@ -1,0 +1,362 @@
+// The compare pipeline: read both dump.json files, decide the mode, pair rows, fill msprobe's
+// cells, judge. Tensor-mode metrics live in compare_tensor.cc.
+#include "numprobe/compare.h"
+
+#include <cmath>
+#include <deque>
+#include <string>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "numprobe/divergence.h"
+
+#include "analysis/compare_internal.h"
+#include "analysis/op_names.h"
+#include "analysis/py_format.h"
+
+namespace numprobe {
+
+std::string_view CompareModeName(CompareMode mode) {
+  switch (mode) {
+    case CompareMode::kStatistics:
+      return "statistics";
+    case CompareMode::kTensor:
+      return "tensor";
+    case CompareMode::kMd5:
+      return "md5";
+  }
+  return "statistics";
+}
+
+std::string_view ResultLevelName(ResultLevel level) {
+  switch (level) {
+    case ResultLevel::kPass:
+      return "pass";
+    case ResultLevel::kWarning:
+      return "warning";
+    case ResultLevel::kError:
+      return "error";
+    case ResultLevel::kUnmatched:
+      return "unmatched";
+  }
+  return "pass";
+}
+
+std::string MetricCell::Text() const {
+  switch (kind) {
+    case Kind::kEmpty:
+      return "";
+    case Kind::kValue:
+      if (std::isinf(value)) return value > 0 ? " inf" : " -inf";
+      return detail::PyFloatRepr(value);
+    case Kind::kValueText:
+      return detail::PyFloatRepr(value);
+    case Kind::kPercent:
+      return detail::PyFloatRepr(value) + "%";
+    case Kind::kZero:
+      return "0";
+    case Kind::kNA:
+      return "N/A";
+    case Kind::kNan:
+      return "Nan";
+    case Kind::kInf:
+      return "inf";
+    case Kind::kNegInf:
+      return "-inf";
+    case Kind::kDiff:
+      return "Diff";
+    case Kind::kUnsupported:
+      return "unsupported";
+    case Kind::kShapeUnmatched:
+      return "shape unmatched";
+  }
+  return "";
+}
+
+namespace detail {
+
+bool DtypesComparable(std::string_view a, std::string_view b) {
+  if (a == b) return true;
+  auto in = [](std::string_view d, std::initializer_list<std::string_view> set) {
+    for (const std::string_view s : set) {
+      if (d == s) return true;
+    }
+    return false;
+  };
+  const auto torch = {std::string_view("torch.float16"), std::string_view("torch.float32"),
+                      std::string_view("torch.bfloat16")};
+  const auto ms = {std::string_view("Float16"), std::string_view("Float32"),
+                   std::string_view("BFloat16")};
+  return (in(a, torch) && in(b, torch)) || (in(a, ms) && in(b, ms));
+}
+
+namespace {
+
+std::string ReplaceAll(const std::string& text, const std::string& from) {
+  if (from.empty()) return text;
+  std::string out;
+  size_t start = 0;
+  while (true) {
+    const size_t pos = text.find(from, start);
+    if (pos == std::string::npos) break;
+    out.append(text, start, pos - start);
+    start = pos + from.size();
+  }
+  out.append(text, start, std::string::npos);
+  return out;
+}
+
+std::string Join(const std::vector<std::string_view>& parts, size_t count) {
+  std::string out;
+  for (size_t i = 0; i < count; ++i) {
+    if (i > 0) out += '.';
+    out += parts[i];
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::optional<std::string>> CompareKeys(const DumpFile& file, bool renumber_backward,
+                                                    bool is_debug_file) {
+  std::vector<std::optional<std::string>> keys(file.rows.size());
+  std::unordered_map<std::string, uint32_t> backward_count;
+  for (const DumpEntry& e : file.entries) {
+    const uint32_t end = e.first_row + e.row_count;
+    if (is_debug_file) {
+      for (uint32_t r = e.first_row; r < end; ++r) keys[r] = file.rows[r].name;
+      continue;
+    }
+    // msprobe's split_data_name_components.
+    const auto parts = SplitDots(e.name);
+    const std::string_view last = parts.back();
+    const std::string_view second =
+        parts.size() >= 2 ? parts[parts.size() - 2] : std::string_view();
+    std::string op_no_number;
+    bool backward = false;
+    if (last == "parameters_grad" || second == "parameters_grad") {
+      op_no_number = parts.size() > 1 ? Join(parts, parts.size() - 1) : "";
+    } else if (last == "forward" || second == "forward" || last == "backward" ||
+               second == "backward") {
+      backward = !(last == "forward" || second == "forward");
+      op_no_number = parts.size() > 2 ? Join(parts, parts.size() - 2) : "";
+    }
+    if (op_no_number.empty()) continue;  // msprobe skips entries it cannot name
+    uint32_t order = 0;
+    if (backward) order = backward_count[op_no_number]++;
+    for (uint32_t r = e.first_row; r < end; ++r) {
+      const std::string& name = file.rows[r].name;
+      if (!renumber_backward || !backward || parts.size() < 2) {
+        keys[r] = name;
+        continue;
+      }
+      // Replace the call number (before or after "backward") by the backward call order.
+      std::string head(second);
+      std::string tail(last);
+      const bool head_digit = IsDigits(head);
+      const bool tail_digit = IsDigits(tail);
+      if (!head_digit && !tail_digit) {
+        keys[r] = name;
+        continue;
+      }
+      if (head_digit) head = std::to_string(order);
+      if (tail_digit) tail = std::to_string(order);
+      keys[r] = op_no_number + "." + head + "." + tail + ReplaceAll(name, e.name);
+    }
+  }
+  return keys;
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::SummaryCsvText;
+using detail::SummaryNA;
+using detail::SummaryOf;
+
+bool IsDebugFile(const DumpLocation& loc) { return loc.dump_json.filename() == "debug.json"; }
+
+Result<CompareMode> DecideMode(const DumpFile& target, const DumpFile& golden) {
+  if (target.task.empty()) return Status::InvalidArgument("the target dump.json names no task");
+  if (golden.task.empty()) return Status::InvalidArgument("the golden dump.json names no task");
+  if (target.task != golden.task) {
+    return Status::InvalidArgument(
+        fmt::format("the target was dumped with task \"{}\" and the golden with task \"{}\"",
+                    target.task, golden.task));
+  }
+  if (target.task == "tensor") return CompareMode::kTensor;
+  if (target.task == "statistics") {
+    if (target.has_md5 != golden.has_md5) {
+      return Status::InvalidArgument(
+          "one dump has md5 checksums and the other statistics; both must use the same "
+          "summary_mode");
+    }
+    return target.has_md5 ? CompareMode::kMd5 : CompareMode::kStatistics;
+  }
+  return Status::Unsupported(fmt::format(
+      "task \"{}\" cannot be compared (only \"statistics\" and \"tensor\" dumps)", target.task));
+}
+
+}  // namespace
+
+std::vector<std::string> CompareTable::Header() const {
+  std::vector<std::string> h = {"NPU Name",          "Bench Name",         "NPU Dtype",
+                                "Bench Dtype",       "NPU Tensor Shape",   "Bench Tensor Shape",
+                                "NPU Requires_grad", "Bench Requires_grad"};
+  const std::vector<std::string> summary = {"NPU max",   "NPU min",   "NPU mean",   "NPU l2norm",
+                                            "Bench max", "Bench min", "Bench mean", "Bench l2norm"};
+  switch (mode) {
+    case CompareMode::kStatistics:
+      h.insert(h.end(), {"Max diff", "Min diff", "Mean diff", "L2norm diff", "MaxRelativeErr",
+                         "MinRelativeErr", "MeanRelativeErr", "NormRelativeErr"});
+      h.insert(h.end(), summary.begin(), summary.end());
+      break;
+    case CompareMode::kTensor:
+      h.insert(h.end(), {"Cosine", "EucDist", "MaxAbsErr", "MaxRelativeErr",
+                         "One Thousandth Err Ratio", "Five Thousandths Err Ratio"});
+      h.insert(h.end(), summary.begin(), summary.end());
+      break;
+    case CompareMode::kMd5:
+      h.insert(h.end(), {"NPU MD5", "BENCH MD5"});
+      break;
+  }
+  h.insert(h.end(), {"Requires_grad Consistent", "Result", "Err_message"});
+  if (has_stack()) h.push_back("NPU_Stack_Info");
+  if (mode == CompareMode::kTensor) {
+    h.push_back("Data_name");
+    // numprobe's columns follow msprobe's.
+    h.insert(h.end(),
+             {"Mean AbsErr", "Mean RelErr", "RMSE", "SQNR(dB)", "Max ULP", "Mean ULP", "ULP Dtype",
+              "Allclose Ratio", "NaN Mismatch", "+Inf Mismatch", "-Inf Mismatch", "Worst Index"});
+  }
+  h.insert(h.end(), {"Rel Error", "Dtype Tolerance", "Judgment"});
+  return h;
+}
+
+std::vector<std::string> CompareTable::CsvCells(size_t i) const {
+  const CompareRow& row = rows[i];
+  const DumpRow& t = target->rows[row.target];
+  const DumpRow* g = row.paired() ? &golden->rows[static_cast<size_t>(row.golden)] : nullptr;
+  std::vector<std::string> c;
+  c.reserve(32);
+  const std::string na = "N/A";
+  c.push_back(t.name);
+  c.push_back(g ? g->name : na);
+  c.push_back(target->Text(t.dtype));
+  c.push_back(g ? golden->Text(g->dtype) : na);
+  c.push_back(target->Text(t.shape));
+  c.push_back(g ? golden->Text(g->shape) : na);
+  const std::string t_rg = detail::RequiresGradText(*target, t);
+  const std::string g_rg = g ? detail::RequiresGradText(*golden, *g) : na;
+  c.push_back(t_rg);
+  c.push_back(g_rg);
+  auto summary = [&] {
+    for (int k = 0; k < 4; ++k) c.push_back(SummaryCsvText(SummaryOf(*target, t.stats[k])));
+    for (int k = 0; k < 4; ++k) {
+      c.push_back(g ? SummaryCsvText(SummaryOf(*golden, g->stats[k])) : na);
+    }
+  };
+  switch (mode) {
+    case CompareMode::kStatistics:
+      for (int k = 0; k < 8; ++k) c.push_back(row.metrics[k].Text());
+      summary();
+      break;
+    case CompareMode::kTensor:
+      for (int k = 0; k < 6; ++k) c.push_back(row.metrics[k].Text());
+      summary();
+      break;
+    case CompareMode::kMd5:
+      c.push_back(t.md5.value_or(na));
+      c.push_back(g ? g->md5.value_or(na) : na);
+      break;
+  }
+  c.push_back(t_rg == g_rg ? "True" : "False");
+  c.push_back(std::string(ResultLevelName(row.result)));
+  std::vector<std::string> messages;
+  for (const uint8_t m : row.messages) messages.emplace_back(MessageText(m));
+  c.push_back(detail::JsonStringList(messages));
+  if (has_stack()) {
+    const DumpEntry& entry = target->entries[t.entry];
+    const std::vector<std::string>* lines =
+        row.target == entry.first_row ? stack->Find(entry.name) : nullptr;
+    c.push_back(lines != nullptr ? detail::PyStrListRepr(*lines) : na);
+  }
+  if (mode == CompareMode::kTensor) {
+    const std::string t_data = t.data_name.empty() ? "-1" : t.data_name;
+    const std::string g_data = g ? (g->data_name.empty() ? "-1" : g->data_name) : na;
+    c.push_back(detail::PyStrListRepr({t_data, g_data}));
+    if (row.extras.has_value()) {
+      const TensorExtras& e = *row.extras;
+      auto num = [](double v) {
+        return std::isnan(v) ? std::string("N/A") : detail::PyFloatRepr(v);
+      };
+      c.insert(c.end(), {num(e.mean_abs_err), num(e.mean_rel_err), num(e.rmse), num(e.sqnr_db),
+                         num(e.max_ulp), num(e.mean_ulp), e.ulp_dtype.empty() ? na : e.ulp_dtype,
+                         num(e.allclose_ratio), std::to_string(e.nan_mismatch),
+                         std::to_string(e.pos_inf_mismatch), std::to_string(e.neg_inf_mismatch),
+                         std::to_string(e.worst_index)});
+    } else {
+      c.insert(c.end(), 12, na);
+    }
+  }
+  auto num = [&](double v) { return std::isnan(v) ? na : detail::PyFloatRepr(v); };
+  c.push_back(num(row.error));
+  c.push_back(num(row.tolerance));
+  if (std::isnan(row.error) || std::isnan(row.tolerance)) {
+    c.push_back(na);
+  } else {
+    c.push_back(row.error > row.tolerance ? "differs" : "ok");
+  }
+  return c;
+}
+
+Result<CompareTable> CompareDumps(const DumpLocation& target, const DumpLocation& golden,
+                                  const CompareOptions& options) {
+  CompareTable table;
+  NUMPROBE_ASSIGN_OR_RETURN(auto t_file, ReadDumpJson(target.dump_json));
+  NUMPROBE_ASSIGN_OR_RETURN(auto g_file, ReadDumpJson(golden.dump_json));
+  table.target = std::make_shared<const DumpFile>(std::move(t_file));
+  table.golden = std::make_shared<const DumpFile>(std::move(g_file));
+  NUMPROBE_ASSIGN_OR_RETURN(table.mode, DecideMode(*table.target, *table.golden));
+  if (!target.stack_json.empty()) {
+    NUMPROBE_ASSIGN_OR_RETURN(auto stack, ReadStackJson(target.stack_json));
+    table.stack = std::make_shared<const StackMap>(std::move(stack));
+  }
+
+  // Exact pairing on the compare key; the k-th target row of a key takes the k-th golden row.
+  const bool debug = IsDebugFile(target) && IsDebugFile(golden);
+  const auto t_keys = detail::CompareKeys(*table.target, !debug, debug);
+  const auto g_keys = detail::CompareKeys(*table.golden, !debug, debug);
+  std::unordered_map<std::string, std::deque<uint32_t>> by_key;
+  for (uint32_t r = 0; r < g_keys.size(); ++r) {
+    if (g_keys[r].has_value()) by_key[*g_keys[r]].push_back(r);
+  }
+  for (uint32_t r = 0; r < t_keys.size(); ++r) {
+    if (!t_keys[r].has_value()) continue;
+    CompareRow row;
+    row.target = r;
+    auto it = by_key.find(*t_keys[r]);
+    if (it != by_key.end() && !it->second.empty()) {
+      row.golden = it->second.front();
+      it->second.pop_front();
+      const bool comparable = detail::DtypesComparable(
+          table.target->Text(table.target->rows[r].dtype),
+          table.golden->Text(table.golden->rows[static_cast<size_t>(row.golden)].dtype));
+      row.match = comparable ? MatchKind::kExact : MatchKind::kDtypeMismatch;
+    }
+    table.rows.push_back(std::move(row));
+  }
+
+  if (table.mode == CompareMode::kStatistics) {
+    for (CompareRow& row : table.rows) detail::FillStatisticsCells(table, &row);
+  } else if (table.mode == CompareMode::kTensor) {
+    detail::FillTensorCells(&table, target, golden, options.pool);
+  }
+  detail::ApplyResultRules(&table);
+  AssessRows(&table);
+  return table;
+}
+
+}  // namespace numprobe

@@ -1,0 +1,146 @@
+// Statistics-mode cells, reproducing msprobe's CalcStatsDiff: values equal as text give "0";
+// numbers give their difference and "|diff/bench*100|%" ("inf" when bench is 0); NaN, inf, N/A,
+// device strings and other text give msprobe's tokens.
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <string>
+
+#include "analysis/compare_internal.h"
+#include "analysis/py_format.h"
+
+namespace numprobe::detail {
+namespace {
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+ValType ClassifyText(const std::string& text, double* number) {
+  const std::string lower = Lower(text);
+  if (lower == "nan") return ValType::kNan;
+  if (lower == "inf") return ValType::kInf;
+  if (lower == "-inf") return ValType::kNegInf;
+  if (lower != "true" && lower != "false" && ParsePyNumber(text, number)) return ValType::kNum;
+  if (lower.find("npu") != std::string::npos || lower.find("cpu") != std::string::npos ||
+      lower.find("cuda") != std::string::npos) {
+    return ValType::kDevice;
+  }
+  if (text == "N/A") return ValType::kNA;
+  return ValType::kOther;
+}
+
+}  // namespace
+
+SummaryValue SummaryNA() {
+  SummaryValue v;
+  v.type = ValType::kNA;
+  v.text = "N/A";
+  return v;
+}
+
+SummaryValue SummaryOf(const DumpFile& file, const PyValue& value) {
+  SummaryValue v;
+  v.raw = &value;
+  switch (value.kind()) {
+    case PyValue::Kind::kNone:
+      v.text = "None";
+      v.type = ValType::kOther;
+      break;
+    case PyValue::Kind::kBool:
+      v.text = value.as_bool() ? "True" : "False";
+      v.type = ValType::kOther;
+      break;
+    case PyValue::Kind::kInt:
+      v.text = std::to_string(value.as_int());
+      v.number = static_cast<double>(value.as_int());
+      v.type = ValType::kNum;
+      break;
+    case PyValue::Kind::kBigInt:
+      v.text = file.Text(value.text_id());
+      v.number = std::strtod(v.text.c_str(), nullptr);
+      v.type = ValType::kNum;
+      break;
+    case PyValue::Kind::kFloat: {
+      const double f = value.as_float();
+      v.is_float = true;
+      v.number = f;
+      if (std::isnan(f)) {
+        v.text = "Nan";  // msprobe's set_summary turns NaN into the string "Nan"
+        v.is_float = false;
+        v.type = ValType::kNan;
+      } else if (std::isinf(f)) {
+        v.text = f > 0 ? "inf" : "-inf";
+        v.type = f > 0 ? ValType::kInf : ValType::kNegInf;
+      } else {
+        v.text = PyFloatRepr(f);
+        v.type = ValType::kNum;
+      }
+      break;
+    }
+    case PyValue::Kind::kStr:
+      v.text = file.Text(value.text_id());
+      v.type = ClassifyText(v.text, &v.number);
+      break;
+  }
+  return v;
+}
+
+std::string SummaryCsvText(const SummaryValue& v) {
+  if (v.is_float && std::isinf(v.number)) return v.number > 0 ? " inf" : " -inf";
+  return v.text;
+}
+
+void FillStatisticsCells(const CompareTable& table, CompareRow* row) {
+  using Kind = MetricCell::Kind;
+  const DumpRow& t = table.target->rows[row->target];
+  const DumpRow* g =
+      row->paired() ? &table.golden->rows[static_cast<size_t>(row->golden)] : nullptr;
+  for (int k = 0; k < 4; ++k) {
+    const SummaryValue a = SummaryOf(*table.target, t.stats[k]);
+    const SummaryValue b = g != nullptr ? SummaryOf(*table.golden, g->stats[k]) : SummaryNA();
+    MetricCell& diff = row->metrics[k];
+    MetricCell& rel = row->metrics[k + 4];
+    if (a.text == b.text) {
+      diff = rel = MetricCell::Of(Kind::kZero);
+      continue;
+    }
+    const ValType x = a.type;
+    const ValType y = b.type;
+    auto both = [&](Kind kind) { diff = rel = MetricCell::Of(kind); };
+    auto numeric = [](ValType v) {
+      return v == ValType::kNum || v == ValType::kNan || v == ValType::kInf ||
+             v == ValType::kNegInf;
+    };
+    if (x == ValType::kNA || y == ValType::kNA) {
+      both(Kind::kNA);
+    } else if (x == ValType::kNum && y == ValType::kNum) {
+      const double d = a.number - b.number;
+      diff = MetricCell::Of(Kind::kValueText, d);
+      rel = b.number == 0 ? MetricCell::Of(Kind::kInf)
+                          : MetricCell::Of(Kind::kPercent, std::fabs(d / b.number * 100));
+    } else if ((x == ValType::kNan && numeric(y)) || (y == ValType::kNan && numeric(x))) {
+      both(Kind::kNan);
+    } else if (x == ValType::kInf && (y == ValType::kNum || y == ValType::kNegInf)) {
+      both(Kind::kInf);
+    } else if (x == ValType::kNegInf && (y == ValType::kNum || y == ValType::kInf)) {
+      both(Kind::kNegInf);
+    } else if (x == ValType::kNum && y == ValType::kInf) {
+      both(Kind::kNegInf);
+    } else if (x == ValType::kNum && y == ValType::kNegInf) {
+      both(Kind::kInf);
+    } else if (x == ValType::kDevice && y == ValType::kDevice) {
+      both(Kind::kNA);
+    } else if ((x == ValType::kDevice || x == ValType::kOther) ||
+               (y == ValType::kDevice || y == ValType::kOther)) {
+      both(Kind::kDiff);
+    } else {
+      both(Kind::kNA);  // msprobe's default rule
+    }
+  }
+}
+
+}  // namespace numprobe::detail

@@ -1,0 +1,153 @@
+#include "numprobe/compare_writer.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+
+#include <fmt/format.h>
+#include <rapidjson/filewritestream.h>
+#include <rapidjson/writer.h>
+#include <unistd.h>
+
+#include "analysis/py_format.h"
+
+namespace numprobe {
+namespace fs = std::filesystem;
+
+namespace {
+
+struct FileCloser {
+  void operator()(std::FILE* f) const {
+    if (f != nullptr) std::fclose(f);
+  }
+};
+using FilePtr = std::unique_ptr<std::FILE, FileCloser>;
+
+// Writes through a temporary file beside `path` and renames it into place on Commit().
+class AtomicFile {
+ public:
+  explicit AtomicFile(fs::path path)
+      : path_(std::move(path)),
+        temp_(path_.string() + fmt::format(".tmp{}", static_cast<long>(::getpid()))) {}
+  ~AtomicFile() {
+    if (file_) {
+      file_.reset();
+      std::error_code ec;
+      fs::remove(temp_, ec);
+    }
+  }
+  Status Open() {
+    file_.reset(std::fopen(temp_.c_str(), "wb"));
+    if (!file_) return Status::IoError(fmt::format("{}: {}", temp_.string(), std::strerror(errno)));
+    return Status::Ok();
+  }
+  std::FILE* get() const { return file_.get(); }
+  Status Commit() {
+    const bool write_error = std::ferror(file_.get()) != 0;
+    const bool close_error = std::fclose(file_.release()) != 0;
+    std::error_code ec;
+    if (write_error || close_error) {
+      fs::remove(temp_, ec);
+      return Status::IoError(fmt::format("{}: write failed", path_.string()));
+    }
+    fs::rename(temp_, path_, ec);
+    if (ec) {
+      fs::remove(temp_, ec);
+      return Status::IoError(fmt::format("{}: {}", path_.string(), ec.message()));
+    }
+    return Status::Ok();
+  }
+
+ private:
+  fs::path path_;
+  fs::path temp_;
+  FilePtr file_;
+};
+
+void WriteLine(std::FILE* f, const std::vector<std::string>& cells) {
+  std::string line;
+  for (size_t i = 0; i < cells.size(); ++i) {
+    if (i > 0) line += ',';
+    line += CsvField(cells[i]);
+  }
+  line += '\n';
+  std::fwrite(line.data(), 1, line.size(), f);
+}
+
+}  // namespace
+
+std::string CsvField(std::string_view text) {
+  if (text.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(text);
+  std::string out = "\"";
+  for (const char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  out += '"';
+  return out;
+}
+
+Status WriteCompareCsv(const CompareTable& table, const fs::path& path) {
+  AtomicFile file(path);
+  NUMPROBE_RETURN_IF_ERROR(file.Open());
+  WriteLine(file.get(), table.Header());
+  for (size_t i = 0; i < table.rows.size(); ++i) WriteLine(file.get(), table.CsvCells(i));
+  return file.Commit();
+}
+
+Status WriteCompareJson(const CompareTable& table, const fs::path& path,
+                        const std::string& target_label, const std::string& golden_label) {
+  AtomicFile file(path);
+  NUMPROBE_RETURN_IF_ERROR(file.Open());
+  char buffer[1 << 16];
+  rapidjson::FileWriteStream stream(file.get(), buffer, sizeof(buffer));
+  rapidjson::Writer<rapidjson::FileWriteStream> w(stream);
+  auto str = [&](const std::string& s) {
+    w.String(s.c_str(), static_cast<rapidjson::SizeType>(s.size()));
+  };
+  w.StartObject();
+  w.Key("numprobe_compare");
+  w.Int(1);
+  w.Key("mode");
+  str(std::string(CompareModeName(table.mode)));
+  w.Key("target");
+  str(target_label);
+  w.Key("golden");
+  str(golden_label);
+  w.Key("columns");
+  w.StartArray();
+  for (const std::string& h : table.Header()) str(h);
+  w.EndArray();
+  std::map<std::string, int64_t> counts;
+  w.Key("rows");
+  w.StartArray();
+  for (size_t i = 0; i < table.rows.size(); ++i) {
+    ++counts[std::string(ResultLevelName(table.rows[i].result))];
+    w.StartArray();
+    for (const std::string& cell : table.CsvCells(i)) {
+      double v = 0;
+      if (detail::ParsePyNumber(cell, &v) && std::isfinite(v)) {
+        w.Double(v);
+      } else {
+        str(cell);
+      }
+    }
+    w.EndArray();
+  }
+  w.EndArray();
+  w.Key("counts");
+  w.StartObject();
+  for (const char* level : {"pass", "warning", "error", "unmatched"}) {
+    w.Key(level);
+    w.Int64(counts[level]);
+  }
+  w.EndObject();
+  w.EndObject();
+  stream.Flush();
+  return file.Commit();
+}
+
+}  // namespace numprobe

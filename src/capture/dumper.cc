@@ -1,0 +1,1087 @@
+// Dumper: records ops into msprobe's dump tree with a crash-safe journal.
+#include "numprobe/dumper.h"
+
+#include <cerrno>
+#include <cmath>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <unordered_set>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "numprobe/dump_journal.h"
+#include "numprobe/float_convert.h"
+#include "numprobe/npy.h"
+#include "numprobe/stats.h"
+#include "numprobe/torch_pt.h"
+
+#include "capture/dump_tables.h"
+
+#ifdef NUMPROBE_WITH_ZLIB
+#include <zlib.h>
+#endif
+
+namespace numprobe {
+
+DumpValue DumpValue::Plain(std::string type, JsonValue value) {
+  DumpValue v;
+  v.kind_ = Kind::kPlain;
+  v.text_ = std::move(type);
+  v.json_ = std::move(value);
+  return v;
+}
+
+DumpValue DumpValue::Tensor(TensorArg tensor) {
+  DumpValue v;
+  v.kind_ = Kind::kTensor;
+  v.tensor_ = std::make_shared<const TensorArg>(std::move(tensor));
+  return v;
+}
+
+DumpValue DumpValue::List(Items items) {
+  DumpValue v;
+  v.kind_ = Kind::kList;
+  v.items_ = std::move(items);
+  return v;
+}
+
+DumpValue DumpValue::Dict(Members members) {
+  DumpValue v;
+  v.kind_ = Kind::kDict;
+  v.members_ = std::move(members);
+  return v;
+}
+
+DumpValue DumpValue::Literal(JsonValue value) {
+  DumpValue v;
+  v.kind_ = Kind::kLiteral;
+  v.json_ = std::move(value);
+  return v;
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kMaxNesting = 64;
+
+std::string ErrnoText() { return std::strerror(errno); }
+
+// Writes all of `data` to `fd`, retrying partial writes and EINTR.
+Status WriteAll(int fd, std::string_view data, const fs::path& path) {
+  while (!data.empty()) {
+    const ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Status::IoError(path.string() + ": write failed: " + ErrnoText());
+    }
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return Status::Ok();
+}
+
+// Replaces `path` with `content` through a temporary file and rename(2), so that readers see the
+// old or the new file, never a partial one.
+Status WriteFileAtomic(const fs::path& path, std::string_view content) {
+  fs::path tmp = path;
+  tmp += ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Status::IoError(tmp.string() + ": cannot create: " + ErrnoText());
+  Status st = WriteAll(fd, content, tmp);
+  if (st.ok() && ::fsync(fd) != 0)
+    st = Status::IoError(tmp.string() + ": fsync failed: " + ErrnoText());
+  ::close(fd);
+  if (!st.ok()) return st;
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    return Status::IoError(path.string() + ": rename failed: " + ErrnoText());
+  }
+  return Status::Ok();
+}
+
+// The append-only journal of one rank folder. Lines are copied into a shared memory mapping of
+// the file: once copied they belong to the kernel's page cache, so a killed process (SIGKILL
+// included) loses none of them, without a write(2) per record (which costs tens of microseconds
+// per op). The file grows in doubling steps and is cut to its real length at Close(); after a
+// crash the unused tail is zero bytes, which the reader skips.
+class Journal {
+ public:
+  ~Journal() { Close(); }
+  Status Open(const fs::path& path) {
+    Close();
+    pid_ = ::getpid();
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd_ < 0) return Status::IoError(path.string() + ": cannot open journal: " + ErrnoText());
+    path_ = path;
+    return Status::Ok();
+  }
+  bool is_open() const { return fd_ >= 0; }
+  Status Append(const JsonValue& record) {
+    if (fd_ < 0) return Status::Ok();
+    line_.clear();
+    AppendJson(record, -1, &line_);
+    line_.push_back('\n');
+    if (size_ + line_.size() > capacity_) NUMPROBE_RETURN_IF_ERROR(Grow(size_ + line_.size()));
+    std::memcpy(map_ + size_, line_.data(), line_.size());
+    size_ += line_.size();
+    return Status::Ok();
+  }
+  void Close() {
+    if (map_ != nullptr) ::munmap(map_, capacity_);
+    if (fd_ >= 0) {
+      // Only the process that writes the journal may cut it (a forked child's view is stale).
+      if (::getpid() == pid_) (void)::ftruncate(fd_, static_cast<off_t>(size_));
+      ::close(fd_);
+    }
+    map_ = nullptr;
+    fd_ = -1;
+    size_ = capacity_ = 0;
+  }
+
+ private:
+  Status Grow(size_t needed) {
+    size_t capacity = std::max<size_t>(capacity_ * 2, size_t{1} << 20);
+    while (capacity < needed) capacity *= 2;
+    if (::ftruncate(fd_, static_cast<off_t>(capacity)) != 0) {
+      return Status::IoError(path_.string() + ": cannot grow journal: " + ErrnoText());
+    }
+    void* map = ::mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+    if (map == MAP_FAILED)
+      return Status::IoError(path_.string() + ": cannot map journal: " + ErrnoText());
+    if (map_ != nullptr) ::munmap(map_, capacity_);
+    map_ = static_cast<char*>(map);
+    capacity_ = capacity;
+    return Status::Ok();
+  }
+
+  int fd_ = -1;
+  pid_t pid_ = 0;
+  fs::path path_;
+  char* map_ = nullptr;
+  size_t size_ = 0;
+  size_t capacity_ = 0;
+  std::string line_;
+};
+
+// Writes tensor files from private copies on one background thread.
+class FileWriter {
+ public:
+  explicit FileWriter(uint64_t max_pending) : max_pending_(max_pending) {}
+  ~FileWriter() { Shutdown(); }
+
+  void Enqueue(fs::path path, Tensor tensor, TensorFileFormat format) {
+    const uint64_t bytes = static_cast<uint64_t>(std::max<int64_t>(tensor.view().span_bytes(), 0));
+    std::unique_lock lock(mu_);
+    if (!thread_.joinable()) thread_ = std::thread([this] { Run(); });
+    // Back-pressure: the training thread waits rather than letting copies pile up.
+    space_cv_.wait(lock,
+                   [&] { return pending_bytes_ == 0 || pending_bytes_ + bytes <= max_pending_; });
+    pending_bytes_ += bytes;
+    queue_.push_back(Job{std::move(path), std::move(tensor), format, bytes});
+    work_cv_.notify_one();
+  }
+
+  // Waits until every queued file is written; returns the first error since the last Drain.
+  Status Drain() {
+    std::unique_lock lock(mu_);
+    done_cv_.wait(lock, [&] { return queue_.empty() && !busy_; });
+    Status st = error_;
+    error_ = Status::Ok();
+    return st;
+  }
+
+  void Shutdown() {
+    if (::getpid() != owner_pid_) {
+      // A forked child has no copy of the writer thread: forget the handle without joining.
+      if (thread_.joinable()) (void)new std::thread(std::move(thread_));
+      return;
+    }
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+      work_cv_.notify_all();
+    }
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  struct Job {
+    fs::path path;
+    Tensor tensor;
+    TensorFileFormat format;
+    uint64_t bytes;
+  };
+
+  void Run() {
+    std::unique_lock lock(mu_);
+    while (true) {
+      work_cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stop_ and nothing left
+      Job job = std::move(queue_.front());
+      queue_.pop_front();
+      busy_ = true;
+      lock.unlock();
+      Status st;
+      if (job.format == TensorFileFormat::kNpy) {
+        st = WriteNpy(job.path, job.tensor.view());
+      } else {
+        const NamedView view{"", job.tensor.view()};
+        st = WriteTorch(job.path, std::span<const NamedView>(&view, 1));
+      }
+      job.tensor = Tensor();
+      lock.lock();
+      busy_ = false;
+      pending_bytes_ -= job.bytes;
+      if (!st.ok() && error_.ok()) error_ = st.WithContext(job.path.string());
+      space_cv_.notify_all();
+      if (queue_.empty()) done_cv_.notify_all();
+    }
+  }
+
+  const uint64_t max_pending_;
+  const pid_t owner_pid_ = ::getpid();
+  std::mutex mu_;
+  std::condition_variable work_cv_, done_cv_, space_cv_;
+  std::deque<Job> queue_;
+  uint64_t pending_bytes_ = 0;
+  bool busy_ = false;
+  bool stop_ = false;
+  Status error_;
+  std::thread thread_;
+};
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+bool IsModuleName(std::string_view name) { return name.rfind("Module.", 0) == 0; }
+
+// Backward entries and parameter gradients follow the selection of their forward counterpart.
+bool IsBackwardName(std::string_view name) {
+  return EndsWith(name, ".backward") || name.find(".backward.") != std::string_view::npos ||
+         name.find(".parameters_grad.") != std::string_view::npos;
+}
+
+std::string ForwardCounterpart(std::string_view name) {
+  std::string out(name);
+  const size_t pos = out.rfind("backward");
+  if (pos != std::string::npos) out.replace(pos, 8, "forward");
+  return out;
+}
+
+// "Module.fc1.Linear." of "Module.fc1.Linear.forward.0" or "...parameters_grad.0".
+std::string ModulePrefix(std::string_view name) {
+  for (std::string_view marker : {".forward.", ".backward.", ".parameters_grad."}) {
+    const size_t pos = name.rfind(marker);
+    if (pos != std::string_view::npos) return std::string(name.substr(0, pos + 1));
+  }
+  return std::string(name);
+}
+
+// The value of the single element of `view` as msprobe writes it (0-d tensors: all four
+// statistics equal the value).
+JsonValue ScalarJson(const TensorView& view) {
+  const std::byte* p = view.first();
+  return Dispatch(view.dtype, [&]<DType D>() -> JsonValue {
+    using T = typename StorageType<D>::type;
+    T value;
+    std::memcpy(&value, p, sizeof(T));
+    if constexpr (D == DType::kBool) {
+      return JsonValue::Bool(value != 0);
+    } else if constexpr (D == DType::kF16) {
+      return JsonValue::Double(F16ToF32(value));
+    } else if constexpr (D == DType::kBF16) {
+      return JsonValue::Double(BF16ToF32(value));
+    } else if constexpr (D == DType::kF32 || D == DType::kF64) {
+      return JsonValue::Double(static_cast<double>(value));
+    } else if constexpr (D == DType::kU64) {
+      if (value > static_cast<uint64_t>(INT64_MAX))
+        return JsonValue::Double(static_cast<double>(value));
+      return JsonValue::Int(static_cast<int64_t>(value));
+    } else if constexpr (std::is_integral_v<T> && !IsFloat8(D)) {
+      return JsonValue::Int(static_cast<int64_t>(value));
+    } else {
+      return JsonValue();  // fp8 and complex are handled by the caller
+    }
+  });
+}
+
+// Exact max/min of a 64-bit integer tensor (doubles lose precision past 2^53).
+template <typename T>
+std::pair<T, T> IntExtremes(const TensorView& view) {
+  T lo = std::numeric_limits<T>::max();
+  T hi = std::numeric_limits<T>::lowest();
+  const int nd = view.ndim();
+  std::vector<int64_t> index(static_cast<size_t>(nd), 0);
+  const int64_t n = view.numel();
+  for (int64_t k = 0; k < n; ++k) {
+    int64_t offset = 0;
+    for (int d = 0; d < nd; ++d)
+      offset += index[static_cast<size_t>(d)] * view.strides[static_cast<size_t>(d)];
+    T v;
+    std::memcpy(&v, view.first() + offset * static_cast<int64_t>(sizeof(T)), sizeof(T));
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+    for (int d = nd - 1; d >= 0; --d) {
+      if (++index[static_cast<size_t>(d)] < view.shape[static_cast<size_t>(d)]) break;
+      index[static_cast<size_t>(d)] = 0;
+    }
+  }
+  return {hi, lo};
+}
+
+JsonValue IntJson(double v) { return JsonValue::Int(static_cast<int64_t>(v)); }
+
+// The rounding of a reported mean/norm: the tensor's own dtype (torch computes them in it) or,
+// with precision "high", fp32 for the 16-bit types and double for the rest.
+double ReportRound(DType dtype, StatsPrecision precision, double v) {
+  if (precision == StatsPrecision::kHigh) {
+    return (dtype == DType::kF16 || dtype == DType::kBF16) ? RoundToDType(DType::kF32, v) : v;
+  }
+  return dtype == DType::kF64 ? v : RoundToDType(dtype, v);
+}
+
+struct LeafStats {
+  std::vector<JsonValue> values;  // Max, Min, Mean, Norm
+  bool nonfinite = false;
+};
+
+Result<LeafStats> ComputeLeafStats(const TensorView& view, StatsPrecision precision) {
+  LeafStats out;
+  out.values.assign(4, JsonValue());
+  const DType dt = view.dtype;
+  if (view.data == nullptr || view.numel() == 0 || IsFloat8(dt)) return out;
+  const bool zero_dim = view.shape.empty();
+  if (zero_dim && !IsComplex(dt)) {
+    JsonValue v = ScalarJson(view);
+    if (v.kind() == JsonValue::Kind::kDouble && !std::isfinite(v.double_value())) {
+      out.nonfinite = true;
+    }
+    out.values.assign(4, v);
+    return out;
+  }
+  NUMPROBE_ASSIGN_OR_RETURN(TensorStats s, ComputeStats(view));
+  out.nonfinite = s.nan_count + s.pos_inf_count + s.neg_inf_count > 0;
+  if (dt == DType::kBool) {
+    out.values[0] = JsonValue::Bool(s.max != 0);
+    out.values[1] = JsonValue::Bool(s.min != 0);
+  } else if (IsInteger(dt)) {
+    if ((dt == DType::kI64 || dt == DType::kU64) &&
+        (std::fabs(s.max) >= 9007199254740992.0 || std::fabs(s.min) >= 9007199254740992.0)) {
+      if (dt == DType::kI64) {
+        auto [hi, lo] = IntExtremes<int64_t>(view);
+        out.values[0] = JsonValue::Int(hi);
+        out.values[1] = JsonValue::Int(lo);
+      } else {
+        auto [hi, lo] = IntExtremes<uint64_t>(view);
+        out.values[0] = hi > static_cast<uint64_t>(INT64_MAX)
+                            ? JsonValue::Double(static_cast<double>(hi))
+                            : JsonValue::Int(static_cast<int64_t>(hi));
+        out.values[1] = JsonValue::Int(static_cast<int64_t>(lo));
+      }
+    } else {
+      out.values[0] = IntJson(s.max);
+      out.values[1] = IntJson(s.min);
+    }
+  } else if (IsComplex(dt)) {
+    // msprobe: Max/Min/Mean of |x| (numpy, double), no Norm.
+    out.values[0] = JsonValue::Double(s.max);
+    out.values[1] = JsonValue::Double(s.min);
+    out.values[2] = JsonValue::Double(s.mean);
+  } else {
+    out.values[0] = JsonValue::Double(s.max);
+    out.values[1] = JsonValue::Double(s.min);
+    // torch's mean is sum / n with the sum already rounded to the dtype (a second rounding).
+    double mean = s.mean;
+    if (precision == StatsPrecision::kLow && dt != DType::kF64) {
+      const double n = static_cast<double>(s.count);
+      mean = RoundToDType(dt, s.mean * n) / n;
+    }
+    out.values[2] = JsonValue::Double(ReportRound(dt, precision, mean));
+    out.values[3] = JsonValue::Double(ReportRound(dt, precision, s.norm));
+  }
+  return out;
+}
+
+bool PrecomputedNonFinite(const std::vector<JsonValue>& values) {
+  for (const JsonValue& v : values) {
+    if (v.kind() == JsonValue::Kind::kDouble && !std::isfinite(v.double_value())) return true;
+  }
+  return false;
+}
+
+#ifdef NUMPROBE_WITH_ZLIB
+Result<std::string> Crc32Hex(const TensorView& view) {
+  uLong crc = crc32(0L, Z_NULL, 0);
+  const auto update = [&](const TensorView& v) {
+    const std::byte* p = v.first();
+    int64_t left = v.span_bytes();
+    while (left > 0) {
+      const uInt chunk = static_cast<uInt>(std::min<int64_t>(left, 1 << 30));
+      crc = crc32(crc, reinterpret_cast<const Bytef*>(p), chunk);
+      p += chunk;
+      left -= chunk;
+    }
+  };
+  if (view.numel() > 0) {
+    if (view.is_contiguous()) {
+      update(view);
+    } else {
+      NUMPROBE_ASSIGN_OR_RETURN(Tensor copy, Tensor::CopyOf(view));
+      update(copy.view());
+    }
+  }
+  char buf[16];
+  std::snprintf(buf, sizeof(buf), "%08lx", static_cast<unsigned long>(crc & 0xFFFFFFFFul));
+  return std::string(buf);
+}
+#endif
+
+// A compact one-line description of a tensor leaf for overflow reports.
+std::string DescribeLeaf(const JsonValue& leaf) {
+  std::string out;
+  if (const JsonValue* d = leaf.Find("dtype")) out += d->string_value();
+  if (const JsonValue* s = leaf.Find("shape")) out += " " + ToJson(*s, -1);
+  for (const char* key : {"Max", "Min", "Mean", "Norm"}) {
+    if (const JsonValue* v = leaf.Find(key)) {
+      out += std::string(" ") + key + "=" + ToJson(*v, -1);
+    }
+  }
+  return out;
+}
+
+void CollectLeaves(const JsonValue& v, const std::string& path, std::vector<std::string>* lines) {
+  if (v.is_object()) {
+    const JsonValue* type = v.Find("type");
+    if (type != nullptr && v.Find("dtype") != nullptr && v.Find("shape") != nullptr) {
+      lines->push_back(path + ": " + DescribeLeaf(v));
+      return;
+    }
+    if (type != nullptr) return;  // a plain value
+    for (const auto& [k, child] : v.object()) {
+      CollectLeaves(child, path.empty() ? k : path + "." + k, lines);
+    }
+  } else if (v.is_array()) {
+    for (size_t i = 0; i < v.array().size(); ++i) {
+      CollectLeaves(v.array()[i], path + "." + std::to_string(i), lines);
+    }
+  }
+}
+
+}  // namespace
+
+struct Dumper::Impl {
+  DumpConfig config;
+  DumperOptions options;
+  mutable std::mutex mu;
+
+  int64_t step = 0;
+  std::optional<int64_t> rank;
+  const pid_t owner_pid = ::getpid();
+  bool started = false;      // between Start() and Stop()
+  bool step_opened = false;  // the current step's folder was created by this Dumper
+  bool closed = false;
+  fs::path current_dir;  // where the current step's folder is
+  JsonValue header;
+
+  detail::EntryTable entries;
+  detail::StackTable stacks;
+  detail::ConstructTable construct;
+  JsonValue debug = JsonValue::MakeObject();  // debug.json's data
+  Journal journal;
+  FileWriter writer;
+
+  // scope / list filtering
+  bool scope_active = false;
+  std::unordered_set<std::string> list_modules_active;
+  std::unordered_set<std::string> selected_forward;
+  std::unordered_set<std::string> selected_modules;
+
+  // overflow_check
+  std::unordered_map<std::string, std::pair<JsonValue, bool>> pending_inputs;
+  std::unordered_map<std::string, std::vector<std::string>> stack_by_name;
+  int64_t overflow_count = 0;
+  std::deque<OverflowReport> overflow_reports;
+
+  Impl(DumpConfig c, DumperOptions o)
+      : config(std::move(c)), options(std::move(o)), writer(options.max_pending_bytes) {
+    if (options.pid == 0) options.pid = static_cast<int64_t>(::getpid());
+    rank = options.rank;
+  }
+
+  bool FilesWanted() const {
+    return config.task == DumpTask::kTensor || !config.tensor_list.empty();
+  }
+  std::string RankFolderName() const {
+    return rank ? "rank" + std::to_string(*rank) : "proc" + std::to_string(options.pid);
+  }
+  fs::path StepDir() const {
+    return fs::path(config.dump_path) / ("step" + std::to_string(step)) / RankFolderName();
+  }
+  bool Selected() const {
+    const int64_t r = rank.value_or(0);
+    return config.StepSelected(step) && config.RankSelected(r);
+  }
+  bool Terminated() const {
+    return config.task == DumpTask::kOverflowCheck && config.overflow_nums != -1 &&
+           overflow_count >= config.overflow_nums;
+  }
+  // A forked child (a DataLoader worker) inherits the Dumper and its shared journal mapping: it
+  // must not record into the parent's files.
+  bool Active() const {
+    return started && !closed && ::getpid() == owner_pid && Selected() && !Terminated();
+  }
+
+  // ---- filtering ----
+  bool Filtering() const { return !config.scope.empty() || !config.list.empty(); }
+  bool ListMatch(std::string_view name) const {
+    for (const std::string& item : config.list) {
+      if (name.find(item) != std::string_view::npos) return true;
+    }
+    return false;
+  }
+  void EnterLocked(std::string_view name) {
+    if (!config.scope.empty() && name == config.scope[0]) scope_active = true;
+    if (!config.list.empty() && IsModuleName(name) && ListMatch(name)) {
+      list_modules_active.insert(std::string(name));
+    }
+  }
+  void LeaveLocked(std::string_view name) {
+    if (!config.scope.empty() && name == config.scope[1]) scope_active = false;
+    if (!list_modules_active.empty()) list_modules_active.erase(std::string(name));
+  }
+  bool SelectedLocked(std::string_view name) {
+    if (!Filtering()) return true;
+    if (IsBackwardName(name)) {
+      if (!config.list.empty() && ListMatch(name)) return true;
+      if (name.find(".parameters_grad.") != std::string_view::npos) {
+        return selected_modules.count(ModulePrefix(name)) != 0;
+      }
+      return selected_forward.count(ForwardCounterpart(name)) != 0;
+    }
+    std::string key(name);
+    if (selected_forward.count(key) != 0) return true;
+    bool selected = false;
+    if (!config.scope.empty()) {
+      selected = scope_active || name == config.scope[0] || name == config.scope[1];
+    }
+    if (!config.list.empty())
+      selected = selected || ListMatch(name) || !list_modules_active.empty();
+    if (selected) {
+      if (IsModuleName(name)) selected_modules.insert(ModulePrefix(name));
+      selected_forward.insert(std::move(key));
+    }
+    return selected;
+  }
+
+  bool WantsFiles(std::string_view entry) const {
+    if (config.task == DumpTask::kTensor) return true;
+    if (config.task != DumpTask::kStatistics) return false;
+    for (const std::string& item : config.tensor_list) {
+      if (entry.find(item) != std::string_view::npos) return true;
+    }
+    return false;
+  }
+
+  // ---- values ----
+  struct Walk {
+    std::string_view entry;
+    std::string_view category;
+    const std::string* save_name = nullptr;  // parameter gradients name their file directly
+    bool files = false;
+    bool nonfinite = false;
+    std::vector<std::string> keys;
+  };
+
+  Result<JsonValue> TensorLeaf(const TensorArg& t, Walk& w) {
+    JsonValue::Object leaf;
+    leaf.reserve(10);
+    leaf.emplace_back("type", JsonValue::String(t.type));
+    leaf.emplace_back("dtype", JsonValue::String(TorchDTypeString(t.view.dtype)));
+    JsonValue::Array shape;
+    for (int64_t d : t.view.shape) shape.push_back(JsonValue::Int(d));
+    leaf.emplace_back("shape", JsonValue::MakeArray(std::move(shape)));
+    std::vector<JsonValue> stats;
+    if (t.precomputed) {
+      stats = *t.precomputed;
+      stats.resize(4);
+      w.nonfinite = w.nonfinite || PrecomputedNonFinite(stats);
+    } else {
+      auto computed = ComputeLeafStats(t.view, config.precision);
+      if (!computed) return computed.error().WithContext(std::string(w.entry));
+      stats = std::move(computed->values);
+      w.nonfinite = w.nonfinite || computed->nonfinite;
+    }
+    static constexpr const char* kStatNames[] = {"Max", "Min", "Mean", "Norm"};
+    for (size_t i = 0; i < 4; ++i) leaf.emplace_back(kStatNames[i], std::move(stats[i]));
+    leaf.emplace_back("requires_grad", JsonValue::Bool(t.requires_grad));
+    const bool has_data = t.view.data != nullptr;
+    if (w.files && has_data) {
+      const char* ext = config.file_format == TensorFileFormat::kNpy ? ".npy" : ".pt";
+      std::string data_name;
+      if (w.save_name != nullptr) {
+        data_name = *w.save_name + ext;
+      } else {
+        data_name = std::string(w.entry) + "." + std::string(w.category);
+        for (const std::string& k : w.keys) data_name += "." + k;
+        data_name += ext;
+      }
+      NUMPROBE_ASSIGN_OR_RETURN(Tensor copy, Tensor::CopyOf(t.view));
+      writer.Enqueue(current_dir / "dump_tensor_data" / data_name, std::move(copy),
+                     config.file_format);
+      leaf.emplace_back("data_name", JsonValue::String(std::move(data_name)));
+    }
+#ifdef NUMPROBE_WITH_ZLIB
+    if (config.summary_mode == SummaryMode::kMd5) {
+      if (has_data) {
+        NUMPROBE_ASSIGN_OR_RETURN(std::string crc, Crc32Hex(t.view));
+        leaf.emplace_back("md5", JsonValue::String(std::move(crc)));
+      } else {
+        leaf.emplace_back("md5", JsonValue());
+      }
+    }
+#endif
+    return JsonValue::MakeObject(std::move(leaf));
+  }
+
+  Result<JsonValue> Convert(const DumpValue& v, Walk& w, int depth) {
+    if (depth > kMaxNesting) {
+      return Status::OutOfRange(std::string(w.entry) + ": values nested deeper than " +
+                                std::to_string(kMaxNesting));
+    }
+    switch (v.kind()) {
+      case DumpValue::Kind::kNone:
+        return JsonValue();
+      case DumpValue::Kind::kPlain:
+        return JsonValue::MakeObject(
+            {{"type", JsonValue::String(v.plain_type())}, {"value", v.json()}});
+      case DumpValue::Kind::kLiteral:
+        return v.json();
+      case DumpValue::Kind::kTensor:
+        return TensorLeaf(v.tensor(), w);
+      case DumpValue::Kind::kList: {
+        JsonValue::Array items;
+        items.reserve(v.items().size());
+        for (size_t i = 0; i < v.items().size(); ++i) {
+          w.keys.push_back(std::to_string(i));
+          auto item = Convert(v.items()[i], w, depth + 1);
+          w.keys.pop_back();
+          if (!item) return item.error();
+          items.push_back(std::move(*item));
+        }
+        return JsonValue::MakeArray(std::move(items));
+      }
+      case DumpValue::Kind::kDict: {
+        JsonValue::Object members;
+        members.reserve(v.members().size());
+        for (const auto& [key, child] : v.members()) {
+          w.keys.push_back(key);
+          auto item = Convert(child, w, depth + 1);
+          w.keys.pop_back();
+          if (!item) return item.error();
+          members.emplace_back(key, std::move(*item));
+        }
+        return JsonValue::MakeObject(std::move(members));
+      }
+    }
+    return JsonValue();
+  }
+
+  // Converts a top-level List/Dict (args, kwargs, outputs, parameters).
+  Result<JsonValue> ConvertTop(const DumpValue& v, std::string_view entry,
+                               std::string_view category, bool* nonfinite) {
+    Walk w{entry, category};
+    w.files = WantsFiles(entry);
+    auto out = Convert(v, w, 0);
+    if (out && nonfinite != nullptr) *nonfinite = *nonfinite || w.nonfinite;
+    return out;
+  }
+
+  // ---- writing ----
+  Status Commit(std::string_view name, JsonValue part) {
+    JsonValue record = JsonValue::MakeObject();
+    record.Set("k", JsonValue::String("d"));
+    record.Set("n", JsonValue::String(std::string(name)));
+    record.Set("v", part);
+    NUMPROBE_RETURN_IF_ERROR(journal.Append(record));
+    entries.Merge(name, std::move(part));
+    return Status::Ok();
+  }
+
+  void NoteOverflow(std::string_view name, const JsonValue& entry_part) {
+    ++overflow_count;
+    if (overflow_count != 1) return;
+    OverflowReport r;
+    r.name = std::string(name);
+    r.step = step;
+    r.rank = RankFolderName();
+    std::string text = "numprobe: overflow_check: first non-finite output in " + r.name +
+                       " (step " + std::to_string(step) + ", " + r.rank + ")\n";
+    const std::optional<std::string>* parent = construct.Find(name);
+    text +=
+        "  module: " + ((parent != nullptr && *parent) ? **parent : std::string("(none)")) + "\n";
+    std::vector<std::string> lines;
+    CollectLeaves(entry_part, "", &lines);
+    for (const std::string& l : lines) text += "  " + l + "\n";
+    auto it = stack_by_name.find(r.name);
+    if (it != stack_by_name.end() && !it->second.empty()) {
+      const std::string* source = &it->second.front();
+      for (const std::string& f : it->second) {
+        if (f.find("/torch/") == std::string::npos && f.find("/numprobe/") == std::string::npos) {
+          source = &f;
+          break;
+        }
+      }
+      text += "  source: " + *source + "\n";
+    }
+    r.report = std::move(text);
+    overflow_reports.push_back(std::move(r));
+  }
+
+  Status WriteJsonFiles() {
+    if (!step_opened) return Status::Ok();
+    NUMPROBE_RETURN_IF_ERROR(writer.Drain());
+    NUMPROBE_RETURN_IF_ERROR(
+        WriteFileAtomic(current_dir / "dump.json", ToJson(entries.ToDumpJson(header), 1)));
+    if (config.extra_info) {
+      NUMPROBE_RETURN_IF_ERROR(
+          WriteFileAtomic(current_dir / "stack.json", ToJson(stacks.ToJson(), 1)));
+      NUMPROBE_RETURN_IF_ERROR(
+          WriteFileAtomic(current_dir / "construct.json", ToJson(construct.ToJson(), 1)));
+    }
+    if (!debug.object().empty()) {
+      JsonValue out = header;
+      out.Set("level", JsonValue::String("debug"));
+      out.Set("data", debug);
+      NUMPROBE_RETURN_IF_ERROR(WriteFileAtomic(current_dir / "debug.json", ToJson(out, 1)));
+    }
+    return journal.Append(JsonValue::MakeObject({{"k", JsonValue::String("w")}}));
+  }
+
+  Status OpenStep() {
+    current_dir = StepDir();
+    std::error_code ec;
+    fs::create_directories(current_dir, ec);
+    if (ec) return Status::IoError(current_dir.string() + ": cannot create: " + ec.message());
+    if (FilesWanted()) {
+      fs::create_directories(current_dir / "dump_tensor_data", ec);
+      if (ec) return Status::IoError(current_dir.string() + "/dump_tensor_data: " + ec.message());
+    }
+    header = JsonValue::MakeObject();
+    header.Set("task", JsonValue::String(std::string(config.task_name())));
+    header.Set("level", JsonValue::String(std::string(config.level_name())));
+    header.Set("framework", JsonValue::String(options.framework));
+    header.Set("dump_data_dir",
+               FilesWanted()
+                   ? JsonValue::String(fs::absolute(current_dir / "dump_tensor_data").string())
+                   : JsonValue());
+    // A new step starts its journal afresh (a rerun into the same path replaces the old one).
+    NUMPROBE_RETURN_IF_ERROR(journal.Open(current_dir / std::string(kDumpJournalName)));
+    JsonValue h = header;
+    h.Set("k", JsonValue::String("h"));
+    NUMPROBE_RETURN_IF_ERROR(journal.Append(h));
+    step_opened = true;
+    return WriteJsonFiles();
+  }
+
+  void ResetStepState() {
+    entries.Clear();
+    stacks.Clear();
+    construct.Clear();
+    debug = JsonValue::MakeObject();
+    journal.Close();
+    step_opened = false;
+    scope_active = false;
+    list_modules_active.clear();
+    selected_forward.clear();
+    selected_modules.clear();
+    pending_inputs.clear();
+    stack_by_name.clear();
+  }
+};
+
+Dumper::Dumper(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Dumper::~Dumper() { (void)Close(); }
+
+Result<std::unique_ptr<Dumper>> Dumper::Open(DumpConfig config, DumperOptions options) {
+  NUMPROBE_RETURN_IF_ERROR(config.Validate());
+  if (config.dump_path.empty())
+    return Status::InvalidArgument("config key 'dump_path': is required");
+  return std::unique_ptr<Dumper>(
+      new Dumper(std::make_unique<Impl>(std::move(config), std::move(options))));
+}
+
+const DumpConfig& Dumper::config() const { return impl_->config; }
+
+int64_t Dumper::step() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->step;
+}
+
+bool Dumper::active() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->Active();
+}
+
+std::filesystem::path Dumper::rank_dir() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->step_opened ? impl_->current_dir : impl_->StepDir();
+}
+
+int64_t Dumper::entry_count() const {
+  std::lock_guard lock(impl_->mu);
+  return static_cast<int64_t>(impl_->entries.size());
+}
+
+Status Dumper::SetRank(int64_t rank) {
+  std::lock_guard lock(impl_->mu);
+  Impl& d = *impl_;
+  if (d.rank == rank) return Status::Ok();
+  d.rank = rank;
+  if (!d.step_opened) return Status::Ok();
+  const fs::path target = d.StepDir();
+  std::error_code ec;
+  fs::create_directories(target.parent_path(), ec);
+  if (fs::exists(target, ec)) fs::remove_all(target, ec);
+  fs::rename(d.current_dir, target, ec);
+  if (ec) {
+    return Status::IoError(d.current_dir.string() + ": cannot rename to " + target.string() + ": " +
+                           ec.message());
+  }
+  d.current_dir = target;
+  if (d.FilesWanted()) {
+    d.header.Set("dump_data_dir",
+                 JsonValue::String(fs::absolute(target / "dump_tensor_data").string()));
+  }
+  return Status::Ok();
+}
+
+Status Dumper::Start() {
+  std::lock_guard lock(impl_->mu);
+  Impl& d = *impl_;
+  if (d.closed) return Status::InvalidArgument("Start() after Close()");
+  d.started = true;
+  if (!d.Selected() || d.step_opened) return Status::Ok();
+  return d.OpenStep();
+}
+
+Status Dumper::Stop() {
+  std::lock_guard lock(impl_->mu);
+  if (::getpid() != impl_->owner_pid) return Status::Ok();  // a forked child writes nothing
+  impl_->started = false;
+  return impl_->WriteJsonFiles();
+}
+
+Status Dumper::Step() {
+  std::lock_guard lock(impl_->mu);
+  Impl& d = *impl_;
+  if (::getpid() != impl_->owner_pid) return Status::Ok();  // a forked child writes nothing
+  d.started = false;
+  Status st = d.WriteJsonFiles();
+  d.ResetStepState();
+  ++d.step;
+  return st;
+}
+
+Status Dumper::Close() {
+  std::lock_guard lock(impl_->mu);
+  Impl& d = *impl_;
+  if (::getpid() != impl_->owner_pid) return Status::Ok();  // a forked child writes nothing
+  if (d.closed) return Status::Ok();
+  d.started = false;
+  Status st = d.WriteJsonFiles();
+  d.writer.Shutdown();
+  d.journal.Close();
+  d.closed = true;
+  return st;
+}
+
+void Dumper::Enter(std::string_view name) {
+  std::lock_guard lock(impl_->mu);
+  impl_->EnterLocked(name);
+}
+
+void Dumper::Leave(std::string_view name) {
+  std::lock_guard lock(impl_->mu);
+  impl_->LeaveLocked(name);
+}
+
+bool Dumper::Selected(std::string_view name) {
+  std::lock_guard lock(impl_->mu);
+  return impl_->SelectedLocked(name);
+}
+
+Status Dumper::RecordForwardInputs(std::string_view name, const DumpValue& args,
+                                   const DumpValue& kwargs) {
+  std::lock_guard lock(impl_->mu);
+  Impl& d = *impl_;
+  d.EnterLocked(name);
+  if (!d.Active() || !d.config.dump_forward || !d.config.dump_input || !d.SelectedLocked(name)) {
+    return Status::Ok();
+  }
+  bool nonfinite = false;
+  NUMPROBE_ASSIGN_OR_RETURN(JsonValue a, d.ConvertTop(args, name, "input", &nonfinite));
+  NUMPROBE_ASSIGN_OR_RETURN(JsonValue k, d.ConvertTop(kwargs, name, "kwargs", &nonfinite));
+  JsonValue part =
+      JsonValue::MakeObject({{"input_args", std::move(a)}, {"input_kwargs", std::move(k)}});
+  if (d.config.task == DumpTask::kOverflowCheck) {
+    d.pending_inputs[std::string(name)] = {std::move(part), nonfinite};
+    return Status::Ok();
+  }
+  return d.Commit(name, std::move(part));
+}
+
+Status Dumper::RecordForwardOutputs(std::string_view name, const DumpValue& output,
+                                    const DumpValue* parameters) {
+  std::lock_guard lock(impl_->mu);
+  Impl& d = *impl_;
+  const bool record =
+      d.Active() && d.config.dump_forward && d.config.dump_output && d.SelectedLocked(name);
+  Status st;
+  if (record) {
+    bool nonfinite = false;
+    auto out = d.ConvertTop(output, name, "output", &nonfinite);
+    if (!out) {
+      st = out.error();
+    } else {
+      JsonValue part = JsonValue::MakeObject({{"output", std::move(*out)}});
+      bool params_ok = true;
+      if (parameters != nullptr) {
+        bool ignored = false;
+        auto p = d.ConvertTop(*parameters, name, "parameters", &ignored);
+        if (!p) {
+          st = p.error();
+          params_ok = false;
+        } else {
+          part.Set("parameters", std::move(*p));
+        }
+      }
+      if (params_ok) {
+        if (d.config.task == DumpTask::kOverflowCheck) {
+          auto it = d.pending_inputs.find(std::string(name));
+          if (nonfinite) {
+            JsonValue whole = JsonValue::MakeObject();
+            if (it != d.pending_inputs.end()) whole.Update(std::move(it->second.first));
+            whole.Update(std::move(part));
+            d.NoteOverflow(name, whole);
+            st = d.Commit(name, std::move(whole));
+          }
+          if (it != d.pending_inputs.end()) d.pending_inputs.erase(it);
+        } else {
+          st = d.Commit(name, std::move(part));
+        }
+      }
+    }
+  } else if (d.config.task == DumpTask::kOverflowCheck) {
+    d.pending_inputs.erase(std::string(name));
+  }
+  d.LeaveLocked(name);
+  return st;
+}
+
+Status Dumper::RecordForward(std::string_view name, const DumpValue& args, const DumpValue& kwargs,
+                             const DumpValue& output, const DumpValue* parameters) {
+  NUMPROBE_RETURN_IF_ERROR(RecordForwardInputs(name, args, kwargs));
+  return RecordForwardOutputs(name, output, parameters);
+}
+
+Status Dumper::RecordBackward(std::string_view name, const DumpValue& grad_outputs,
+                              const DumpValue& grad_inputs) {
+  std::lock_guard lock(impl_->mu);
+  Impl& d = *impl_;
+  if (!d.Active() || !d.config.dump_backward || !d.SelectedLocked(name)) return Status::Ok();
+  JsonValue part = JsonValue::MakeObject();
+  bool in_nonfinite = false;
+  bool out_nonfinite = false;
+  if (d.config.dump_input) {
+    NUMPROBE_ASSIGN_OR_RETURN(JsonValue in,
+                              d.ConvertTop(grad_outputs, name, "input", &in_nonfinite));
+    part.Set("input", std::move(in));
+  }
+  if (d.config.dump_output) {
+    NUMPROBE_ASSIGN_OR_RETURN(JsonValue out,
+                              d.ConvertTop(grad_inputs, name, "output", &out_nonfinite));
+    part.Set("output", std::move(out));
+  }
+  if (part.object().empty()) return Status::Ok();
+  if (d.config.task == DumpTask::kOverflowCheck) {
+    if (!out_nonfinite) return Status::Ok();
+    d.NoteOverflow(name, part);
+  }
+  return d.Commit(name, std::move(part));
+}
+
+Status Dumper::RecordParameterGrad(std::string_view entry, std::string_view param,
+                                   const DumpValue& grad) {
+  std::lock_guard lock(impl_->mu);
+  Impl& d = *impl_;
+  if (!d.Active() || !d.config.dump_backward || !d.SelectedLocked(entry)) return Status::Ok();
+  const std::string save_name = std::string(entry) + "." + std::string(param);
+  Impl::Walk w{entry, ""};
+  w.files = d.WantsFiles(entry);
+  w.save_name = &save_name;
+  NUMPROBE_ASSIGN_OR_RETURN(JsonValue g, d.Convert(grad, w, 0));
+  JsonValue part = JsonValue::MakeObject();
+  part.Set(std::string(param), JsonValue::MakeArray({std::move(g)}));
+  if (d.config.task == DumpTask::kOverflowCheck) {
+    if (!w.nonfinite) return Status::Ok();
+    d.NoteOverflow(entry, part);
+  }
+  return d.Commit(entry, std::move(part));
+}
+
+Status Dumper::RecordDebug(std::string_view name, const DumpValue& value) {
+  std::lock_guard lock(impl_->mu);
+  Impl& d = *impl_;
+  if (!d.Active()) return Status::Ok();
+  Impl::Walk w{name, "debug"};
+  w.files = d.config.task == DumpTask::kTensor;
+  NUMPROBE_ASSIGN_OR_RETURN(JsonValue v, d.Convert(value, w, 0));
+  const std::string key = std::string(name) + ".debug";
+  NUMPROBE_RETURN_IF_ERROR(d.journal.Append(JsonValue::MakeObject(
+      {{"k", JsonValue::String("g")}, {"n", JsonValue::String(key)}, {"v", v}})));
+  d.debug.Set(key, std::move(v));
+  return Status::Ok();
+}
+
+void Dumper::AddStack(std::string_view name, std::vector<std::string> frames) {
+  std::lock_guard lock(impl_->mu);
+  Impl& d = *impl_;
+  if (!d.Active() || !d.config.extra_info) return;
+  if (d.config.task == DumpTask::kOverflowCheck) d.stack_by_name[std::string(name)] = frames;
+  JsonValue::Array f;
+  f.reserve(frames.size());
+  for (const std::string& s : frames) f.push_back(JsonValue::String(s));
+  (void)d.journal.Append(JsonValue::MakeObject({{"k", JsonValue::String("s")},
+                                                {"n", JsonValue::String(std::string(name))},
+                                                {"f", JsonValue::MakeArray(std::move(f))}}));
+  d.stacks.Add(name, std::move(frames));
+}
+
+void Dumper::AddConstruct(std::string_view name, std::optional<std::string_view> parent) {
+  std::lock_guard lock(impl_->mu);
+  Impl& d = *impl_;
+  if (!d.started || d.closed || !d.Selected() || !d.config.extra_info) return;
+  if (d.config.level == DumpLevel::kL1 || d.config.level == DumpLevel::kL2) return;
+  std::optional<std::string> p;
+  if (parent) p = std::string(*parent);
+  (void)d.journal.Append(JsonValue::MakeObject({{"k", JsonValue::String("c")},
+                                                {"n", JsonValue::String(std::string(name))},
+                                                {"p", p ? JsonValue::String(*p) : JsonValue()}}));
+  d.construct.Add(name, std::move(p));
+}
+
+std::optional<OverflowReport> Dumper::TakeOverflowReport() {
+  std::lock_guard lock(impl_->mu);
+  if (impl_->overflow_reports.empty()) return std::nullopt;
+  OverflowReport r = std::move(impl_->overflow_reports.front());
+  impl_->overflow_reports.pop_front();
+  return r;
+}
+
+}  // namespace numprobe

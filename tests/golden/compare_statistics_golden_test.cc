@@ -1,0 +1,51 @@
+// Golden: numprobe's statistics-mode compare of the msprobe fixture reproduces the CSV msprobe
+// wrote for the same pair (tests/fixtures/msprobe/compare_statistics/).
+#include <filesystem>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "numprobe/compare.h"
+#include "numprobe/compare_writer.h"
+#include "numprobe/dump_layout.h"
+
+#include "golden/compare_csv.h"
+
+namespace numprobe {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kFixtures = fs::path(NUMPROBE_FIXTURES_DIR) / "msprobe";
+
+fs::path MsprobeCsv(const std::string& folder) {
+  for (const auto& e : fs::directory_iterator(kFixtures / folder)) {
+    if (e.path().extension() == ".csv") return e.path();
+  }
+  return {};
+}
+
+TEST(CompareStatisticsGoldenTest, ReproducesMsprobesTable) {
+  auto pairs = DiscoverDumpPairs(kFixtures / "dump_statistics_bf16" / "step0",
+                                 kFixtures / "dump_statistics_base" / "step0");
+  ASSERT_TRUE(pairs.ok()) << pairs.error().ToString();
+  ASSERT_EQ(pairs->size(), 1u);
+  auto table = CompareDumps(*(*pairs)[0].target, *(*pairs)[0].golden);
+  ASSERT_TRUE(table.ok()) << table.error().ToString();
+  EXPECT_EQ(table->mode, CompareMode::kStatistics);
+  const fs::path out =
+      fs::temp_directory_path() / ("numprobe_stats_golden_" + std::to_string(::getpid()) + ".csv");
+  ASSERT_TRUE(WriteCompareCsv(*table, out).ok());
+  const auto ours = testing::ReadCsv(out.string());
+  fs::remove(out);
+  const auto theirs = testing::ReadCsv(MsprobeCsv("compare_statistics").string());
+  ASSERT_EQ(theirs.size(), 66u);
+  testing::ExpectSameCompareCsv(
+      ours, theirs,
+      {"Max diff", "Min diff", "Mean diff", "L2norm diff", "MaxRelativeErr", "MinRelativeErr",
+       "MeanRelativeErr", "NormRelativeErr"});
+}
+
+}  // namespace
+}  // namespace numprobe

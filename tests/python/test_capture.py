@@ -1,0 +1,399 @@
+"""numprobe.pytorch capture: levels, filters, md5, overflow_check, crash safety, zero-code-change
+runs and a two-process gloo run. Each case runs a small script in a fresh interpreter."""
+import glob
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import zlib
+
+import pytest
+
+import numprobe
+
+MODEL = """
+import json, os, sys, torch
+import torch.nn as nn, torch.nn.functional as F
+torch.manual_seed(0)
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(8, 16)
+        self.fc2 = nn.Linear(16, 4)
+    def forward(self, x):
+        return self.fc2(F.relu(self.fc1(x)))
+model = Net()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x = torch.randn(3, 8)
+"""
+
+
+def run_script(tmp_path, body, config=None, args=(), expect_rc=0, env_extra=None):
+    script = tmp_path / "script.py"
+    script.write_text(MODEL + textwrap.dedent(body))
+    env = dict(os.environ)
+    env.update(env_extra or {})
+    if config is not None:
+        config.setdefault("dump_path", str(tmp_path / "dump"))
+        (tmp_path / "config.json").write_text(json.dumps(config))
+    proc = subprocess.run([sys.executable, str(script), *args], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == expect_rc, proc.stdout + proc.stderr
+    return proc
+
+
+def load(tmp_path, step=0):
+    (rank_dir,) = glob.glob(str(tmp_path / "dump" / f"step{step}" / "*"))
+    with open(os.path.join(rank_dir, "dump.json")) as f:
+        return json.load(f), rank_dir
+
+
+TRAIN_ONE_STEP = """
+from numprobe.pytorch import PrecisionDebugger
+dbg = PrecisionDebugger(config_path="config.json")
+for _ in range(int(sys.argv[1]) if len(sys.argv) > 1 else 1):
+    dbg.start(model)
+    loss = model(x).sum()
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+    dbg.stop()
+    dbg.step()
+"""
+
+
+def test_l0_records_modules_with_backward_and_parameter_gradients(tmp_path):
+    run_script(tmp_path, TRAIN_ONE_STEP, {"task": "statistics", "level": "L0"})
+    dump, rank_dir = load(tmp_path)
+    names = list(dump["data"])
+    # Backward entries come in autograd's execution order: fc2's weights accumulate their
+    # gradients before the gradient reaches fc2's input.
+    assert names == ["Module.fc1.Linear.forward.0", "Module.fc2.Linear.forward.0",
+                     "Module.fc2.Linear.parameters_grad.0", "Module.fc2.Linear.backward.0",
+                     "Module.fc1.Linear.backward.0", "Module.fc1.Linear.parameters_grad.0"], names
+    fc1 = dump["data"]["Module.fc1.Linear.forward.0"]
+    assert list(fc1["parameters"]) == ["weight", "bias"]
+    bw = dump["data"]["Module.fc2.Linear.backward.0"]
+    assert bw["input"][0]["shape"] == [3, 4]   # gradient of the output
+    assert bw["output"][0]["shape"] == [3, 16]  # gradient of the input
+    grads = dump["data"]["Module.fc1.Linear.parameters_grad.0"]
+    assert grads["weight"][0]["shape"] == [16, 8]
+    with open(os.path.join(rank_dir, "construct.json")) as f:
+        assert json.load(f)["Module.fc1.Linear.forward.0"] is None
+
+
+def test_l1_counts_per_step_and_outermost_only(tmp_path):
+    body = """
+    from numprobe.pytorch import PrecisionDebugger
+    dbg = PrecisionDebugger(config_path="config.json")
+    for _ in range(2):
+        dbg.start()
+        y = torch.nn.functional.softmax(x, dim=-1)   # calls Tensor.softmax inside: not recorded
+        z = (y + 1) * y
+        dbg.stop()
+        dbg.step()
+    """
+    run_script(tmp_path, body, {"task": "statistics", "level": "L1"})
+    for step in (0, 1):
+        dump, _ = load(tmp_path, step)
+        assert list(dump["data"]) == ["Functional.softmax.0.forward", "Tensor.__add__.0.forward",
+                                      "Tensor.__mul__.0.forward"]
+    kwargs = dump["data"]["Functional.softmax.0.forward"]["input_kwargs"]
+    assert kwargs == {"dim": {"type": "int", "value": -1}}
+
+
+def test_l2_records_aten_ops(tmp_path):
+    run_script(tmp_path, TRAIN_ONE_STEP, {"task": "statistics", "level": "L2"})
+    dump, _ = load(tmp_path)
+    names = list(dump["data"])
+    assert names and all(n.startswith("Aten.") for n in names), names
+    assert any(n.startswith("Aten.addmm.default.0.forward") for n in names), names
+
+
+def test_data_mode_forward_and_step_filter(tmp_path):
+    config = {"task": "statistics", "level": "mix", "step": [1],
+              "statistics": {"data_mode": ["forward"]}}
+    run_script(tmp_path, TRAIN_ONE_STEP, config, args=("2",))
+    assert not os.path.exists(tmp_path / "dump" / "step0")
+    dump, _ = load(tmp_path, 1)
+    assert dump["data"] and not any("backward" in n or "parameters_grad" in n for n in dump["data"])
+
+
+def test_md5_is_crc32_of_the_tensor_bytes(tmp_path):
+    body = """
+    from numprobe.pytorch import PrecisionDebugger
+    dbg = PrecisionDebugger(config_path="config.json")
+    dbg.start()
+    y = torch.relu(x)
+    dbg.stop()
+    torch.save(y, "y.pt")
+    """
+    run_script(tmp_path, body, {"task": "statistics", "level": "L1",
+                                "statistics": {"summary_mode": "md5"}})
+    dump, _ = load(tmp_path)
+    import torch
+
+    y = torch.load(tmp_path / "y.pt")
+    leaf = dump["data"]["Torch.relu.0.forward"]["output"][0]
+    assert leaf["md5"] == f"{zlib.crc32(y.numpy().tobytes()):08x}"
+    assert list(leaf)[-1] == "md5"
+
+
+def test_overflow_check_reports_the_first_op_with_a_nonfinite_output(tmp_path):
+    body = """
+    from numprobe.pytorch import PrecisionDebugger
+    dbg = PrecisionDebugger(config_path="config.json")
+    dbg.start(model)
+    h = model(x)
+    q = h * 1e38
+    q = q * 1e38                      # the first Inf is born here
+    r = torch.exp(q)                  # also non-finite, after overflow_nums is reached
+    dbg.stop()
+    """
+    proc = run_script(tmp_path, body, {"task": "overflow_check", "level": "mix"})
+    assert "overflow_check: first non-finite output in Tensor.__mul__.1.forward" in proc.stderr
+    assert "source: File " in proc.stderr and "q = q * 1e38" in proc.stderr
+    dump, _ = load(tmp_path)
+    assert list(dump["data"]) == ["Tensor.__mul__.1.forward"]
+
+
+def test_sigkill_mid_step_loses_no_recorded_entry(tmp_path):
+    body = """
+    import signal
+    from numprobe.pytorch import PrecisionDebugger
+    dbg = PrecisionDebugger(config_path="config.json")
+    dbg.start(model)
+    out = model(x)
+    out.sum().backward()
+    print(dbg.dumper.entry_count, flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)
+    """
+    proc = run_script(tmp_path, body, {"task": "statistics", "level": "mix"}, expect_rc=-signal.SIGKILL)
+    recorded = int(proc.stdout.strip())
+    (rank_dir,) = glob.glob(str(tmp_path / "dump" / "step0" / "*"))
+    text, from_journal, _ = numprobe.load_dump_json(rank_dir)
+    assert from_journal
+    data = json.loads(text)["data"]
+    assert len(data) == recorded and recorded >= 8
+    assert "Functional.linear.1.backward" in data and "Module.fc1.Linear.parameters_grad.0" in data
+    # `numprobe inspect`-style readers see the same: the journal is complete line by line.
+    journal = numprobe.read_journal(os.path.join(rank_dir, "dump.json.journal"))
+    assert len(journal["dump"]["data"]) == recorded and not journal["dump_json_current"]
+
+
+def test_numprobe_run_dumps_an_unmodified_script(tmp_path):
+    binary = os.environ.get("NUMPROBE_BIN")
+    if not binary or not os.path.exists(binary):
+        pytest.skip("numprobe binary not built")
+    script = tmp_path / "train.py"
+    script.write_text(MODEL + """
+for _ in range(2):
+    loss = model(x).pow(2).mean()
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+""")
+    (tmp_path / "cfg.json").write_text(json.dumps({"task": "statistics", "level": "mix",
+                                                    "dump_path": str(tmp_path / "dump")}))
+    env = dict(os.environ)
+    env["NUMPROBE_PYTHONPATH"] = os.path.dirname(os.path.dirname(numprobe.__file__))
+    proc = subprocess.run([binary, "run", "--config", str(tmp_path / "cfg.json"), "--",
+                           sys.executable, str(script)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    for step in (0, 1):
+        dump, _ = load(tmp_path, step)
+        names = list(dump["data"])
+        assert "Module.fc1.Linear.forward.0" in names and "Functional.linear.0.forward" in names
+        assert "Tensor.pow.0.forward" in names and any(n.startswith("Tensor.add_.") for n in names)
+    bad = subprocess.run([binary, "run", "--config", str(tmp_path / "missing.json"), "--", "true"],
+                         capture_output=True, text=True)
+    assert bad.returncode == 3 and "not found" in bad.stderr
+
+
+def test_bad_config_fails_at_construction_naming_the_key(tmp_path):
+    body = """
+    from numprobe.pytorch import PrecisionDebugger
+    import numprobe
+    try:
+        PrecisionDebugger(config_path="config.json")
+    except numprobe.Error as e:
+        print(e)
+    """
+    proc = run_script(tmp_path, body, {"task": "statistics", "levle": "L1"})
+    assert "config key 'levle': unknown key" in proc.stdout
+
+
+def test_two_process_gloo_run_writes_rank_folders_with_collectives(tmp_path):
+    body = """
+    import torch.distributed as dist
+    import torch.multiprocessing as mp
+    from numprobe.pytorch import PrecisionDebugger
+
+    def worker(rank):
+        os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=sys.argv[1])
+        dist.init_process_group("gloo", rank=rank, world_size=2)
+        dbg = PrecisionDebugger(config_path="config.json")
+        dbg.start()
+        t = torch.ones(4) * (rank + 1)
+        dist.all_reduce(t)
+        dbg.stop()
+        dist.destroy_process_group()
+
+    if __name__ == "__main__":
+        mp.spawn(worker, nprocs=2)
+    """
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    run_script(tmp_path, body, {"task": "statistics", "level": "L1"}, args=(str(port),))
+    for rank in (0, 1):
+        with open(tmp_path / "dump" / "step0" / f"rank{rank}" / "dump.json") as f:
+            data = json.load(f)["data"]
+        entry = data["Distributed.all_reduce.0.forward"]
+        assert entry["input_args"][0]["Max"] == rank + 1.0
+        assert entry["output"][0]["Max"] == 3.0  # the reduced tensor, after the collective
+
+
+def test_batched_device_path_gives_the_same_statistics(tmp_path):
+    """The device path (one stacked reduction per op, one transfer) forced onto CPU tensors must
+    write what the C++ kernel path writes, up to the last bit of the dtype's mean/norm."""
+    body = """
+    import numprobe._numprobe as core
+    from numprobe.pytorch import PrecisionDebugger
+    if sys.argv[1] == "device":
+        core.set_force_device_path(True)
+    dbg = PrecisionDebugger(config_path="config.json")
+    dbg.start(model)
+    out = model(x)
+    out.sum().backward()
+    b = torch.tensor([True, False]) & torch.tensor([True, True])
+    s = torch.tensor(3, dtype=torch.int64) + 1
+    dbg.stop()
+    """
+    results = {}
+    for mode in ("kernel", "device"):
+        sub = tmp_path / mode
+        sub.mkdir()
+        run_script(sub, body, {"task": "statistics", "level": "mix"}, args=(mode,))
+        results[mode], _ = load(sub)
+    assert list(results["kernel"]["data"]) == list(results["device"]["data"])
+
+    def leaves(v):
+        if isinstance(v, dict) and "dtype" in v:
+            yield v
+        elif isinstance(v, dict):
+            for x in v.values():
+                yield from leaves(x)
+        elif isinstance(v, list):
+            for x in v:
+                yield from leaves(x)
+
+    pairs = list(zip(leaves(results["kernel"]["data"]), leaves(results["device"]["data"])))
+    assert len(pairs) > 20
+    for k, d in pairs:
+        assert (k["dtype"], k["shape"]) == (d["dtype"], d["shape"])
+        for key in ("Max", "Min"):
+            assert k[key] == d[key] and type(k[key]) is type(d[key])
+        for key in ("Mean", "Norm"):
+            if k[key] is None:
+                assert d[key] is None
+            else:
+                assert abs(k[key] - d[key]) <= 2**-22 * max(abs(k["Max"]), abs(k["Min"]), 1e-30) * 4
+
+
+def test_save_writes_debug_json_with_the_gradient(tmp_path):
+    body = """
+    from numprobe.pytorch import PrecisionDebugger
+    dbg = PrecisionDebugger(config_path="config.json")
+    dbg.start()
+    w = torch.ones(3, requires_grad=True)
+    y = w * 2
+    dbg.save(y, "y")
+    dbg.save({"n": 3, "t": w.detach()}, "misc")
+    y.sum().backward()
+    dbg.stop()
+    """
+    run_script(tmp_path, body, {"task": "statistics", "level": "debug"})
+    (rank_dir,) = glob.glob(str(tmp_path / "dump" / "step0" / "*"))
+    with open(os.path.join(rank_dir, "debug.json")) as f:
+        debug = json.load(f)
+    assert debug["level"] == "debug"
+    assert list(debug["data"]) == ["y.0.debug", "misc.0.debug", "y_grad.0.debug"]
+    assert debug["data"]["y.0.debug"]["Max"] == 2.0
+    assert debug["data"]["y_grad.0.debug"]["Min"] == 1.0
+    assert debug["data"]["misc.0.debug"]["n"] == {"type": "int", "value": 3}
+    with open(os.path.join(rank_dir, "dump.json")) as f:
+        assert json.load(f)["data"] == {}
+
+
+def test_scope_list_risk_level_and_tensor_list(tmp_path):
+    body = """
+    from numprobe.pytorch import PrecisionDebugger
+    dbg = PrecisionDebugger(config_path="config.json")
+    dbg.start(model)
+    h = model(x).flatten()
+    y = torch.sigmoid(h) * 2
+    dbg.stop()
+    """
+    cases = {
+        # scope bounds a range of APIs (inclusive); with a scope, risk_level does not apply
+        "scope": ({"level": "L1", "statistics": {"scope": ["Functional.linear.1.forward",
+                                                           "Torch.sigmoid.0.forward"]}},
+                  ["Functional.linear.1.forward", "Tensor.flatten.0.forward",
+                   "Torch.sigmoid.0.forward"]),
+        # list: a module name selects everything inside it, a substring selects by name
+        "list": ({"level": "mix", "statistics": {"list": ["Module.fc2", "sigmoid"]}},
+                 ["Functional.linear.1.forward", "Module.fc2.Linear.forward.0",
+                  "Torch.sigmoid.0.forward"]),
+        # risk_level ALL keeps the low-risk view op that FOCUS (the default) leaves out
+        "all": ({"level": "L1", "risk_level": "ALL"},
+                ["Functional.linear.0.forward", "Functional.relu.0.forward",
+                 "Functional.linear.1.forward", "Tensor.flatten.0.forward",
+                 "Torch.sigmoid.0.forward", "Tensor.__mul__.0.forward"]),
+        "focus": ({"level": "L1"},
+                  ["Functional.linear.0.forward", "Functional.relu.0.forward",
+                   "Functional.linear.1.forward", "Torch.sigmoid.0.forward",
+                   "Tensor.__mul__.0.forward"]),
+    }
+    for label, (config, expected) in cases.items():
+        sub = tmp_path / label
+        sub.mkdir()
+        run_script(sub, body, dict(config, task="statistics"))
+        dump, _ = load(sub)
+        forward = [n for n in dump["data"] if n.endswith("forward") or ".forward." in n]
+        assert forward == expected, (label, forward)
+    sub = tmp_path / "tensor_list"
+    sub.mkdir()
+    run_script(sub, body, {"task": "statistics", "level": "L1", "statistics": {"tensor_list": ["relu"]}})
+    dump, rank_dir = load(sub)
+    files = sorted(os.listdir(os.path.join(rank_dir, "dump_tensor_data")))
+    assert files == ["Functional.relu.0.forward.input.0.pt", "Functional.relu.0.forward.output.0.pt"]
+    assert dump["data"]["Functional.relu.0.forward"]["output"][0]["data_name"] == files[1]
+    assert "data_name" not in dump["data"]["Torch.sigmoid.0.forward"]["output"][0]
+
+
+def test_forked_child_does_not_touch_the_parents_dump(tmp_path):
+    body = """
+    from numprobe.pytorch import PrecisionDebugger
+    dbg = PrecisionDebugger(config_path="config.json")
+    dbg.start(model)
+    out = model(x)
+    pid = os.fork()
+    if pid == 0:  # a DataLoader-like worker: runs torch ops, exits through atexit
+        torch.relu(torch.ones(3)) * 2
+        sys.exit(0)
+    os.waitpid(pid, 0)
+    y = torch.sigmoid(out)
+    dbg.stop()
+    """
+    run_script(tmp_path, body, {"task": "statistics", "level": "L1"})
+    dump, rank_dir = load(tmp_path)
+    assert list(dump["data"]) == ["Functional.linear.0.forward", "Functional.relu.0.forward",
+                                  "Functional.linear.1.forward", "Torch.sigmoid.0.forward"]
+    journal = numprobe.read_journal(os.path.join(rank_dir, "dump.json.journal"))
+    assert list(journal["dump"]["data"]) == list(dump["data"]) and journal["dump_json_current"]

@@ -1,0 +1,92 @@
+// numprobe run [--config CONFIG.json] -- COMMAND...: runs an unmodified Python training script
+// with capture on. The config goes to the child through NUMPROBE_CONFIG and numprobe's boot folder
+// (a sitecustomize that starts the debugger) is put first on PYTHONPATH.
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "numprobe/dump_config.h"
+
+#include "cli.h"
+
+namespace numprobe::cli {
+namespace {
+
+struct RunOptions {
+  std::string config;
+  std::vector<std::string> command;
+};
+
+// Where the numprobe Python package is: NUMPROBE_PYTHONPATH, else the build tree it was built in.
+std::string PackageRoot() {
+  if (const char* env = std::getenv("NUMPROBE_PYTHONPATH"); env != nullptr && *env != '\0')
+    return env;
+#ifdef NUMPROBE_PYTHON_BUILD_DIR
+  if (std::filesystem::exists(std::filesystem::path(NUMPROBE_PYTHON_BUILD_DIR) / "numprobe")) {
+    return NUMPROBE_PYTHON_BUILD_DIR;
+  }
+#endif
+  return "";
+}
+
+int Run(const RunOptions& opt) {
+  std::string config = opt.config;
+  if (config.empty()) {
+    const char* env = std::getenv("NUMPROBE_CONFIG");
+    if (env == nullptr || *env == '\0') {
+      return ReportError(
+          Status::InvalidArgument("run needs --config CONFIG.json or NUMPROBE_CONFIG"));
+    }
+    config = env;
+  }
+  // Validate before starting the child, so a typo fails at once with the key named.
+  auto parsed = DumpConfig::Load(config);
+  if (!parsed.ok()) return ReportError(parsed.error());
+  // Without a known package folder, a pip-installed numprobe starts the capture itself
+  // (numprobe-autostart.pth reads NUMPROBE_CONFIG).
+  if (const std::string root = PackageRoot(); !root.empty()) {
+    std::string pythonpath = root + "/numprobe/_boot:" + root;
+    if (const char* old = std::getenv("PYTHONPATH"); old != nullptr && *old != '\0') {
+      pythonpath += ":" + std::string(old);
+    }
+    ::setenv("PYTHONPATH", pythonpath.c_str(), 1);
+  }
+  ::setenv("NUMPROBE_CONFIG", std::filesystem::absolute(config).c_str(), 1);
+  const pid_t pid = ::fork();
+  if (pid < 0)
+    return ReportError(Status::IoError(std::string("fork failed: ") + std::strerror(errno)));
+  if (pid == 0) {
+    std::vector<char*> argv;
+    for (const std::string& a : opt.command) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execvp(argv[0], argv.data());
+    std::fprintf(stderr, "numprobe: error: cannot run %s: %s\n", argv[0], std::strerror(errno));
+    std::_Exit(127);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return ReportError(Status::IoError("waitpid failed"));
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+}  // namespace
+
+void SetupRun(CLI::App& app, int* exit_code) {
+  auto opt = std::make_shared<RunOptions>();
+  CLI::App* sub = app.add_subcommand("run",
+                                     "Run an unmodified training script with capture on (numprobe "
+                                     "run --config c.json -- python train.py)");
+  sub->add_option("--config", opt->config, "config.json (msprobe keys); default: $NUMPROBE_CONFIG");
+  sub->add_option("command", opt->command, "the command to run, after --")->required();
+  sub->callback([opt, exit_code] { *exit_code = Run(*opt); });
+}
+
+}  // namespace numprobe::cli
