@@ -43,6 +43,7 @@ struct CompareArgs {
   CLI::Option* api_option = nullptr;
   std::string api_mapping;
   bool no_align = false;
+  bool xlsx = false;
 };
 
 // One option: msprobe's short spelling (if any), the long names, the value name, the help.
@@ -59,6 +60,8 @@ constexpr OptionSpec kOptions[] = {
      "root with step* folders (required)"},
     {"-gp", "--golden_path,--golden", "PATH", "Golden dump, laid out like the target (required)"},
     {"-o", "--output_path", "DIR", "Where results are written (default ./output)"},
+    {nullptr, "--xlsx", nullptr,
+     "Write compare_result_*.xlsx with msprobe's red/yellow highlighting instead of the .csv"},
     {"-fm", "--fuzzy_match", nullptr,
      "Pair rows by name without call counts (msprobe's fuzzy match)"},
     {"-dm", "--data_mapping", "MAP.yaml",
@@ -276,9 +279,9 @@ int RunCompare(const CompareArgs& args) {
     if (ec) return ReportError(Status::IoError(fmt::format("{}: {}", dir.string(), ec.message())));
     const std::string stem =
         "compare_result" + (d.pair.rank.empty() ? "" : "_" + d.pair.rank) + "_" + ts;
-    const fs::path csv = dir / (stem + ".csv");
+    const fs::path csv = dir / (stem + (args.xlsx ? ".xlsx" : ".csv"));
     const fs::path json = dir / (stem + ".json");
-    Status s = WriteCompareCsv(d.table, csv);
+    Status s = args.xlsx ? WriteCompareXlsx(d.table, csv) : WriteCompareCsv(d.table, csv);
     if (s.ok()) {
       s = WriteCompareJson(d.table, json, d.pair.target->dump_json.string(),
                            d.pair.golden->dump_json.string());
@@ -359,6 +362,8 @@ int RunCompareArgs(const std::vector<std::string>& raw) {
       args.api_option = parser.add_option(names, args.api_mapping)->expected(0, 1);
     } else if (names == "--no_align") {
       parser.add_flag(names, args.no_align);
+    } else if (names == "--xlsx") {
+      parser.add_flag(names, args.xlsx);
     }
   }
   std::vector<std::string> rewritten = RewriteArgs(raw);
