@@ -35,15 +35,19 @@ enum MessageId : uint8_t {
 // How msprobe's statistics-diff step classifies a value (CalcStatsDiff.classify).
 enum class ValType : uint8_t { kNum, kNan, kInf, kNegInf, kDevice, kNA, kOther };
 
-// A Max/Min/Mean/Norm value (or a scalar argument's value) as msprobe's table holds it.
+// A Max/Min/Mean/Norm value (or a scalar argument's value) as msprobe's table holds it. Its text
+// (str(value): "1.5", "Nan", "inf", "None", "True", "N/A") is made only when asked for.
 struct SummaryValue {
   ValType type = ValType::kNA;
   double number = 0;             // kNum
-  std::string text;              // str(value): "1.5", "Nan", "inf", "None", "True", "N/A"
   bool is_float = false;         // a Python float (pandas' CSV writes inf as " inf")
   const PyValue* raw = nullptr;  // null for "N/A"
-};
+  const DumpFile* file = nullptr;
 
+  std::string Text() const;
+  // Text() == other.Text(), without building the texts where the values tell.
+  bool SameText(const SummaryValue& other) const;
+};
 SummaryValue SummaryOf(const DumpFile& file, const PyValue& value);
 SummaryValue SummaryNA();
 

@@ -232,16 +232,25 @@ class Pairing {
     if (m_.fuzzy) {
       Fuzzy(t_keys, g_keys, &partner);
     } else {
-      std::unordered_map<std::string, std::deque<uint32_t>> by_key;
+      // Golden rows of each key, chained in order: the k-th target row of a key takes the k-th.
+      constexpr uint32_t kEnd = UINT32_MAX;
+      std::unordered_map<std::string_view, std::pair<uint32_t, uint32_t>> by_key;  // head, tail
+      std::vector<uint32_t> next(g_keys.size(), kEnd);
+      by_key.reserve(g_keys.size());
       for (uint32_t r = 0; r < g_keys.size(); ++r) {
-        if (g_keys[r].has_value()) by_key[*g_keys[r]].push_back(r);
+        if (!g_keys[r].has_value()) continue;
+        const auto [it, inserted] = by_key.try_emplace(*g_keys[r], r, r);
+        if (!inserted) {
+          next[it->second.second] = r;
+          it->second.second = r;
+        }
       }
       for (uint32_t r = 0; r < t_keys.size(); ++r) {
         if (!t_keys[r].has_value()) continue;
         auto it = by_key.find(*t_keys[r]);
-        if (it == by_key.end() || it->second.empty()) continue;
-        partner[r] = it->second.front();
-        it->second.pop_front();
+        if (it == by_key.end() || it->second.first == kEnd) continue;
+        partner[r] = it->second.first;
+        it->second.first = next[it->second.first];
       }
     }
     const MatchKind kind = m_.fuzzy ? MatchKind::kFuzzy
