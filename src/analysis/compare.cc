@@ -3,7 +3,6 @@
 #include "numprobe/compare.h"
 
 #include <cmath>
-#include <deque>
 #include <string>
 #include <unordered_map>
 
@@ -178,6 +177,49 @@ using detail::SummaryOf;
 
 bool IsDebugFile(const DumpLocation& loc) { return loc.dump_json.filename() == "debug.json"; }
 
+// msprobe's check_op_str_pattern_valid: text that starts (or continues after ';') with + - = % @
+// (or their full-width forms) would be a formula when the table is opened in a spreadsheet, so
+// msprobe refuses such dumps; so does numprobe. Plain numbers ("-1") are fine.
+bool LooksLikeFormula(std::string_view text) {
+  static constexpr std::string_view kFullWidth[] = {"\xef\xbc\x8b", "\xef\xbc\x8d", "\xef\xbc\x9d",
+                                                    "\xef\xbc\x85", "\xef\xbc\xa0"};
+  auto starts_bad = [](std::string_view t) {
+    if (t.empty()) return false;
+    if (t[0] == '+' || t[0] == '-' || t[0] == '=' || t[0] == '%' || t[0] == '@') return true;
+    for (const std::string_view w : kFullWidth) {
+      if (t.substr(0, w.size()) == w) return true;
+    }
+    return false;
+  };
+  double number = 0;
+  if (detail::ParsePyNumber(text, &number)) return false;
+  if (starts_bad(text)) return true;
+  for (size_t pos = text.find(';'); pos != std::string_view::npos; pos = text.find(';', pos + 1)) {
+    if (starts_bad(text.substr(pos + 1))) return true;
+  }
+  return false;
+}
+
+Status CheckFormulaText(const DumpFile& f) {
+  for (const DumpEntry& e : f.entries) {
+    if (LooksLikeFormula(e.name)) {
+      return Status::Rejected(
+          fmt::format("entry {} would run as a spreadsheet formula in the result table",
+                      detail::PyStrRepr(e.name.substr(0, 60))));
+    }
+  }
+  for (const DumpRow& r : f.rows) {
+    for (const PyValue& v : r.stats) {
+      if (v.kind() == PyValue::Kind::kStr && LooksLikeFormula(f.Text(v.text_id()))) {
+        return Status::Rejected(
+            fmt::format("{}: value {} would run as a spreadsheet formula in the result table",
+                        r.name, detail::PyStrRepr(f.Text(v.text_id()).substr(0, 60))));
+      }
+    }
+  }
+  return Status::Ok();
+}
+
 Result<CompareMode> DecideMode(const DumpFile& target, const DumpFile& golden) {
   if (target.task.empty()) return Status::InvalidArgument("the target dump.json names no task");
   if (golden.task.empty()) return Status::InvalidArgument("the golden dump.json names no task");
@@ -325,29 +367,24 @@ Result<CompareTable> CompareDumps(const DumpLocation& target, const DumpLocation
     table.stack = std::make_shared<const StackMap>(std::move(stack));
   }
 
-  // Exact pairing on the compare key; the k-th target row of a key takes the k-th golden row.
-  const bool debug = IsDebugFile(target) && IsDebugFile(golden);
-  const auto t_keys = detail::CompareKeys(*table.target, !debug, debug);
-  const auto g_keys = detail::CompareKeys(*table.golden, !debug, debug);
-  std::unordered_map<std::string, std::deque<uint32_t>> by_key;
-  for (uint32_t r = 0; r < g_keys.size(); ++r) {
-    if (g_keys[r].has_value()) by_key[*g_keys[r]].push_back(r);
-  }
-  for (uint32_t r = 0; r < t_keys.size(); ++r) {
-    if (!t_keys[r].has_value()) continue;
-    CompareRow row;
-    row.target = r;
-    auto it = by_key.find(*t_keys[r]);
-    if (it != by_key.end() && !it->second.empty()) {
-      row.golden = it->second.front();
-      it->second.pop_front();
-      const bool comparable = detail::DtypesComparable(
-          table.target->Text(table.target->rows[r].dtype),
-          table.golden->Text(table.golden->rows[static_cast<size_t>(row.golden)].dtype));
-      row.match = comparable ? MatchKind::kExact : MatchKind::kDtypeMismatch;
+  NUMPROBE_RETURN_IF_ERROR(CheckFormulaText(*table.target).WithContext(target.dump_json.string()));
+  NUMPROBE_RETURN_IF_ERROR(CheckFormulaText(*table.golden).WithContext(golden.dump_json.string()));
+  if (table.stack != nullptr) {
+    for (const DumpEntry& e : table.target->entries) {
+      const std::vector<std::string>* lines = table.stack->Find(e.name);
+      if (lines == nullptr) continue;
+      for (const std::string& line : *lines) {
+        if (LooksLikeFormula(line)) {
+          return Status::Rejected(fmt::format(
+              "{}: stack of {}: {} would run as a spreadsheet formula in the result table",
+              target.stack_json.string(), e.name, detail::PyStrRepr(line.substr(0, 60))));
+        }
+      }
     }
-    table.rows.push_back(std::move(row));
   }
+
+  const bool debug = IsDebugFile(target) && IsDebugFile(golden);
+  detail::PairRows(&table, options.mapping, debug);
 
   if (table.mode == CompareMode::kStatistics) {
     for (CompareRow& row : table.rows) detail::FillStatisticsCells(table, &row);

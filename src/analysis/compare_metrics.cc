@@ -135,15 +135,25 @@ Flat Squeeze(const TensorView& v) {
   return f;
 }
 
+// Every f16 value as a float, so decoding is one load (256 KiB, built on first use).
+const float* F16Table() {
+  static const std::vector<float> table = [] {
+    std::vector<float> t(65536);
+    for (uint32_t i = 0; i < 65536; ++i) t[i] = F16ToF32(static_cast<uint16_t>(i));
+    return t;
+  }();
+  return table.data();
+}
+
 template <DType D>
 double LoadOne(const std::byte* p) {
   using T = typename StorageType<D>::type;
   T v;
   std::memcpy(&v, p, sizeof(T));
   if constexpr (D == DType::kF16) {
-    return F16ToF32(v);
+    return F16Table()[v];
   } else if constexpr (D == DType::kBF16) {
-    return BF16ToF32(v);
+    return std::bit_cast<float>(static_cast<uint32_t>(v) << 16);  // bf16 is f32's top half
   } else if constexpr (D == DType::kF8E4M3FN || D == DType::kF8E5M2 || D == DType::kF8E4M3FNUZ ||
                        D == DType::kF8E5M2FNUZ) {
     return F8ToF32(D, v);
@@ -319,22 +329,57 @@ struct PairSetup {
   double rtol, atol;
 };
 
-void ChunkWork(const PairSetup& s, int64_t start, int64_t count, double* tv, double* gv,
+// The bf16 encoding of a finite float, rounded to nearest even.
+inline uint32_t Bf16Bits(float f) {
+  const uint32_t bits = std::bit_cast<uint32_t>(f);
+  return (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
+}
+
+// How ULP distances are taken, chosen once per pair.
+enum class UlpKind : uint8_t { kNone, kF64, kF32, kBF16, kOther };
+
+// Monotonic position of a finite value in the lower-precision dtype (+0 and -0 are both 0), or
+// nullopt when it rounds out of that dtype's range.
+template <UlpKind U>
+inline std::optional<int64_t> UlpOrdinal(const PairSetup& s, DType from, double v) {
+  if constexpr (U == UlpKind::kF64) {
+    const uint64_t bits = std::bit_cast<uint64_t>(v);
+    const auto mag = static_cast<int64_t>(bits & ~(uint64_t{1} << 63));
+    return (bits >> 63) != 0 ? -mag : mag;
+  } else if constexpr (U == UlpKind::kF32) {
+    const float f = static_cast<float>(v);  // one rounding from double, exact from narrower
+    if (!std::isfinite(f)) return std::nullopt;
+    const uint32_t bits = std::bit_cast<uint32_t>(f);
+    const auto mag = static_cast<int64_t>(bits & 0x7fffffffu);
+    return (bits >> 31) != 0 ? -mag : mag;
+  } else if constexpr (U == UlpKind::kBF16) {
+    uint32_t b = 0;
+    if (from == DType::kF64 || from == DType::kC128 || !IsFloating(from)) {
+      const double r = RoundToDType(DType::kBF16, v);
+      if (!std::isfinite(r)) return std::nullopt;
+      b = std::bit_cast<uint32_t>(static_cast<float>(r)) >> 16;
+    } else {
+      b = Bf16Bits(static_cast<float>(v));
+      if ((b & 0x7f80u) == 0x7f80u) return std::nullopt;  // rounded to Inf
+    }
+    const auto mag = static_cast<int64_t>(b & 0x7fffu);
+    return (b & 0x8000u) != 0 ? -mag : mag;
+  } else {
+    const double r = RoundTo(*s.low, from, v);
+    if (!std::isfinite(r)) return std::nullopt;
+    return Ordinal(*s.low, r);
+  }
+}
+
+template <NpType kRel, UlpKind kUlp>
+void ChunkLoop(const PairSetup& s, int64_t start, int64_t count, const double* tv, const double* gv,
                Partial* p) {
-  Load(s.t, start, count, tv);
-  Load(s.g, start, count, gv);
   for (int64_t i = 0; i < count; ++i) {
     const double t = tv[i];
     const double g = gv[i];
-    const bool t_nan = std::isnan(t);
-    const bool g_nan = std::isnan(g);
-    const bool t_inf = std::isinf(t);
-    const bool g_inf = std::isinf(g);
-    // numprobe's extras on the raw values.
-    p->nan_mm += t_nan != g_nan;
-    p->pinf_mm += (t_inf && t > 0) != (g_inf && g > 0);
-    p->ninf_mm += (t_inf && t < 0) != (g_inf && g < 0);
-    if (!t_nan && !g_nan && !t_inf && !g_inf) {
+    const bool t_fin = std::isfinite(t);
+    const bool g_fin = std::isfinite(g);
+    if (t_fin && g_fin) [[likely]] {
       const double diff = t - g;
       const double a = std::fabs(diff);
       ++p->finite;
@@ -350,37 +395,50 @@ void ChunkWork(const PairSetup& s, int64_t start, int64_t count, double* tv, dou
         p->worst = a;
         p->worst_index = start + i;
       }
-      if (a <= s.atol + s.rtol * std::fabs(g)) ++p->close;
-      if (s.low.has_value()) {
-        const double rt = RoundTo(*s.low, s.t.dtype, t);
-        const double rg = RoundTo(*s.low, s.g.dtype, g);
-        if (std::isfinite(rt) && std::isfinite(rg)) {
-          const double ulp =
-              std::fabs(static_cast<double>(Ordinal(*s.low, rt) - Ordinal(*s.low, rg)));
+      p->close += a <= s.atol + s.rtol * std::fabs(g);
+      if constexpr (kUlp != UlpKind::kNone) {
+        const auto ot = UlpOrdinal<kUlp>(s, s.t.dtype, t);
+        const auto og = UlpOrdinal<kUlp>(s, s.g.dtype, g);
+        if (ot.has_value() && og.has_value()) {
+          const double ulp = std::fabs(static_cast<double>(*ot - *og));
           p->max_ulp = std::max(p->max_ulp, ulp);
           p->sum_ulp += ulp;
           ++p->ulp_count;
         }
       }
-    } else if ((t_nan && g_nan) || (t_inf && g_inf && (t > 0) == (g > 0))) {
-      ++p->close;
-    }
-    // msprobe: NaN/Inf must sit at the same positions (Inf of either sign); they count as 0.
-    if (t_nan != g_nan || t_inf != g_inf) p->mask_mismatch = true;
-    const double tz = (t_nan || t_inf) ? 0.0 : t;
-    const double gz = (g_nan || g_inf) ? 0.0 : g;
-    p->dot += tz * gz;
-    p->tt += tz * tz;
-    p->gg += gz * gz;
-    const double d = tz - gz;
-    p->dd += d * d;
-    const double ad = std::fabs(d);
-    if (std::isnan(ad)) {
-      p->abs_nan = true;
+      // msprobe's metrics on the same values.
+      p->dot += t * g;
+      p->tt += t * t;
+      p->gg += g * g;
+      p->dd += diff * diff;
+      if (std::isnan(a)) {
+        p->abs_nan = true;
+      } else {
+        p->max_abs = std::max(p->max_abs, a);
+      }
     } else {
-      p->max_abs = std::max(p->max_abs, ad);
+      const bool t_nan = std::isnan(t);
+      const bool g_nan = std::isnan(g);
+      const bool t_inf = !t_fin && !t_nan;
+      const bool g_inf = !g_fin && !g_nan;
+      p->nan_mm += t_nan != g_nan;
+      p->pinf_mm += (t_inf && t > 0) != (g_inf && g > 0);
+      p->ninf_mm += (t_inf && t < 0) != (g_inf && g < 0);
+      p->close += (t_nan && g_nan) || (t_inf && g_inf && (t > 0) == (g > 0));
+      // msprobe: NaN/Inf must sit at the same positions (Inf of either sign); they count as 0.
+      if (t_nan != g_nan || t_inf != g_inf) p->mask_mismatch = true;
+      const double tz = t_fin ? t : 0.0;
+      const double gz = g_fin ? g : 0.0;
+      p->dot += tz * gz;
+      p->tt += tz * tz;
+      p->gg += gz * gz;
+      const double d = tz - gz;
+      p->dd += d * d;
+      p->max_abs = std::max(p->max_abs, std::fabs(d));
     }
-    const double r = RelError(tz, gz, s.t_rel, s.g_rel, s.rel);
+    const double tz = t_fin ? t : 0.0;
+    const double gz = g_fin ? g : 0.0;
+    const double r = RelError(tz, gz, s.t_rel, s.g_rel, kRel);
     if (std::isnan(r)) {
       p->rel_nan = true;
     } else {
@@ -388,6 +446,36 @@ void ChunkWork(const PairSetup& s, int64_t start, int64_t count, double* tv, dou
     }
     p->below_1 += r < s.thr1;
     p->below_5 += r < s.thr5;
+  }
+}
+
+template <NpType kRel>
+void ChunkLoopFor(const PairSetup& s, int64_t start, int64_t count, const double* tv,
+                  const double* gv, Partial* p) {
+  if (!s.low.has_value()) return ChunkLoop<kRel, UlpKind::kNone>(s, start, count, tv, gv, p);
+  switch (*s.low) {
+    case DType::kF64:
+      return ChunkLoop<kRel, UlpKind::kF64>(s, start, count, tv, gv, p);
+    case DType::kF32:
+      return ChunkLoop<kRel, UlpKind::kF32>(s, start, count, tv, gv, p);
+    case DType::kBF16:
+      return ChunkLoop<kRel, UlpKind::kBF16>(s, start, count, tv, gv, p);
+    default:
+      return ChunkLoop<kRel, UlpKind::kOther>(s, start, count, tv, gv, p);
+  }
+}
+
+void ChunkWork(const PairSetup& s, int64_t start, int64_t count, double* tv, double* gv,
+               Partial* p) {
+  Load(s.t, start, count, tv);
+  Load(s.g, start, count, gv);
+  switch (s.rel) {
+    case NpType::kF64:
+      return ChunkLoopFor<NpType::kF64>(s, start, count, tv, gv, p);
+    case NpType::kF32:
+      return ChunkLoopFor<NpType::kF32>(s, start, count, tv, gv, p);
+    default:
+      return ChunkLoopFor<NpType::kF16>(s, start, count, tv, gv, p);
   }
 }
 
@@ -534,8 +622,11 @@ TensorPairMetrics CompareTensorPair(const TensorView& target, const TensorView& 
   auto run = [&](int64_t c) {
     const int64_t start = c * kChunk;
     const int64_t count = std::min(kChunk, numel - start);
-    std::vector<double> tv(static_cast<size_t>(count));
-    std::vector<double> gv(static_cast<size_t>(count));
+    // Decoded elements of one chunk, per thread, reused from pair to pair.
+    thread_local std::vector<double> tv;
+    thread_local std::vector<double> gv;
+    tv.resize(static_cast<size_t>(kChunk));
+    gv.resize(static_cast<size_t>(kChunk));
     ChunkWork(s, start, count, tv.data(), gv.data(), &partials[static_cast<size_t>(c)]);
   };
   if (pool != nullptr && chunks > 1) {

@@ -107,7 +107,7 @@ void SummaryJson(Writer& w, const DumpFile& file, const PyValue& v) {
   } else if (s.is_float && std::isinf(s.number)) {
     w.String(s.number > 0 ? "Infinity" : "-Infinity");
   } else {
-    Str(w, s.text);
+    Str(w, s.Text());
   }
 }
 
