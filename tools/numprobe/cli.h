@@ -22,6 +22,7 @@ void ReportWarning(std::string_view message);
 
 // Subcommands: each binds its options to `app` and sets the callback that sets `*exit_code`.
 void SetupInspect(CLI::App& app, int* exit_code);
+void SetupScan(CLI::App& app, int* exit_code);
 
 }  // namespace numprobe::cli
 

@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "numprobe 0.1.0");
   int exit_code = kExitOk;
   numprobe::cli::SetupInspect(app, &exit_code);
+  numprobe::cli::SetupScan(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
