@@ -11,7 +11,8 @@
 // and L happen at time L - 0.5, a communication op at L. A communication op is the birth when
 // every sender's input was finite and its output is not (msprobe: good input, bad output blames
 // the op; bad input blames the sender's earlier compute, which has the earlier time). Births are
-// ordered by (step, time, position, rank); the first is the first anomaly.
+// ordered by (step, time, position, rank), inherited inputs after every other birth; the first
+// is the first anomaly.
 #include "numprobe/scan.h"
 
 #include <algorithm>
@@ -122,7 +123,8 @@ struct EntryFacts {
   uint32_t entry = 0;
   bool comm = false;
   int comm_node = -1;  // index into the step's nodes
-  bool in_bad = false;
+  bool in_bad = false;         // a non-finite input, scalar arguments included
+  bool in_bad_tensor = false;  // a non-finite input tensor
   bool out_bad = false;
   bool module = false;
   bool ignored = false;  // torch.empty and friends: garbage output, never a birth
@@ -408,6 +410,7 @@ Status Scanner::ScanRank(const DumpLocation& location, int slot, RankState* rank
         op.out_bad = op.out_bad || t.nonfinite;
       } else if (row.state == RowState::kInput || row.state == RowState::kParameters) {
         op.in_bad = op.in_bad || t.nonfinite;
+        op.in_bad_tensor = op.in_bad_tensor || (t.is_tensor && t.nonfinite);
       }
     }
     if (detail::IsCommunicationEntry(name)) {
@@ -496,7 +499,8 @@ Status Scanner::ScanRank(const DumpLocation& location, int slot, RankState* rank
       }
       rank->births.push_back(make_node(op, AnomalyKind::kCompute));
       rank->birth_segment.push_back(segment);
-    } else if (op.in_bad && !explained) {
+    } else if (op.in_bad_tensor && !explained) {
+      // (A NaN/Inf scalar argument, as in masked_fill(-inf), is not inherited data.)
       rank->births.push_back(make_node(op, AnomalyKind::kInheritedInput));
       rank->birth_segment.push_back(segment);
       explained = true;
@@ -677,13 +681,16 @@ void Scanner::CheckWeights() {
 
 void Scanner::Finish() {
   // Births in time order: step, communication time, position, rank.
-  // Steps by number, so that MindSpore's graph/ and pynative/ parts of one step sort together.
-  auto step_key = [](const AnomalyNode& n) { return std::make_pair(n.step, n.scope); };
+  // Births from finite inputs first: a tensor that was already non-finite when it entered (NaN
+  // data, or an -inf attention mask built outside the dumped region) is the first anomaly only
+  // when no op anywhere made NaN/Inf out of finite inputs. Then steps by number (MindSpore's
+  // graph/ and pynative/ parts of one step sort together), communication time, position, rank.
+  auto key = [](const AnomalyNode& n) {
+    return std::make_tuple(n.kind == AnomalyKind::kInheritedInput, n.step, n.scope, n.time,
+                           n.entry_index, n.rank);
+  };
   std::stable_sort(report_->anomalies.begin(), report_->anomalies.end(),
-                   [&](const AnomalyNode& a, const AnomalyNode& b) {
-                     return std::make_tuple(step_key(a), a.time, a.entry_index, a.rank) <
-                            std::make_tuple(step_key(b), b.time, b.entry_index, b.rank);
-                   });
+                   [&](const AnomalyNode& a, const AnomalyNode& b) { return key(a) < key(b); });
   report_->headroom_summary = detail::SummarizeHeadroom(report_->headroom, options_.targets);
   if (files_missing_ > 0) {
     report_->warnings.push_back(fmt::format(

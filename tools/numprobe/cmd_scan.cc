@@ -118,7 +118,10 @@ void PrintSummary(const ScanReport& r, const ScanOutputFiles& files) {
   if (const AnomalyNode* first = r.first_anomaly()) {
     std::printf("First anomaly: %s  (%s)\n", first->op_name.c_str(), WhereText(*first).c_str());
     std::printf("  %s\n", std::string(KindText(first->kind)).c_str());
-    for (const auto& t : first->inputs) std::printf("  input   %s\n", TensorLine(t).c_str());
+    for (const auto& t : first->inputs) {
+      if (!t.is_tensor && !t.has_max) continue;  // process groups, None, ...
+      std::printf("  input   %s\n", TensorLine(t).c_str());
+    }
     for (const auto& t : first->outputs) std::printf("  output  %s\n", TensorLine(t).c_str());
     std::printf("  module  %s\n",
                 first->module_path.empty()
