@@ -62,9 +62,12 @@ struct ScanThresholds {
   std::optional<double> act_range_pct_gt;
 };
 
+inline constexpr std::array<DType, 4> kDefaultHeadroomTargets = {DType::kF16, DType::kBF16,
+                                                                 DType::kF8E4M3FN, DType::kF8E5M2};
+
 struct ScanOptions {
   // Target dtypes of the precision headroom (floating, 16 or 8 bits).
-  std::vector<DType> targets = {DType::kF16, DType::kBF16, DType::kF8E4M3FN, DType::kF8E5M2};
+  std::vector<DType> targets{kDefaultHeadroomTargets.begin(), kDefaultHeadroomTargets.end()};
   ScanThresholds thresholds;
   std::array<bool, kWatchpointCount> watch = {true, true, true, true, true, true, true, true};
   // Read the tensor files of a tensor-mode dump for exact statistics (false: dump.json only).
