@@ -10,9 +10,9 @@ namespace numprobe::cli {
 
 enum ExitCode : int {
   kExitOk = 0,
-  kExitFindings = 1,   // a divergence, an anomaly, a difference
+  kExitFindings = 1,  // a divergence, an anomaly, a difference
   kExitUsage = 2,
-  kExitBadInput = 3,   // unreadable or malformed input
+  kExitBadInput = 3,  // unreadable or malformed input
 };
 
 // Prints "numprobe: error: <message>" on one line to stderr and returns the exit code for it.
@@ -23,6 +23,8 @@ void ReportWarning(std::string_view message);
 // Subcommands: each binds its options to `app` and sets the callback that sets `*exit_code`.
 void SetupInspect(CLI::App& app, int* exit_code);
 void SetupScan(CLI::App& app, int* exit_code);
+// Also takes the run's command after "config-check collect ... --" off argv (shortening *argc).
+void SetupConfigCheck(CLI::App& app, int* exit_code, int* argc, char** argv);
 
 }  // namespace numprobe::cli
 

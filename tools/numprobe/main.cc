@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
   int exit_code = kExitOk;
   numprobe::cli::SetupInspect(app, &exit_code);
   numprobe::cli::SetupScan(app, &exit_code);
+  numprobe::cli::SetupConfigCheck(app, &exit_code, &argc, argv);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
