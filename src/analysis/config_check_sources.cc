@@ -568,6 +568,17 @@ bool IsOptionToken(std::string_view t) {
   return !CanonicalNumber(t).has_value();  // -1, -0.5 and -1e-3 are values
 }
 
+// name=value with an identifier-like name (a Hydra override, an environment assignment).
+bool IsAssignment(std::string_view t) {
+  const size_t eq = t.find('=');
+  if (eq == std::string_view::npos || eq == 0 || t[0] == '-') return false;
+  const std::string_view key = t.substr(0, eq);
+  return std::all_of(key.begin(), key.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '.' || c == '+' ||
+           c == '~' || c == '-';
+  });
+}
+
 std::string ArgValue(std::string_view v) {
   if (auto number = CanonicalNumber(v)) return *number;
   return std::string(v);
@@ -645,7 +656,7 @@ std::map<std::string, std::string> ArgvHyperparameters(const std::vector<std::st
       const size_t eq = t.find('=');
       if (long_flag && eq != std::string_view::npos) {
         out[name_of(t.substr(0, eq))] = ArgValue(t.substr(eq + 1));
-      } else if (i + 1 < argv.size() && !IsOptionToken(argv[i + 1])) {
+      } else if (i + 1 < argv.size() && !IsOptionToken(argv[i + 1]) && !IsAssignment(argv[i + 1])) {
         out[name_of(t)] = ArgValue(argv[++i]);
       } else {
         out[name_of(t)] = "true";
@@ -653,14 +664,10 @@ std::map<std::string, std::string> ArgvHyperparameters(const std::vector<std::st
       continue;
     }
     // Hydra-style overrides: name=value, +name=value.
-    const size_t eq = t.find('=');
-    if (eq == std::string_view::npos || eq == 0 || t[0] == '-') continue;
-    const std::string_view key = t.substr(0, eq);
-    const bool identifier = std::all_of(key.begin(), key.end(), [](char c) {
-      return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '.' || c == '+' ||
-             c == '~' || c == '-';
-    });
-    if (identifier) out[name_of(key)] = ArgValue(t.substr(eq + 1));
+    if (IsAssignment(t)) {
+      const size_t eq = t.find('=');
+      out[name_of(t.substr(0, eq))] = ArgValue(t.substr(eq + 1));
+    }
   }
   return out;
 }
