@@ -236,8 +236,8 @@ Status Fingerprint(const std::vector<std::filesystem::path>& roots, CheckCategor
       }
       auto file = ReadTensorFile(path);
       if (!file) {
-        s->warnings.push_back(
-            fmt::format("{}: {}; no tensor statistics", path.string(), file.error().message()));
+        // (The reader's message names the file.)
+        s->warnings.push_back(file.error().message() + "; no tensor statistics");
         continue;
       }
       for (const NamedTensor& t : file->tensors) {
