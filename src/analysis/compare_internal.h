@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "numprobe/compare.h"
+#include "numprobe/compare_mapping.h"
 #include "numprobe/dump.h"
+#include "numprobe/dump_layout.h"
 
 namespace numprobe::detail {
 
@@ -57,8 +59,18 @@ bool DtypesComparable(std::string_view a, std::string_view b);
 std::vector<std::optional<std::string>> CompareKeys(const DumpFile& file, bool renumber_backward,
                                                     bool is_debug_file);
 
+// Pairs the rows of table->target with table->golden per `mapping` (exact keys, -dm/-cm/-am,
+// -fm), applies msprobe's dtype rule, then aligns what is left (mapping.align) and appends a
+// CompareRow per target row msprobe parses.
+void PairRows(CompareTable* table, const CompareMapping& mapping, bool debug_files);
+
 // The statistics-mode cells (Max diff .. NormRelativeErr) of one row.
 void FillStatisticsCells(const CompareTable& table, CompareRow* row);
+
+// Tensor mode: reads the tensor files of every row and fills msprobe's six cells, the extras and
+// the row error. Unreadable files make their rows "unsupported" and add a table warning.
+void FillTensorCells(CompareTable* table, const DumpLocation& target, const DumpLocation& golden,
+                     ThreadPool* pool);
 
 // msprobe's pass/warning/error rules over every API's rows, then numprobe's "unmatched".
 void ApplyResultRules(CompareTable* table);

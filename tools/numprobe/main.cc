@@ -1,8 +1,8 @@
 // numprobe: find where and why two deep-learning runs stop agreeing.
-#include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <string>
+
+#include <CLI/CLI.hpp>
 
 #include "cli.h"
 
@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "numprobe 0.1.0");
   int exit_code = kExitOk;
   numprobe::cli::SetupInspect(app, &exit_code);
+  numprobe::cli::SetupCompare(app, &exit_code);
   numprobe::cli::SetupScan(app, &exit_code);
   numprobe::cli::SetupConfigCheck(app, &exit_code, &argc, argv);
   try {
