@@ -23,6 +23,8 @@ void ReportWarning(std::string_view message);
 // Subcommands: each binds its options to `app` and sets the callback that sets `*exit_code`.
 void SetupInspect(CLI::App& app, int* exit_code);
 void SetupCompare(CLI::App& app, int* exit_code);
+void SetupServe(CLI::App& app, int* exit_code);
+void SetupReport(CLI::App& app, int* exit_code);
 
 }  // namespace numprobe::cli
 

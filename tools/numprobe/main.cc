@@ -40,6 +40,8 @@ int main(int argc, char** argv) {
   int exit_code = kExitOk;
   numprobe::cli::SetupInspect(app, &exit_code);
   numprobe::cli::SetupCompare(app, &exit_code);
+  numprobe::cli::SetupServe(app, &exit_code);
+  numprobe::cli::SetupReport(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
