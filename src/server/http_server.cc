@@ -82,6 +82,9 @@ class HttpServer final : public Server {
         options.threads > 0 ? static_cast<size_t>(options.threads) : std::max<size_t>(8, 2 * hw);
     http_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
     http_.set_keep_alive_max_count(20);
+    // Headers and body go out in separate writes; without TCP_NODELAY, Nagle's algorithm holds
+    // the body until the client's delayed ACK (40 ms per request).
+    http_.set_tcp_nodelay(true);
     http_.set_payload_max_length(64 * 1024);
     http_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
       return PreRoute(req, res);

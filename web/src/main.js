@@ -81,7 +81,10 @@ async function render() {
   } catch (error) {
     root.append(el('div', { class: 'error-box', 'data-testid': 'error' }, String(error.message || error)));
   }
-  if (mine === generation) document.body.dataset.ready = '1';
+  if (mine === generation) {
+    document.body.dataset.route = location.hash;
+    document.body.dataset.ready = '1';
+  }
 }
 
 async function start() {

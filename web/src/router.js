@@ -31,6 +31,7 @@ export function go(view, params = {}) {
 // Replaces the current URL's parameters without a new history entry or a re-render.
 export function replaceParams(view, params) {
   history.replaceState(null, '', href(view, params));
+  document.body.dataset.route = location.hash;
 }
 
 export function paramsObject(params) {

@@ -46,7 +46,7 @@ export async function render({ backend, info, params, root, run, isCurrent }) {
       el('span', { class: 'rows muted' }, n.rows ? formatCount(n.rows) : ''),
     );
     const children = el('ul', { role: 'group', hidden: true });
-    const li = el('li', { role: 'treeitem', dataset: { name: n.name, worst: n.worst }, 'data-testid': 'tree-node' }, el('div', { class: 'node-line' }, toggle, label), children);
+    const li = el('li', { role: 'treeitem', class: n.name === state.node ? 'selected' : '', dataset: { name: n.name, worst: n.worst }, 'data-testid': 'tree-node' }, el('div', { class: 'node-line' }, toggle, label), children);
     const item = { li, children, toggle, loaded: false, hasChildren: n.children > 0, expanded: false };
     items.set(n.name, item);
     toggle.addEventListener('click', (e) => {
@@ -95,7 +95,7 @@ export async function render({ backend, info, params, root, run, isCurrent }) {
     return page;
   }
 
-  async function drawGraph(container, name) {
+  async function drawGraph(container, name, selected) {
     // The node, its children and grandchildren (at most GRAPH_NODES), top-down.
     const g = new Graph();
     g.setGraph({ rankdir: 'TB', nodesep: 14, ranksep: 36, marginx: 8, marginy: 8 });
@@ -137,7 +137,7 @@ export async function render({ backend, info, params, root, run, isCurrent }) {
       if (!n) continue;
       const group = svg('g', { class: 'gnode', transform: `translate(${p.x - p.width / 2},${p.y - p.height / 2})` });
       group.append(
-        svg('rect', { width: p.width, height: p.height, rx: 5, fill: '#fff', stroke: LEVEL_COLORS[n.worst] || '#999', 'stroke-width': n.name === name ? 3 : 1.5 }),
+        svg('rect', { width: p.width, height: p.height, rx: 5, fill: '#fff', stroke: LEVEL_COLORS[n.worst] || '#999', 'stroke-width': n.name === selected ? 3 : 1.5 }),
         svg('rect', { width: 6, height: p.height, rx: 2, fill: LEVEL_COLORS[n.worst] || '#999' }),
       );
       const t = svg('text', { x: 12, y: 19 });
@@ -153,8 +153,8 @@ export async function render({ backend, info, params, root, run, isCurrent }) {
   async function selectNode(name, revealIt = false) {
     state.node = name;
     syncUrl();
-    for (const item of items.values()) item.li.classList.toggle('selected', item.li.dataset.name === name);
     if (revealIt) await reveal(name);
+    for (const item of items.values()) item.li.classList.toggle('selected', item.li.dataset.name === name);
     clear(side);
     const page = await backend.treeChildren(run, name, 0, 0);
     if (!isCurrent() || state.node !== name) return;
@@ -170,7 +170,9 @@ export async function render({ backend, info, params, root, run, isCurrent }) {
       el('h3', {}, 'Rows'),
       rows,
     );
-    await drawGraph(graph, name);
+    // A leaf is drawn among its siblings: the graph starts at its parent.
+    const path = page.path;
+    await drawGraph(graph, n.children ? name : path.length >= 2 ? path[path.length - 2] : '', name);
     const data = await backend.rows({ run, node: name, limit: 100 });
     const nameCol = runInfo.page_columns.map((c) => runInfo.columns[c]).indexOf('NPU Name');
     const metricNames = ['Cosine', 'MaxAbsErr', 'MaxRelativeErr', 'Max diff', 'MeanRelativeErr', 'NPU max'];

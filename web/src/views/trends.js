@@ -51,7 +51,7 @@ export async function render({ backend, info, params, root, run }) {
       : `${found} of ${points.length} steps have a value.`;
     trendChart = chart(trendBox, {
       tooltip: { trigger: 'axis' },
-      grid: { left: 70, right: 20, top: 20, bottom: 40 },
+      grid: { left: 70, right: 20, top: 36, bottom: 40 },
       xAxis: { type: 'category', data: points.map((p) => (p.step >= 0 ? `step ${p.step}` : p.label)) },
       yAxis: { type: 'value', scale: true, name: state.column },
       series: [{ type: 'line', name: state.column, data: points.map((p) => (typeof p.value === 'number' ? p.value : null)), connectNulls: false, symbolSize: 8 }],
@@ -89,7 +89,7 @@ export async function render({ backend, info, params, root, run }) {
     }));
     heatChart = chart(heatBox, {
       tooltip: { formatter: (p) => `${h.ranks[p.value[1]].label} · ${h.ops[p.value[0]]}: ${formatNumber(p.value[2])}` },
-      grid: { left: 90, right: 90, top: 10, bottom: 150 },
+      grid: { left: 90, right: 90, top: 10, bottom: 190 },
       xAxis: { type: 'category', data: h.ops.map((o) => { const s = shortName(o); return s.length > 30 ? s.slice(0, 29) + '…' : s; }), axisLabel: { rotate: 60, fontSize: 10 } },
       yAxis: { type: 'category', data: h.ranks.map((r) => r.label) },
       visualMap: {
