@@ -18,9 +18,9 @@ namespace numprobe {
 
 struct ServeOptions {
   std::string host = "127.0.0.1";
-  int port = 8765;                // 0: any free port
-  std::filesystem::path golden;   // compare the served dump against this one on the fly
-  int threads = 0;                // worker threads; 0: max(8, 2 x hardware threads)
+  int port = 8765;               // 0: any free port
+  std::filesystem::path golden;  // compare the served dump against this one on the fly
+  int threads = 0;               // worker threads; 0: max(8, 2 x hardware threads)
 };
 
 class Server {

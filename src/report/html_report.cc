@@ -9,8 +9,9 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-#include "io/atomic_output.h"
 #include "numprobe/report.h"
+
+#include "io/atomic_output.h"
 #include "server/api.h"
 #include "server/assets.h"
 #include "server/workspace.h"
@@ -68,8 +69,12 @@ class JsonWriter : public rapidjson::Writer<rapidjson::StringBuffer> {
     if (std::isinf(d)) return String(d > 0 ? "inf" : "-inf");
     return Writer::Double(d);
   }
-  bool Str(std::string_view s) { return String(s.data(), static_cast<rapidjson::SizeType>(s.size())); }
-  bool KeyStr(std::string_view s) { return Key(s.data(), static_cast<rapidjson::SizeType>(s.size())); }
+  bool Str(std::string_view s) {
+    return String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+  }
+  bool KeyStr(std::string_view s) {
+    return Key(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+  }
   bool Raw(const std::string& json) {
     return RawValue(json.data(), json.size(), rapidjson::kObjectType);
   }
@@ -202,9 +207,9 @@ Status WriteHtmlReport(const std::filesystem::path& result, const std::filesyste
       "<meta name=\"generator\" content=\"numprobe report\">\n<title>{}</title>\n<style>\n",
       title_html)));
   NUMPROBE_RETURN_IF_ERROR(file.Write(ReplaceNoCase(css->bytes, "</style", "<\\/style")));
-  NUMPROBE_RETURN_IF_ERROR(file.Write(
-      "\n</style>\n</head>\n<body>\n<div id=\"app\"></div>\n"
-      "<script type=\"application/json\" id=\"numprobe-data\">"));
+  NUMPROBE_RETURN_IF_ERROR(
+      file.Write("\n</style>\n</head>\n<body>\n<div id=\"app\"></div>\n"
+                 "<script type=\"application/json\" id=\"numprobe-data\">"));
   NUMPROBE_RETURN_IF_ERROR(file.Write(EscapeJsonForScript(DataJson(api, options))));
   NUMPROBE_RETURN_IF_ERROR(file.Write("</script>\n<script type=\"module\">\n"));
   const std::string script =

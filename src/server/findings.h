@@ -24,7 +24,7 @@ struct Culprit {
 };
 
 struct Findings {
-  std::vector<Culprit> divergence;  // the first introducer, then up to four more
+  std::vector<Culprit> divergence;   // the first introducer, then up to four more
   bool divergence_fallback = false;  // no op with agreeing inputs: the first failing op instead
   std::optional<Culprit> first_anomaly;
 };

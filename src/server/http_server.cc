@@ -86,9 +86,8 @@ class HttpServer final : public Server {
     // the body until the client's delayed ACK (40 ms per request).
     http_.set_tcp_nodelay(true);
     http_.set_payload_max_length(64 * 1024);
-    http_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-      return PreRoute(req, res);
-    });
+    http_.set_pre_routing_handler(
+        [this](const httplib::Request& req, httplib::Response& res) { return PreRoute(req, res); });
     http_.Get(R"(/api/.*)", [this](const httplib::Request& req, httplib::Response& res) {
       const ApiResponse r = api_.Handle(req.path, req.params);
       res.status = r.status;

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "numprobe/server.h"
+
 #include "server/workspace.h"
 
 namespace numprobe::ui {

@@ -30,7 +30,8 @@ ModelTree ModelTree::Build(ResultStore& store, const ConstructMap* construct) {
   // it was created with, and a new node's parent always exists already, so the links form a tree
   // whatever construct.json says.
   auto ensure = [&tree](const std::string& name, uint32_t parent) {
-    auto [it, inserted] = tree.by_name_.try_emplace(name, static_cast<uint32_t>(tree.nodes_.size()));
+    auto [it, inserted] =
+        tree.by_name_.try_emplace(name, static_cast<uint32_t>(tree.nodes_.size()));
     if (inserted) {
       TreeNode node;
       node.name = name;

@@ -6,8 +6,34 @@
 #include <numeric>
 
 #include <fmt/format.h>
+#include <sys/mman.h>
 
 namespace numprobe::ui {
+
+namespace {
+constexpr size_t kHugePage = size_t{2} << 20;
+}  // namespace
+
+template <typename T>
+T* HugePageAllocator<T>::allocate(size_t n) {
+  const size_t bytes = n * sizeof(T);
+  if (bytes < kHugePage) return std::allocator<T>().allocate(n);
+  void* p = ::operator new(bytes, std::align_val_t(kHugePage));
+  ::madvise(p, bytes, MADV_HUGEPAGE);  // advice only: without it, 4 KiB pages
+  return static_cast<T*>(p);
+}
+
+template <typename T>
+void HugePageAllocator<T>::deallocate(T* p, size_t n) {
+  if (n * sizeof(T) < kHugePage) {
+    std::allocator<T>().deallocate(p, n);
+  } else {
+    ::operator delete(p, std::align_val_t(kHugePage));
+  }
+}
+
+template struct HugePageAllocator<uint32_t>;
+template struct HugePageAllocator<double>;
 
 namespace {
 
@@ -58,21 +84,6 @@ bool GlobLowered(std::string_view text, std::string_view pattern) {
   return p == pattern.size();
 }
 
-std::vector<std::string_view> Split(std::string_view name) {
-  std::vector<std::string_view> parts;
-  size_t start = 0;
-  while (true) {
-    const size_t dot = name.find('.', start);
-    if (dot == std::string_view::npos) {
-      parts.push_back(name.substr(start));
-      break;
-    }
-    parts.push_back(name.substr(start, dot - start));
-    start = dot + 1;
-  }
-  return parts;
-}
-
 bool IsDirection(std::string_view s) { return s == "forward" || s == "backward"; }
 bool IsDigits(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
@@ -81,20 +92,36 @@ bool IsDigits(std::string_view s) {
 }  // namespace
 
 uint32_t TextPool::Intern(std::string_view text) {
-  auto it = ids_.find(text);
-  if (it != ids_.end()) return it->second;
+  constexpr uint64_t kProbe = 8192;
+  // Columns such as dtypes, shapes and results often repeat the previous row's text.
+  if (last_ < offsets_.size() && Text(last_) == text) return last_;
+  if (interning_) {
+    auto it = ids_.find(text);
+    if (it != ids_.end()) {
+      ++calls_;
+      return last_ = it->second;
+    }
+    if (++calls_ == kProbe && offsets_.size() * 2 > kProbe) {
+      // Mostly distinct texts: deduplicating them costs more than it saves.
+      interning_ = false;
+      ids_ = {};
+      pending_ = {};
+    }
+  }
   const auto id = static_cast<uint32_t>(offsets_.size());
   offsets_.push_back(arena_.size());
-  arena_.append(text);
-  pending_.emplace_back(text);
-  ids_.emplace(pending_.back(), id);
-  return id;
+  arena_.insert(arena_.end(), text.begin(), text.end());
+  if (interning_) {
+    pending_.emplace_back(text);
+    ids_.emplace(pending_.back(), id);
+  }
+  return last_ = id;
 }
 
 std::string_view TextPool::Text(uint32_t id) const {
   const uint64_t begin = offsets_[id];
   const uint64_t end = id + 1 < offsets_.size() ? offsets_[id + 1] : arena_.size();
-  return std::string_view(arena_).substr(begin, end - begin);
+  return std::string_view(arena_.data() + begin, end - begin);
 }
 
 void TextPool::Freeze() {
@@ -111,7 +138,11 @@ const std::vector<uint32_t>& TextPool::SortedRanks() const {
     std::sort(order.begin(), order.end(),
               [this](uint32_t a, uint32_t b) { return Text(a) < Text(b); });
     ranks_.assign(order.size(), 0);
-    for (uint32_t r = 0; r < order.size(); ++r) ranks_[order[r]] = r;
+    uint32_t rank = 0;
+    for (uint32_t r = 0; r < order.size(); ++r) {
+      if (r > 0 && Text(order[r]) != Text(order[r - 1])) rank = r;
+      ranks_[order[r]] = rank;
+    }
   });
   return ranks_;
 }
@@ -178,7 +209,7 @@ void ResultStore::SetEntryTreePositions(std::vector<uint32_t> positions) {
 }
 
 std::shared_ptr<const std::vector<uint32_t>> ResultStore::SortOrder(int column,
-                                                                bool descending) const {
+                                                                    bool descending) const {
   const size_t slot = static_cast<size_t>(column) * 2 + (descending ? 1 : 0);
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -269,8 +300,7 @@ std::shared_ptr<const std::vector<uint32_t>> ResultStore::Select(const RowQuery&
   return shared;
 }
 
-ResultStore::Page ResultStore::Query(const RowQuery& query, uint64_t offset,
-                                     uint64_t limit) const {
+ResultStore::Page ResultStore::Query(const RowQuery& query, uint64_t offset, uint64_t limit) const {
   Page page;
   const bool plain = query.levels.empty() && query.pattern.empty() && query.ranges.empty() &&
                      !query.node_span && !query.entry && query.sort_column < 0;
@@ -294,7 +324,9 @@ std::optional<uint32_t> ResultStore::FindByName(std::string_view name) const {
   if (name_column_ < 0 || row_count_ == 0) return std::nullopt;
   const auto order = SortOrder(name_column_, false);
   const Column& c = columns_[name_column_];
-  auto text_of = [&c](uint32_t row) { return c.is_text(row) ? c.Get(row).text : std::string_view(); };
+  auto text_of = [&c](uint32_t row) {
+    return c.is_text(row) ? c.Get(row).text : std::string_view();
+  };
   // Texts sort after numbers: find the first text row, then binary search the texts.
   auto first_text = std::partition_point(order->begin(), order->end(),
                                          [&c](uint32_t row) { return !c.is_text(row); });
@@ -305,7 +337,9 @@ std::optional<uint32_t> ResultStore::FindByName(std::string_view name) const {
 }
 
 ResultStoreBuilder::ResultStoreBuilder(std::vector<std::string> column_names)
-    : names_(std::move(column_names)), store_(std::make_unique<ResultStore>()) {
+    : names_(std::move(column_names)),
+      store_(std::make_unique<ResultStore>()),
+      building_(names_.size()) {
   store_->columns_.resize(names_.size());
   for (size_t i = 0; i < names_.size(); ++i) {
     store_->columns_[i].name = names_[i];
@@ -322,16 +356,18 @@ Status ResultStoreBuilder::AddRow(const std::vector<Cell>& cells, std::string_vi
   }
   const uint32_t row = s.row_count_;
   for (size_t i = 0; i < s.columns_.size(); ++i) {
-    ResultStore::Column& c = s.columns_[i];
+    Building& b = building_[i];
     const Cell cell = i < cells.size() ? cells[i] : Cell::Text("");
+    // A column keeps numbers only once it has seen one, texts likewise; both arrays stay aligned
+    // with the rows from then on.
     if (cell.is_number) {
-      if (c.numbers.empty()) c.numbers.resize(row, 0.0);
-      c.numbers.push_back(cell.number);
-      if (!c.text_ids.empty()) c.text_ids.push_back(0);
+      if (b.numbers.size() < row) b.numbers.resize(row, 0.0);
+      b.numbers.push_back(cell.number);
+      if (!b.text_ids.empty()) b.text_ids.push_back(0);
     } else {
-      if (c.text_ids.empty()) c.text_ids.resize(row, 0);
-      c.text_ids.push_back(c.texts.Intern(cell.text) + 1);
-      if (!c.numbers.empty()) c.numbers.push_back(0.0);
+      if (b.text_ids.size() < row) b.text_ids.resize(row, 0);
+      b.text_ids.push_back(s.columns_[i].texts.Intern(cell.text) + 1);
+      if (!b.numbers.empty()) b.numbers.push_back(0.0);
     }
   }
   Level level = Level::kNone;
@@ -341,27 +377,38 @@ Status ResultStoreBuilder::AddRow(const std::vector<Cell>& cells, std::string_vi
   }
   s.levels_.push_back(level);
   ++s.level_counts_[static_cast<int>(level)];
-  auto [it, inserted] =
-      entry_ids_.try_emplace(std::string(entry_name), static_cast<uint32_t>(s.entry_names_.size()));
-  if (inserted) {
-    s.entry_names_.emplace_back(entry_name);
-    s.entry_first_row_.push_back(row);
-    s.entry_rows_.emplace_back();
+  uint32_t entry = last_entry_;
+  if (s.entry_names_.empty() || s.entry_names_[last_entry_] != entry_name) {
+    auto [it, inserted] = entry_ids_.try_emplace(std::string(entry_name),
+                                                 static_cast<uint32_t>(s.entry_names_.size()));
+    if (inserted) {
+      s.entry_names_.emplace_back(entry_name);
+      s.entry_first_row_.push_back(row);
+      s.entry_rows_.emplace_back();
+    }
+    entry = last_entry_ = it->second;
   }
-  s.entries_.push_back(it->second);
-  s.entry_rows_[it->second].push_back(row);
+  s.entries_.push_back(entry);
+  s.entry_rows_[entry].push_back(row);
   ++s.row_count_;
   return Status::Ok();
 }
 
 std::unique_ptr<ResultStore> ResultStoreBuilder::Finish() {
   ResultStore& s = *store_;
-  for (ResultStore::Column& c : s.columns_) {
+  for (size_t i = 0; i < s.columns_.size(); ++i) {
+    ResultStore::Column& c = s.columns_[i];
+    Building& b = building_[i];
     // A column that saw only texts keeps no numbers and vice versa; pad the late starters.
-    if (!c.numbers.empty()) c.numbers.resize(s.row_count_, 0.0);
-    if (!c.text_ids.empty()) c.text_ids.resize(s.row_count_, 0);
-    c.numbers.shrink_to_fit();
-    c.text_ids.shrink_to_fit();
+    if (!b.numbers.empty()) {
+      b.numbers.resize(s.row_count_, 0.0);
+      c.numbers.assign(b.numbers.begin(), b.numbers.end());
+    }
+    if (!b.text_ids.empty()) {
+      b.text_ids.resize(s.row_count_, 0);
+      c.text_ids.assign(b.text_ids.begin(), b.text_ids.end());
+    }
+    b = Building();
     c.texts.Freeze();
   }
   s.sort_cache_.assign(s.columns_.size() * 2, nullptr);
@@ -372,31 +419,38 @@ std::unique_ptr<ResultStore> ResultStoreBuilder::Finish() {
   return out;
 }
 
-std::string EntryNameOfRow(std::string_view row_name) {
-  const std::vector<std::string_view> parts = Split(row_name);
-  auto join = [&](size_t count) {
-    std::string out;
-    for (size_t i = 0; i < count; ++i) {
-      if (i > 0) out += '.';
-      out += parts[i];
+std::string_view EntryOfRow(std::string_view row_name) {
+  // Walk the dot-separated parts, remembering where each starts; the entry ends before the part
+  // that names the leaf's state.
+  std::string_view parts[3];  // the two parts before the current one, and the current one
+  size_t start = 0;
+  for (size_t i = 0;; ++i) {
+    const size_t dot = row_name.find('.', start);
+    const std::string_view part = row_name.substr(
+        start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
+    parts[0] = parts[1];
+    parts[1] = parts[2];
+    parts[2] = part;
+    if (i >= 1) {
+      if (part == "parameters_grad") return row_name.substr(0, start + part.size());
+      if (part == "input" || part == "output" || part == "parameters" || part == "kwargs") {
+        if (IsDirection(parts[1]) || (i >= 2 && IsDigits(parts[1]) && IsDirection(parts[0]))) {
+          return row_name.substr(0, start - 1);
+        }
+      }
     }
-    return out;
-  };
-  for (size_t i = 1; i < parts.size(); ++i) {
-    if (parts[i] == "parameters_grad") return join(i + 1);
-    const std::string_view p = parts[i];
-    if (p != "input" && p != "output" && p != "parameters" && p != "kwargs") continue;
-    if (IsDirection(parts[i - 1])) return join(i);
-    if (i >= 2 && IsDigits(parts[i - 1]) && IsDirection(parts[i - 2])) return join(i);
+    if (dot == std::string_view::npos) break;
+    start = dot + 1;
   }
-  return std::string(row_name);
+  return row_name;
 }
+
+std::string EntryNameOfRow(std::string_view row_name) { return std::string(EntryOfRow(row_name)); }
 
 bool IsInputRowName(std::string_view row_name, std::string_view entry_name) {
   if (row_name.size() <= entry_name.size() + 1) return false;
   const std::string_view rest = row_name.substr(entry_name.size() + 1);
-  return rest.starts_with("input") || rest.starts_with("kwargs") ||
-         rest.starts_with("parameters.");
+  return rest.starts_with("input") || rest.starts_with("kwargs") || rest.starts_with("parameters.");
 }
 
 }  // namespace numprobe::ui

@@ -23,7 +23,28 @@
 
 namespace numprobe::ui {
 
-// Interned texts of one column: each distinct text stored once, addressed by a dense id.
+// Allocates arrays of 2 MiB and more on 2 MiB boundaries and asks for transparent huge pages
+// (madvise): a page of rows in a sorted order touches every column at random rows, and with 4 KiB
+// pages nearly every such cell costs a TLB miss.
+template <typename T>
+struct HugePageAllocator {
+  using value_type = T;
+  HugePageAllocator() = default;
+  template <typename U>
+  explicit HugePageAllocator(const HugePageAllocator<U>&) {}
+  T* allocate(size_t n);
+  void deallocate(T* p, size_t n);
+  template <typename U>
+  bool operator==(const HugePageAllocator<U>&) const {
+    return true;
+  }
+};
+template <typename T>
+using HugeVector = std::vector<T, HugePageAllocator<T>>;
+
+// The texts of one column, stored once each in one arena and addressed by dense ids. Texts are
+// interned (equal texts share an id) while that pays: a column whose texts are mostly distinct
+// (op names, file names) stops interning after its first 8192 texts and simply appends.
 class TextPool {
  public:
   uint32_t Intern(std::string_view text);
@@ -31,14 +52,18 @@ class TextPool {
   uint32_t size() const { return static_cast<uint32_t>(offsets_.size()); }
   // Drops the lookup table used while interning (the texts stay).
   void Freeze();
-  // Ranks of the ids in byte order of their texts (rank[id]), computed once.
+  // Ranks of the ids in byte order of their texts (rank[id]; equal texts share a rank), computed
+  // once.
   const std::vector<uint32_t>& SortedRanks() const;
 
  private:
-  std::string arena_;
-  std::vector<uint64_t> offsets_;  // start of text id; its end is the next start or arena size
+  std::vector<char> arena_;
+  std::vector<uint64_t> offsets_;    // start of text id; its end is the next start or arena size
   std::deque<std::string> pending_;  // stable storage for the lookup keys while interning
   std::unordered_map<std::string_view, uint32_t> ids_;
+  uint64_t calls_ = 0;
+  bool interning_ = true;
+  uint32_t last_ = UINT32_MAX;  // the id Intern returned last
   // Behind a pointer so that the pool stays movable.
   mutable std::unique_ptr<std::once_flag> ranks_once_ = std::make_unique<std::once_flag>();
   mutable std::vector<uint32_t> ranks_;
@@ -57,14 +82,14 @@ struct Cell {
 // Result levels in order of severity, as the UI colours them.
 enum class Level : uint8_t { kPass = 0, kUnmatched = 1, kWarning = 2, kError = 3, kNone = 4 };
 std::string_view LevelName(Level level);  // "pass", "unmatched", "warning", "error", "none"
-Level ParseLevel(std::string_view text);   // kNone for anything else
+Level ParseLevel(std::string_view text);  // kNone for anything else
 // The worse of two levels (kNone counts as the mildest).
 Level WorseLevel(Level a, Level b);
 
 // A query over a store's rows. Column indexes refer to ResultStore::columns().
 struct RowQuery {
   std::vector<Level> levels;  // rows of these results only (empty: all)
-  std::string pattern;  // case-insensitive substring of the name; '*' and '?' make it a glob
+  std::string pattern;        // case-insensitive substring of the name; '*' and '?' make it a glob
   struct Range {
     int column = -1;
     std::optional<double> min;  // inclusive
@@ -85,8 +110,8 @@ class ResultStore {
  public:
   struct Column {
     std::string name;
-    std::vector<double> numbers;     // per row; empty when the column holds only texts
-    std::vector<uint32_t> text_ids;  // per row, 1 + pool id; 0 = a number; empty: only numbers
+    HugeVector<double> numbers;     // per row; empty when the column holds only texts
+    HugeVector<uint32_t> text_ids;  // per row, 1 + pool id; 0 = a number; empty: only numbers
     TextPool texts;
 
     bool is_text(uint32_t row) const { return !text_ids.empty() && text_ids[row] != 0; }
@@ -162,7 +187,15 @@ class ResultStoreBuilder {
  private:
   std::vector<std::string> names_;
   std::unique_ptr<ResultStore> store_;
+  // Cells while building, in ordinary memory (the store's huge-page arrays are filled once, at
+  // Finish, so no huge page is zeroed for capacity that growth leaves unused).
+  struct Building {
+    std::vector<double> numbers;
+    std::vector<uint32_t> text_ids;
+  };
+  std::vector<Building> building_;
   std::unordered_map<std::string, uint32_t> entry_ids_;
+  uint32_t last_entry_ = 0;  // rows of one entry usually come together
   int result_column_ = -1;
 };
 
@@ -171,6 +204,8 @@ class ResultStoreBuilder {
 // "Module.fc1.Linear.forward.0", "Module.fc1.Linear.parameters_grad.0.weight" ->
 // "Module.fc1.Linear.parameters_grad". Names without a recognisable part are their own entry.
 std::string EntryNameOfRow(std::string_view row_name);
+// The same, as a prefix of `row_name` (no copy).
+std::string_view EntryOfRow(std::string_view row_name);
 
 // Whether a row name is an input-side leaf (inputs, keyword arguments, parameters) rather than
 // an output or a gradient.

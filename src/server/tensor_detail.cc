@@ -160,9 +160,8 @@ void Histogram(const TensorView& view, const std::vector<double>& edges, TensorS
 Status CheckPlainFileName(std::string_view name) {
   if (name.empty() || name.size() > 255 || name == "." || name == ".." ||
       name.find_first_of(std::string_view("/\\\0", 3)) != std::string_view::npos) {
-    return Status::Rejected(
-        fmt::format("tensor file name '{}' is not a plain file name inside the dump",
-                    name.substr(0, 80)));
+    return Status::Rejected(fmt::format(
+        "tensor file name '{}' is not a plain file name inside the dump", name.substr(0, 80)));
   }
   return Status::Ok();
 }
@@ -190,7 +189,7 @@ Result<TensorDetail> ComputeTensorDetail(const fs::path& target_dir, std::string
   for (const auto* side : {&d.target, &d.golden}) {
     const bool read = side->present && side->error.empty();
     if (!read || side->stats.count == side->stats.nan_count + side->stats.pos_inf_count +
-                                         side->stats.neg_inf_count) {
+                                          side->stats.neg_inf_count) {
       continue;
     }
     lo = any ? std::min(lo, side->finite_min) : side->finite_min;
@@ -301,11 +300,10 @@ Result<TensorDetail> ComputeTensorDetail(const fs::path& target_dir, std::string
       if (i == by_index[next].second) values[next++] = {a, b};
     }
     for (const Item& item : items) {
-      const auto pos = std::lower_bound(by_index.begin(), by_index.end(), item,
-                                        [](const Item& a, const Item& b) {
-                                          return a.second < b.second;
-                                        }) -
-                       by_index.begin();
+      const auto pos =
+          std::lower_bound(by_index.begin(), by_index.end(), item,
+                           [](const Item& a, const Item& b) { return a.second < b.second; }) -
+          by_index.begin();
       WorstElement w;
       w.flat = item.second;
       w.index = Unravel(item.second, shape);

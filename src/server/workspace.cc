@@ -11,11 +11,12 @@
 #include <rapidjson/filereadstream.h>
 #include <rapidjson/reader.h>
 
-#include "analysis/compare_internal.h"
-#include "analysis/py_format.h"
 #include "numprobe/compare.h"
 #include "numprobe/dump.h"
 #include "numprobe/dump_layout.h"
+
+#include "analysis/compare_internal.h"
+#include "analysis/py_format.h"
 
 namespace numprobe::ui {
 
@@ -122,7 +123,8 @@ class TwinHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, TwinH
 
  private:
   bool Open(bool array) {
-    if (in_row_ && depth_ >= 3) return Fail(fmt::format("row {} holds a nested value", row_number_));
+    if (in_row_ && depth_ >= 3)
+      return Fail(fmt::format("row {} holds a nested value", row_number_));
     if (in_rows_ && depth_ == 2 && !array) return Fail("a row is not an array");
     if (depth_ == 0 && array) return Fail("the root is not an object");
     ++depth_;
@@ -143,8 +145,8 @@ class TwinHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, TwinH
   }
   bool AddCell(bool number, double v, std::string_view text) {
     if (cells_.size() >= columns_.size()) {
-      return Fail(fmt::format("row {} has more cells than the {} columns", row_number_,
-                              columns_.size()));
+      return Fail(
+          fmt::format("row {} has more cells than the {} columns", row_number_, columns_.size()));
     }
     if (text.size() > kMaxCellBytes) {
       return Fail(fmt::format("row {} has a cell of {} bytes", row_number_, text.size()));
@@ -167,7 +169,7 @@ class TwinHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, TwinH
       if (!cells_[i].is_number) cells_[i].text = texts_[i];
     }
     const Cell& name = cells_[name_column()];
-    const std::string entry = EntryNameOfRow(name.is_number ? std::string_view() : name.text);
+    const std::string_view entry = EntryOfRow(name.is_number ? std::string_view() : name.text);
     Status s = builder_->AddRow(cells_, entry);
     if (!s.ok()) {
       status_ = s;
@@ -262,7 +264,8 @@ fs::path DumpDirOf(const std::string& label, const fs::path& result_dir) {
   std::error_code ec;
   fs::path p(label);
   if (fs::is_regular_file(p, ec)) return p.parent_path();
-  if (p.is_relative() && fs::is_regular_file(result_dir / p, ec)) return (result_dir / p).parent_path();
+  if (p.is_relative() && fs::is_regular_file(result_dir / p, ec))
+    return (result_dir / p).parent_path();
   return {};
 }
 
@@ -335,10 +338,11 @@ Status AddDumpRun(const DumpLocation& loc, const std::string& scope, const std::
       }
       texts.push_back(detail::RequiresGradText(file, row));
       texts.emplace_back(nonfinite ? "error" : "pass");
-      texts.push_back(detail::JsonStringList(
-          nonfinite ? std::vector<std::string>{"non-finite statistics"} : std::vector<std::string>{}));
+      texts.push_back(detail::JsonStringList(nonfinite
+                                                 ? std::vector<std::string>{"non-finite statistics"}
+                                                 : std::vector<std::string>{}));
       texts.push_back(lines != nullptr && r == entry.first_row ? detail::PyStrListRepr(*lines)
-                                                                 : "N/A");
+                                                               : "N/A");
       texts.push_back(detail::PyStrListRepr({row.data_name.empty() ? "-1" : row.data_name}));
       NUMPROBE_RETURN_IF_ERROR(AddTextRow(&builder, texts, entry.name));
     }
@@ -370,8 +374,8 @@ Status AddComparedRun(const DumpPair& pair, Workspace* ws) {
   auto run = std::make_unique<Run>();
   run->scope = pair.scope;
   run->rank_folder = pair.rank;
-  run->label = JoinLabel(pair.scope, pair.rank).empty() ? "dump.json"
-                                                         : JoinLabel(pair.scope, pair.rank);
+  run->label =
+      JoinLabel(pair.scope, pair.rank).empty() ? "dump.json" : JoinLabel(pair.scope, pair.rank);
   run->step = StepOfScope(pair.scope);
   run->rank = TrailingNumber(pair.rank, "rank");
   run->mode = std::string(CompareModeName(table.mode));
@@ -405,9 +409,9 @@ Status AddTwinRun(const fs::path& file, const std::string& scope, const std::str
   run->golden_tensors = TensorDirIn(golden_dir);
   run->store = std::move(table.store);
   if (!table.target.empty() && target_dir.empty()) {
-    ws->warnings.push_back(fmt::format(
-        "{}: the target dump {} was not found; no model nesting or tensor files", run->label,
-        table.target));
+    ws->warnings.push_back(
+        fmt::format("{}: the target dump {} was not found; no model nesting or tensor files",
+                    run->label, table.target));
   }
   FinishRun(run.get(), target_dir.empty() ? fs::path() : target_dir / "construct.json",
             &ws->warnings);
@@ -454,8 +458,9 @@ Status LoadTwins(const fs::path& root, const std::vector<fs::path>& twins, Works
   std::map<std::pair<std::string, std::string>, std::pair<std::string, fs::path>> newest;
   for (const fs::path& p : twins) {
     const auto [rank, ts] = SplitResultName(p.stem().string());
-    std::string scope = fs::relative(p.parent_path(), root).generic_string();
-    if (scope == ".") scope.clear();
+    std::error_code ec;
+    std::string scope = fs::relative(p.parent_path(), root, ec).generic_string();
+    if (ec || scope == ".") scope.clear();
     auto& slot = newest[{scope, rank}];
     if (slot.second.empty() || ts > slot.first) {
       if (!slot.second.empty()) {
@@ -624,7 +629,8 @@ Result<std::unique_ptr<Workspace>> LoadWorkspace(const fs::path& path, const Loa
   auto ws = std::make_unique<Workspace>();
   ws->paths.push_back(path.string());
   std::error_code ec;
-  if (!fs::exists(path, ec)) return Status::NotFound(fmt::format("{}: no such file or folder", path.string()));
+  if (!fs::exists(path, ec))
+    return Status::NotFound(fmt::format("{}: no such file or folder", path.string()));
 
   if (!options.golden.empty()) {
     ws->kind = "dumps";

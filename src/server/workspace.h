@@ -17,6 +17,7 @@
 #include <rapidjson/document.h>
 
 #include "numprobe/result.h"
+
 #include "server/findings.h"
 #include "server/model_tree.h"
 #include "server/result_store.h"

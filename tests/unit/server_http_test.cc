@@ -2,12 +2,6 @@
 // and the API, refuses request paths that leave the served tree (raw, percent-encoded, double
 // encoded, backslashes, absolute-form), foreign Host headers and non-GET methods, and answers a
 // bounded concurrent load (50 clients x 200 requests) without a single error.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <cstdio>
 #include <fstream>
@@ -15,9 +9,14 @@
 #include <thread>
 #include <vector>
 
+#include <arpa/inet.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
 
 #include "server/http_server.h"
 #include "server/workspace.h"
@@ -65,9 +64,9 @@ int StatusOf(const std::string& response) {
 }
 
 std::string Get(int port, const std::string& target, const std::string& host = "") {
-  return RawRequest(port, fmt::format("GET {} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
-                                      target, host.empty() ? fmt::format("127.0.0.1:{}", port)
-                                                           : host));
+  return RawRequest(port,
+                    fmt::format("GET {} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n", target,
+                                host.empty() ? fmt::format("127.0.0.1:{}", port) : host));
 }
 
 class ServerTest : public ::testing::Test {

@@ -18,6 +18,7 @@
 #include "numprobe/compare.h"
 #include "numprobe/compare_writer.h"
 #include "numprobe/dump_layout.h"
+
 #include "server/api.h"
 #include "server/model_tree.h"
 #include "server/result_store.h"
@@ -32,9 +33,9 @@ namespace fs = std::filesystem;
 const fs::path kFixtures = fs::path(NUMPROBE_FIXTURES_DIR) / "msprobe";
 
 fs::path TempDir(const std::string& tag) {
-  const fs::path dir = fs::temp_directory_path() /
-                       ("numprobe_ui_" + std::to_string(::getpid()) + "_" + tag + "_" +
-                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  const fs::path dir =
+      fs::temp_directory_path() / ("numprobe_ui_" + std::to_string(::getpid()) + "_" + tag + "_" +
+                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;
@@ -55,12 +56,12 @@ std::unique_ptr<ResultStore> MakeStore(uint32_t rows) {
   std::vector<Cell> cells(4);
   for (uint32_t i = 0; i < rows; ++i) {
     const std::string entry = "Functional.op" + std::to_string(i / 4) + ".0.forward";
-    const std::string name =
-        entry + ((i % 4) < 2 ? ".input." : ".output.") + std::to_string(i % 2);
+    const std::string name = entry + ((i % 4) < 2 ? ".input." : ".output.") + std::to_string(i % 2);
     cells[0] = Cell::Text(name);
     cells[1] = (i % 97 == 5) ? Cell::Text("unsupported")
                              : Cell::Number(static_cast<double>((i * 7919ULL) % rows) / rows);
-    cells[2] = (i % 89 == 3) ? Cell::Text("N/A") : Cell::Number(static_cast<double>((i * 104729ULL) % rows));
+    cells[2] = (i % 89 == 3) ? Cell::Text("N/A")
+                             : Cell::Number(static_cast<double>((i * 104729ULL) % rows));
     cells[3] = Cell::Text(i % 10 == 0 ? "error" : (i % 7 == 0 ? "warning" : "pass"));
     EXPECT_TRUE(b.AddRow(cells, entry).ok());
   }
@@ -109,7 +110,8 @@ TEST(ResultStoreTest, FiltersMatchBruteForce) {
     const Cell name = store->Get(row, 0);
     const Cell cosine = store->Get(row, 1);
     const bool level = store->level(row) == Level::kError || store->level(row) == Level::kWarning;
-    const bool glob = name.text.find("op1") != std::string_view::npos && name.text.ends_with("output.1");
+    const bool glob =
+        name.text.find("op1") != std::string_view::npos && name.text.ends_with("output.1");
     const bool range = cosine.is_number && cosine.number >= 0.25 && cosine.number <= 0.75;
     if (level && glob && range) expected.push_back(row);
   }
@@ -158,9 +160,10 @@ TEST(ResultStoreTest, EntryNamesOfMsprobeRows) {
             "Module.input.Linear.backward.0");
   EXPECT_EQ(EntryNameOfRow("Tensor.add_.0.forward.kwargs.alpha"), "Tensor.add_.0.forward");
   EXPECT_EQ(EntryNameOfRow("loss"), "loss");
-  EXPECT_TRUE(IsInputRowName("Functional.relu.0.forward.input.inplace", "Functional.relu.0.forward"));
-  EXPECT_TRUE(IsInputRowName("Module.fc1.Linear.forward.0.parameters.bias",
-                             "Module.fc1.Linear.forward.0"));
+  EXPECT_TRUE(
+      IsInputRowName("Functional.relu.0.forward.input.inplace", "Functional.relu.0.forward"));
+  EXPECT_TRUE(
+      IsInputRowName("Module.fc1.Linear.forward.0.parameters.bias", "Module.fc1.Linear.forward.0"));
   EXPECT_FALSE(IsInputRowName("Functional.relu.0.forward.output.0", "Functional.relu.0.forward"));
 }
 
@@ -217,7 +220,10 @@ TEST(ResultStoreTest, MillionRowsPageCorrectlyThroughTheApi) {
   double previous = INFINITY;
   std::set<uint32_t> seen;
   for (const char* offset : {"0", "1000", "2000"}) {
-    auto p = page({{"run", "0"}, {"sort", "MaxAbsErr"}, {"desc", "1"}, {"offset", offset},
+    auto p = page({{"run", "0"},
+                   {"sort", "MaxAbsErr"},
+                   {"desc", "1"},
+                   {"offset", offset},
                    {"limit", "1000"}});
     ASSERT_EQ(p["rows"].Size(), 1000u);
     for (const auto& r : p["rows"].GetArray()) {
@@ -458,9 +464,11 @@ TEST(CompareJsonTest, TwinRoundTripsAndMalformedFilesAreRefused) {
   EXPECT_NE((*ws)->warnings[0].find("20250101000000"), std::string::npos);
 
   const std::vector<std::pair<std::string, std::string>> bad = {
-      {R"({"numprobe_compare": 1, "columns": ["NPU Name", "Result"], "rows": [["a"]]})", "row 1 has 1 cells, expected 2"},
+      {R"({"numprobe_compare": 1, "columns": ["NPU Name", "Result"], "rows": [["a"]]})",
+       "row 1 has 1 cells, expected 2"},
       {R"({"numprobe_compare": 1, "columns": ["NPU Name"], "rows": [["a", "b"]]})", "more cells"},
-      {R"({"numprobe_compare": 1, "rows": [["a"]], "columns": ["NPU Name"]})", "\"rows\" comes before \"columns\""},
+      {R"({"numprobe_compare": 1, "rows": [["a"]], "columns": ["NPU Name"]})",
+       "\"rows\" comes before \"columns\""},
       {R"({"numprobe_compare": 1, "columns": ["NPU Name"], "rows": [[["a"]]]})", "nested"},
       {R"({"numprobe_compare": 1, "columns": ["NPU Name"], "rows": ["a"]})", "not an array"},
       {R"({"columns": ["NPU Name"], "rows": [["a"]]})", "not a numprobe compare result"},
@@ -489,7 +497,8 @@ TEST(WorkspaceTest, OneDumpShowsItsStatisticsAndTheFirstNonFiniteOp) {
   ASSERT_TRUE(run.findings.first_anomaly.has_value());
   // The fixture's README: Tensor.__mul__.0.forward is the first op with finite inputs and a
   // non-finite output.
-  EXPECT_EQ(run.store->entry_names()[run.findings.first_anomaly->entry], "Tensor.__mul__.0.forward");
+  EXPECT_EQ(run.store->entry_names()[run.findings.first_anomaly->entry],
+            "Tensor.__mul__.0.forward");
   EXPECT_GT(run.store->LevelCount(Level::kError), 0);
 
   auto missing = LoadWorkspace(kFixtures / "no_such_folder");
