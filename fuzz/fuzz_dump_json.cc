@@ -38,7 +38,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       for (int k = 0; k < 4; ++k) {
         const auto a = numprobe::detail::SummaryOf(*file, row.stats[k]);
         const auto b = numprobe::detail::SummaryOf(*file, row.stats[k]);
-        if (a.text != b.text) std::abort();
+        if (a.Text() != b.Text() || !a.SameText(b)) std::abort();
       }
     }
     const auto keys = numprobe::detail::CompareKeys(*file, true, false);

@@ -8,12 +8,14 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "numprobe/compare_mapping.h"
 #include "numprobe/dump.h"
 #include "numprobe/dump_layout.h"
 #include "numprobe/result.h"
@@ -93,6 +95,11 @@ struct CompareRow {
   ResultLevel result = ResultLevel::kPass;
   std::vector<uint8_t> messages;  // Err_message entries (see MessageText)
   std::optional<TensorExtras> extras;
+  // numprobe's error estimate for the row (relative to the golden's magnitude; see divergence.h);
+  // NaN when it could not be estimated.
+  double error = std::numeric_limits<double>::quiet_NaN();
+  // The dtype-aware tolerance for `error` (divergence.h); NaN when the row is not judged.
+  double tolerance = std::numeric_limits<double>::quiet_NaN();
 
   bool paired() const { return golden >= 0 && match != MatchKind::kDtypeMismatch; }
 };
@@ -106,6 +113,7 @@ struct CompareTable {
   std::shared_ptr<const DumpFile> golden;
   std::shared_ptr<const StackMap> stack;  // the target's stack.json; null when absent
   std::vector<CompareRow> rows;           // in target (execution) order
+  std::vector<std::string> warnings;      // e.g. tensor files that could not be read
 
   bool has_stack() const { return stack != nullptr; }
   // msprobe's columns in msprobe's order, then numprobe's.
@@ -116,6 +124,7 @@ struct CompareTable {
 
 struct CompareOptions {
   ThreadPool* pool = nullptr;  // tensor mode; nullptr = ThreadPool::Default()
+  CompareMapping mapping;      // -fm, -dm, -cm, -am and the alignment of unpaired rows
 };
 
 // Compares one pair of dumps. kInvalidArgument when the tasks differ or are not comparable;

@@ -98,8 +98,13 @@ class DumpFile {
   size_t text_count() const { return texts_.size(); }
 
  private:
+  // Looked up by string_view without building a string (C++20 heterogeneous lookup).
+  struct TextHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
   std::vector<std::string> texts_;
-  std::unordered_map<std::string, uint32_t> text_ids_;
+  std::unordered_map<std::string, uint32_t, TextHash, std::equal_to<>> text_ids_;
 };
 
 // Parses dump.json bytes. Malformed or truncated JSON: kCorrupt naming the byte offset; nesting

@@ -3,11 +3,12 @@
 #include "numprobe/compare.h"
 
 #include <cmath>
-#include <deque>
 #include <string>
 #include <unordered_map>
 
 #include <fmt/format.h>
+
+#include "numprobe/divergence.h"
 
 #include "analysis/compare_internal.h"
 #include "analysis/op_names.h"
@@ -222,7 +223,14 @@ std::vector<std::string> CompareTable::Header() const {
   }
   h.insert(h.end(), {"Requires_grad Consistent", "Result", "Err_message"});
   if (has_stack()) h.push_back("NPU_Stack_Info");
-  if (mode == CompareMode::kTensor) h.push_back("Data_name");
+  if (mode == CompareMode::kTensor) {
+    h.push_back("Data_name");
+    // numprobe's columns follow msprobe's.
+    h.insert(h.end(),
+             {"Mean AbsErr", "Mean RelErr", "RMSE", "SQNR(dB)", "Max ULP", "Mean ULP", "ULP Dtype",
+              "Allclose Ratio", "NaN Mismatch", "+Inf Mismatch", "-Inf Mismatch", "Worst Index"});
+  }
+  h.insert(h.end(), {"Rel Error", "Dtype Tolerance", "Judgment"});
   return h;
 }
 
@@ -278,13 +286,33 @@ std::vector<std::string> CompareTable::CsvCells(size_t i) const {
     const std::string t_data = t.data_name.empty() ? "-1" : t.data_name;
     const std::string g_data = g ? (g->data_name.empty() ? "-1" : g->data_name) : na;
     c.push_back(detail::PyStrListRepr({t_data, g_data}));
+    if (row.extras.has_value()) {
+      const TensorExtras& e = *row.extras;
+      auto num = [](double v) {
+        return std::isnan(v) ? std::string("N/A") : detail::PyFloatRepr(v);
+      };
+      c.insert(c.end(), {num(e.mean_abs_err), num(e.mean_rel_err), num(e.rmse), num(e.sqnr_db),
+                         num(e.max_ulp), num(e.mean_ulp), e.ulp_dtype.empty() ? na : e.ulp_dtype,
+                         num(e.allclose_ratio), std::to_string(e.nan_mismatch),
+                         std::to_string(e.pos_inf_mismatch), std::to_string(e.neg_inf_mismatch),
+                         std::to_string(e.worst_index)});
+    } else {
+      c.insert(c.end(), 12, na);
+    }
+  }
+  auto num = [&](double v) { return std::isnan(v) ? na : detail::PyFloatRepr(v); };
+  c.push_back(num(row.error));
+  c.push_back(num(row.tolerance));
+  if (std::isnan(row.error) || std::isnan(row.tolerance)) {
+    c.push_back(na);
+  } else {
+    c.push_back(row.error > row.tolerance ? "differs" : "ok");
   }
   return c;
 }
 
 Result<CompareTable> CompareDumps(const DumpLocation& target, const DumpLocation& golden,
                                   const CompareOptions& options) {
-  (void)options;
   CompareTable table;
   NUMPROBE_ASSIGN_OR_RETURN(auto t_file, ReadDumpJson(target.dump_json));
   NUMPROBE_ASSIGN_OR_RETURN(auto g_file, ReadDumpJson(golden.dump_json));
@@ -296,34 +324,16 @@ Result<CompareTable> CompareDumps(const DumpLocation& target, const DumpLocation
     table.stack = std::make_shared<const StackMap>(std::move(stack));
   }
 
-  // Exact pairing on the compare key; the k-th target row of a key takes the k-th golden row.
   const bool debug = IsDebugFile(target) && IsDebugFile(golden);
-  const auto t_keys = detail::CompareKeys(*table.target, !debug, debug);
-  const auto g_keys = detail::CompareKeys(*table.golden, !debug, debug);
-  std::unordered_map<std::string, std::deque<uint32_t>> by_key;
-  for (uint32_t r = 0; r < g_keys.size(); ++r) {
-    if (g_keys[r].has_value()) by_key[*g_keys[r]].push_back(r);
-  }
-  for (uint32_t r = 0; r < t_keys.size(); ++r) {
-    if (!t_keys[r].has_value()) continue;
-    CompareRow row;
-    row.target = r;
-    auto it = by_key.find(*t_keys[r]);
-    if (it != by_key.end() && !it->second.empty()) {
-      row.golden = it->second.front();
-      it->second.pop_front();
-      const bool comparable = detail::DtypesComparable(
-          table.target->Text(table.target->rows[r].dtype),
-          table.golden->Text(table.golden->rows[static_cast<size_t>(row.golden)].dtype));
-      row.match = comparable ? MatchKind::kExact : MatchKind::kDtypeMismatch;
-    }
-    table.rows.push_back(std::move(row));
-  }
+  detail::PairRows(&table, options.mapping, debug);
 
   if (table.mode == CompareMode::kStatistics) {
     for (CompareRow& row : table.rows) detail::FillStatisticsCells(table, &row);
+  } else if (table.mode == CompareMode::kTensor) {
+    detail::FillTensorCells(&table, target, golden, options.pool);
   }
   detail::ApplyResultRules(&table);
+  AssessRows(&table);
   return table;
 }
 

@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "numprobe/compare.h"
+#include "numprobe/compare_mapping.h"
 #include "numprobe/dump.h"
+#include "numprobe/dump_layout.h"
 
 namespace numprobe::detail {
 
@@ -33,15 +35,19 @@ enum MessageId : uint8_t {
 // How msprobe's statistics-diff step classifies a value (CalcStatsDiff.classify).
 enum class ValType : uint8_t { kNum, kNan, kInf, kNegInf, kDevice, kNA, kOther };
 
-// A Max/Min/Mean/Norm value (or a scalar argument's value) as msprobe's table holds it.
+// A Max/Min/Mean/Norm value (or a scalar argument's value) as msprobe's table holds it. Its text
+// (str(value): "1.5", "Nan", "inf", "None", "True", "N/A") is made only when asked for.
 struct SummaryValue {
   ValType type = ValType::kNA;
   double number = 0;             // kNum
-  std::string text;              // str(value): "1.5", "Nan", "inf", "None", "True", "N/A"
   bool is_float = false;         // a Python float (pandas' CSV writes inf as " inf")
   const PyValue* raw = nullptr;  // null for "N/A"
-};
+  const DumpFile* file = nullptr;
 
+  std::string Text() const;
+  // Text() == other.Text(), without building the texts where the values tell.
+  bool SameText(const SummaryValue& other) const;
+};
 SummaryValue SummaryOf(const DumpFile& file, const PyValue& value);
 SummaryValue SummaryNA();
 
@@ -57,8 +63,18 @@ bool DtypesComparable(std::string_view a, std::string_view b);
 std::vector<std::optional<std::string>> CompareKeys(const DumpFile& file, bool renumber_backward,
                                                     bool is_debug_file);
 
+// Pairs the rows of table->target with table->golden per `mapping` (exact keys, -dm/-cm/-am,
+// -fm), applies msprobe's dtype rule, then aligns what is left (mapping.align) and appends a
+// CompareRow per target row msprobe parses.
+void PairRows(CompareTable* table, const CompareMapping& mapping, bool debug_files);
+
 // The statistics-mode cells (Max diff .. NormRelativeErr) of one row.
 void FillStatisticsCells(const CompareTable& table, CompareRow* row);
+
+// Tensor mode: reads the tensor files of every row and fills msprobe's six cells, the extras and
+// the row error. Unreadable files make their rows "unsupported" and add a table warning.
+void FillTensorCells(CompareTable* table, const DumpLocation& target, const DumpLocation& golden,
+                     ThreadPool* pool);
 
 // msprobe's pass/warning/error rules over every API's rows, then numprobe's "unmatched".
 void ApplyResultRules(CompareTable* table);

@@ -122,7 +122,7 @@ bool PyEqual(const SummaryValue& a, const SummaryValue& b) {
     return x == y;
   }
   if (an != bn) return false;
-  return a.text == b.text;
+  return a.SameText(b);
 }
 
 class ApiRules {
@@ -313,7 +313,7 @@ class ApiRules {
 }  // namespace
 
 std::string RequiresGradText(const DumpFile& file, const DumpRow& row) {
-  return row.requires_grad.is_none() ? "N/A" : SummaryOf(file, row.requires_grad).text;
+  return row.requires_grad.is_none() ? "N/A" : SummaryOf(file, row.requires_grad).Text();
 }
 
 void ApplyResultRules(CompareTable* table) {

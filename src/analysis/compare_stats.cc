@@ -35,63 +35,97 @@ ValType ClassifyText(const std::string& text, double* number) {
 
 }  // namespace
 
-SummaryValue SummaryNA() {
-  SummaryValue v;
-  v.type = ValType::kNA;
-  v.text = "N/A";
-  return v;
-}
+SummaryValue SummaryNA() { return {}; }
 
 SummaryValue SummaryOf(const DumpFile& file, const PyValue& value) {
   SummaryValue v;
   v.raw = &value;
+  v.file = &file;
   switch (value.kind()) {
     case PyValue::Kind::kNone:
-      v.text = "None";
-      v.type = ValType::kOther;
-      break;
     case PyValue::Kind::kBool:
-      v.text = value.as_bool() ? "True" : "False";
       v.type = ValType::kOther;
       break;
     case PyValue::Kind::kInt:
-      v.text = std::to_string(value.as_int());
       v.number = static_cast<double>(value.as_int());
       v.type = ValType::kNum;
       break;
     case PyValue::Kind::kBigInt:
-      v.text = file.Text(value.text_id());
-      v.number = std::strtod(v.text.c_str(), nullptr);
+      v.number = std::strtod(file.Text(value.text_id()).c_str(), nullptr);
       v.type = ValType::kNum;
       break;
     case PyValue::Kind::kFloat: {
       const double f = value.as_float();
-      v.is_float = true;
       v.number = f;
+      v.is_float = !std::isnan(f);  // msprobe's set_summary turns NaN into the string "Nan"
       if (std::isnan(f)) {
-        v.text = "Nan";  // msprobe's set_summary turns NaN into the string "Nan"
-        v.is_float = false;
         v.type = ValType::kNan;
       } else if (std::isinf(f)) {
-        v.text = f > 0 ? "inf" : "-inf";
         v.type = f > 0 ? ValType::kInf : ValType::kNegInf;
       } else {
-        v.text = PyFloatRepr(f);
         v.type = ValType::kNum;
       }
       break;
     }
     case PyValue::Kind::kStr:
-      v.text = file.Text(value.text_id());
-      v.type = ClassifyText(v.text, &v.number);
+      v.type = ClassifyText(file.Text(value.text_id()), &v.number);
       break;
   }
   return v;
 }
 
+std::string SummaryValue::Text() const {
+  if (raw == nullptr) return "N/A";
+  switch (raw->kind()) {
+    case PyValue::Kind::kNone:
+      return "None";
+    case PyValue::Kind::kBool:
+      return raw->as_bool() ? "True" : "False";
+    case PyValue::Kind::kInt:
+      return std::to_string(raw->as_int());
+    case PyValue::Kind::kBigInt:
+    case PyValue::Kind::kStr:
+      return file->Text(raw->text_id());
+    case PyValue::Kind::kFloat: {
+      const double f = raw->as_float();
+      if (std::isnan(f)) return "Nan";
+      if (std::isinf(f)) return f > 0 ? "inf" : "-inf";
+      return PyFloatRepr(f);
+    }
+  }
+  return "";
+}
+
+bool SummaryValue::SameText(const SummaryValue& o) const {
+  if (raw == nullptr || o.raw == nullptr) return raw == nullptr && o.raw == nullptr;
+  const auto a = raw->kind();
+  const auto b = o.raw->kind();
+  if (a == b) {
+    switch (a) {
+      case PyValue::Kind::kNone:
+        return true;
+      case PyValue::Kind::kBool:
+        return raw->as_bool() == o.raw->as_bool();
+      case PyValue::Kind::kInt:
+        return raw->as_int() == o.raw->as_int();
+      case PyValue::Kind::kFloat: {
+        const double x = raw->as_float();
+        const double y = o.raw->as_float();
+        if (std::isnan(x) || std::isnan(y)) return std::isnan(x) && std::isnan(y);
+        return x == y && std::signbit(x) == std::signbit(y);  // repr is unique per value
+      }
+      case PyValue::Kind::kBigInt:
+      case PyValue::Kind::kStr:
+        return file->Text(raw->text_id()) == o.file->Text(o.raw->text_id());
+    }
+  }
+  // Different kinds can still print alike (the string "1.5" and the float 1.5).
+  return Text() == o.Text();
+}
+
 std::string SummaryCsvText(const SummaryValue& v) {
   if (v.is_float && std::isinf(v.number)) return v.number > 0 ? " inf" : " -inf";
-  return v.text;
+  return v.Text();
 }
 
 void FillStatisticsCells(const CompareTable& table, CompareRow* row) {
@@ -104,7 +138,7 @@ void FillStatisticsCells(const CompareTable& table, CompareRow* row) {
     const SummaryValue b = g != nullptr ? SummaryOf(*table.golden, g->stats[k]) : SummaryNA();
     MetricCell& diff = row->metrics[k];
     MetricCell& rel = row->metrics[k + 4];
-    if (a.text == b.text) {
+    if (a.SameText(b)) {
       diff = rel = MetricCell::Of(Kind::kZero);
       continue;
     }

@@ -49,7 +49,7 @@ std::string_view RowStateName(RowState state) {
 }
 
 uint32_t DumpFile::Intern(std::string_view text) {
-  auto it = text_ids_.find(std::string(text));
+  auto it = text_ids_.find(text);
   if (it != text_ids_.end()) return it->second;
   const auto id = static_cast<uint32_t>(texts_.size());
   texts_.emplace_back(text);
@@ -76,17 +76,6 @@ uint32_t Crc32(std::string_view text) {
 #endif
 }
 
-bool IsFloatText(std::string_view text) {
-  return text.find_first_of(".eEIN") != std::string_view::npos;
-}
-
-double ParseFloatText(const std::string& text) {
-  if (text == "NaN") return std::nan("");
-  if (text == "Infinity") return HUGE_VAL;
-  if (text == "-Infinity") return -HUGE_VAL;
-  return std::strtod(text.c_str(), nullptr);  // correctly rounded, as Python's float()
-}
-
 // Python's truth value of a JSON value.
 bool Truthy(const JNode& n) {
   switch (n.kind) {
@@ -94,11 +83,9 @@ bool Truthy(const JNode& n) {
       return false;
     case JNode::Kind::kBool:
       return n.boolean;
-    case JNode::Kind::kNumber: {
-      if (!IsFloatText(n.text)) return n.text.find_first_not_of("-0") != std::string::npos;
-      const double v = ParseFloatText(n.text);
-      return v != 0 || std::isnan(v);
-    }
+    case JNode::Kind::kNumber:
+      if (n.is_float) return n.number != 0 || std::isnan(n.number);
+      return n.big || n.integer != 0;
     case JNode::Kind::kString:
       return !n.text.empty();
     case JNode::Kind::kArray:
@@ -116,7 +103,7 @@ std::string_view PyTypeName(const JNode* n) {
     case JNode::Kind::kBool:
       return "bool";
     case JNode::Kind::kNumber:
-      return IsFloatText(n->text) ? "float" : "int";
+      return n->is_float ? "float" : "int";
     case JNode::Kind::kString:
       return "str";
     case JNode::Kind::kArray:
@@ -137,12 +124,12 @@ void AppendPy(const JNode& n, bool as_repr, std::string* out) {
       *out += n.boolean ? "True" : "False";
       return;
     case JNode::Kind::kNumber:
-      if (IsFloatText(n.text)) {
-        *out += detail::PyFloatRepr(ParseFloatText(n.text));
-      } else if (n.text.find_first_not_of("-0") == std::string::npos) {
-        *out += '0';  // "-0" is the int 0
-      } else {
+      if (n.is_float) {
+        *out += detail::PyFloatRepr(n.number);
+      } else if (n.big) {
         *out += n.text;
+      } else {
+        *out += std::to_string(n.integer);  // "-0" is the int 0
       }
       return;
     case JNode::Kind::kString:
@@ -280,14 +267,10 @@ class Flattener {
       case JNode::Kind::kBool:
         if (bools_as_text) return PyValue::Str(file_->Intern(n->boolean ? "True" : "False"));
         return PyValue::Bool(n->boolean);
-      case JNode::Kind::kNumber: {
-        if (IsFloatText(n->text)) return PyValue::Float(ParseFloatText(n->text));
-        char* end = nullptr;
-        errno = 0;
-        const long long v = std::strtoll(n->text.c_str(), &end, 10);
-        if (errno == ERANGE) return PyValue::BigInt(file_->Intern(n->text));
-        return PyValue::Int(static_cast<int64_t>(v));
-      }
+      case JNode::Kind::kNumber:
+        if (n->is_float) return PyValue::Float(n->number);
+        if (n->big) return PyValue::BigInt(file_->Intern(n->text));
+        return PyValue::Int(n->integer);
       case JNode::Kind::kString:
         return PyValue::Str(file_->Intern(n->text));
       case JNode::Kind::kArray:
@@ -319,7 +302,7 @@ class Flattener {
     if (dtype != nullptr && Truthy(*dtype)) {
       row.is_tensor = true;
       if (md5 != nullptr) file_->has_md5 = true;  // msprobe's md5 mode switch
-      row.dtype = file_->Intern(PyStr(dtype));
+      row.dtype = file_->Intern(dtype->is_string() ? std::string_view(dtype->text) : PyStr(dtype));
       row.shape = file_->Intern(PyStr(leaf.Find("shape")));
     } else {
       const JNode* type = leaf.Find("type");
@@ -353,7 +336,9 @@ class Flattener {
       }
     }
     if (!row.md5.has_value() || row.md5->empty()) {
-      row.md5 = fmt::format("{:08x}", Crc32(value == nullptr ? std::string() : PyStr(value)));
+      // CRC-32 of str(value), or of "" (0) for a leaf without one.
+      row.md5 =
+          value == nullptr ? std::string("00000000") : fmt::format("{:08x}", Crc32(PyStr(value)));
     }
     return row;
   }

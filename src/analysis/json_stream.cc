@@ -1,5 +1,10 @@
 #include "analysis/json_stream.h"
 
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -26,13 +31,14 @@ using rapidjson::SizeType;
 // Where a value being built will go when it is complete.
 enum class Destination { kMember, kRootMember, kDiscard };
 
-// One container under construction. Object members are indexed by name so that a repeated key
-// replaces the earlier value without a quadratic search.
+// One container under construction. Large objects get an index by member name so that a
+// repeated key replaces the earlier value without a quadratic search; small ones are searched.
 struct BuildFrame {
   JNode node;
   std::string pending_key;
-  std::unordered_map<std::string, size_t> index;
+  std::unordered_map<std::string, size_t> index;  // built once an object passes kIndexFrom members
 };
+constexpr size_t kIndexFrom = 32;
 
 class StreamHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, StreamHandler> {
  public:
@@ -51,7 +57,29 @@ class StreamHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Str
   bool RawNumber(const char* str, SizeType length, bool /*copy*/) {
     JNode n;
     n.kind = JNode::Kind::kNumber;
-    n.text.assign(str, length);
+    const std::string_view text(str, length);
+    if (text.find_first_of(".eEIN") != std::string_view::npos) {
+      n.is_float = true;
+      if (text == "NaN") {
+        n.number = std::numeric_limits<double>::quiet_NaN();
+      } else if (text == "Infinity" || text == "-Infinity") {
+        n.number = text[0] == '-' ? -HUGE_VAL : HUGE_VAL;
+      } else {
+        // RapidJSON has validated the literal; from_chars rounds correctly, as Python's float().
+        const char* begin = str + (str[0] == '+' ? 1 : 0);
+        const auto [end, ec] = std::from_chars(begin, str + length, n.number);
+        if (ec == std::errc::result_out_of_range) {
+          n.number = std::strtod(std::string(text).c_str(), nullptr);  // overflow to inf, or 0
+        }
+        (void)end;
+      }
+    } else {
+      const auto [end, ec] = std::from_chars(str, str + length, n.integer);
+      if (ec != std::errc() || end != str + length) {
+        n.big = true;  // Python's int has no size limit: keep the digits
+        n.text.assign(str, length);
+      }
+    }
     return Scalar(std::move(n));
   }
   bool String(const char* str, SizeType length, bool /*copy*/) {
@@ -98,9 +126,7 @@ class StreamHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Str
         return Fail(Status::OutOfRange(fmt::format("JSON nested deeper than {} levels at byte {}",
                                                    kMaxJsonDepth, stream_.Tell())));
       }
-      BuildFrame frame;
-      frame.node.kind = kind;
-      build_.push_back(std::move(frame));
+      PushFrame(kind);
       return true;
     }
     if (path_depth_ == 0) {
@@ -123,10 +149,15 @@ class StreamHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Str
     destination_ = DestinationOfPending();
     member_key_ = pending_key_;
     member_offset_ = stream_.Tell();
-    BuildFrame frame;
-    frame.node.kind = kind;
-    build_.push_back(std::move(frame));
+    PushFrame(kind);
     return true;
+  }
+
+  void PushFrame(JNode::Kind kind) {
+    BuildFrame& frame = build_.emplace_back();
+    frame.node.kind = kind;
+    frame.node.items.reserve(8);
+    if (kind == JNode::Kind::kObject) frame.node.keys.reserve(8);
   }
 
   bool EndContainer() {
@@ -145,12 +176,27 @@ class StreamHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Str
       parent.node.items.push_back(std::move(child));
       return;
     }
-    auto [it, inserted] = parent.index.try_emplace(parent.pending_key, parent.node.items.size());
-    if (inserted) {
-      parent.node.keys.push_back(parent.pending_key);
-      parent.node.items.push_back(std::move(child));
+    std::vector<std::string>& keys = parent.node.keys;
+    size_t found = keys.size();
+    if (keys.size() < kIndexFrom) {
+      for (size_t i = 0; i < keys.size(); ++i) {
+        if (keys[i] == parent.pending_key) {
+          found = i;
+          break;
+        }
+      }
     } else {
-      parent.node.items[it->second] = std::move(child);  // a repeated key: the last value wins
+      if (parent.index.empty()) {
+        for (size_t i = 0; i < keys.size(); ++i) parent.index.emplace(keys[i], i);
+      }
+      const auto [it, inserted] = parent.index.try_emplace(parent.pending_key, keys.size());
+      if (!inserted) found = it->second;
+    }
+    if (found < keys.size()) {
+      parent.node.items[found] = std::move(child);  // a repeated key: the last value wins
+    } else {
+      keys.push_back(parent.pending_key);
+      parent.node.items.push_back(std::move(child));
     }
   }
 

@@ -18,12 +18,18 @@
 namespace numprobe::detail {
 
 // One parsed JSON value. Objects keep their members in file order; a repeated key replaces the
-// earlier value in place, as Python's json does.
+// earlier value in place, as Python's json does. Numbers are read as Python's json reads them: a
+// literal with a fraction, an exponent, NaN or Infinity is a float (correctly rounded), anything
+// else an integer (with its digits kept when it does not fit 64 bits).
 struct JNode {
   enum class Kind : uint8_t { kNull, kBool, kNumber, kString, kArray, kObject };
   Kind kind = Kind::kNull;
   bool boolean = false;
-  std::string text;               // number (as written) or string
+  bool is_float = false;          // kNumber: a float literal
+  bool big = false;               // kNumber: an integer beyond 64 bits (digits in `text`)
+  double number = 0;              // kNumber, is_float
+  int64_t integer = 0;            // kNumber, !is_float && !big
+  std::string text;               // string value, or a big integer's digits
   std::vector<std::string> keys;  // object member names, parallel to items
   std::vector<JNode> items;       // array elements or object member values
 

@@ -9,51 +9,68 @@
 namespace numprobe::detail {
 
 std::string PyFloatRepr(double v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  if (v == 0) return std::signbit(v) ? "-0.0" : "0.0";
-  // Shortest round-trip digits in scientific form: "-d.ddde-XX".
-  char buf[64];
-  const auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::scientific);
-  const std::string_view sci(buf, static_cast<size_t>(end - buf));
   std::string out;
-  size_t pos = 0;
-  if (sci[0] == '-') {
-    out.push_back('-');
-    pos = 1;
-  }
-  const size_t e_pos = sci.find('e');
-  std::string digits;
-  for (size_t i = pos; i < e_pos; ++i) {
-    if (sci[i] != '.') digits.push_back(sci[i]);
-  }
-  const int exponent = std::atoi(std::string(sci.substr(e_pos + 1)).c_str());
-  const int decpt = exponent + 1;  // value = 0.DIGITS x 10^decpt
-  const int ndigits = static_cast<int>(digits.size());
-  if (decpt <= -4 || decpt > 16) {
-    out += digits[0];
-    if (ndigits > 1) {
-      out += '.';
-      out.append(digits, 1, std::string::npos);
-    }
-    char exp_text[16];
-    std::snprintf(exp_text, sizeof(exp_text), "e%c%02d", exponent < 0 ? '-' : '+',
-                  exponent < 0 ? -exponent : exponent);
-    out += exp_text;
-  } else if (decpt <= 0) {
-    out += "0.";
-    out.append(static_cast<size_t>(-decpt), '0');
-    out += digits;
-  } else if (decpt >= ndigits) {
-    out += digits;
-    out.append(static_cast<size_t>(decpt - ndigits), '0');
-    out += ".0";
-  } else {
-    out.append(digits, 0, static_cast<size_t>(decpt));
-    out += '.';
-    out.append(digits, static_cast<size_t>(decpt), std::string::npos);
-  }
+  AppendPyFloatRepr(v, &out);
   return out;
+}
+
+void AppendPyFloatRepr(double v, std::string* out) {
+  if (std::isnan(v)) {
+    *out += "nan";
+    return;
+  }
+  if (std::isinf(v)) {
+    *out += v > 0 ? "inf" : "-inf";
+    return;
+  }
+  if (v == 0) {
+    *out += std::signbit(v) ? "-0.0" : "0.0";
+    return;
+  }
+  // Shortest round-trip digits in scientific form: "-d.ddde-XX".
+  char sci[64];
+  const auto [end, ec] = std::to_chars(sci, sci + sizeof(sci), v, std::chars_format::scientific);
+  const char* p = sci;
+  char buf[64];
+  size_t n = 0;
+  if (*p == '-') {
+    buf[n++] = '-';
+    ++p;
+  }
+  char digits[32];
+  int ndigits = 0;
+  while (p < end && *p != 'e') {
+    if (*p != '.') digits[ndigits++] = *p;
+    ++p;
+  }
+  int exponent = 0;
+  std::from_chars(p + 1 + (p[1] == '+' ? 1 : 0), end, exponent);
+  const int decpt = exponent + 1;  // value = 0.DIGITS x 10^decpt
+  if (decpt <= -4 || decpt > 16) {
+    buf[n++] = digits[0];
+    if (ndigits > 1) {
+      buf[n++] = '.';
+      for (int i = 1; i < ndigits; ++i) buf[n++] = digits[i];
+    }
+    n += static_cast<size_t>(std::snprintf(buf + n, sizeof(buf) - n, "e%c%02d",
+                                           exponent < 0 ? '-' : '+',
+                                           exponent < 0 ? -exponent : exponent));
+  } else if (decpt <= 0) {
+    buf[n++] = '0';
+    buf[n++] = '.';
+    for (int i = 0; i < -decpt; ++i) buf[n++] = '0';
+    for (int i = 0; i < ndigits; ++i) buf[n++] = digits[i];
+  } else if (decpt >= ndigits) {
+    for (int i = 0; i < ndigits; ++i) buf[n++] = digits[i];
+    for (int i = ndigits; i < decpt; ++i) buf[n++] = '0';
+    buf[n++] = '.';
+    buf[n++] = '0';
+  } else {
+    for (int i = 0; i < decpt; ++i) buf[n++] = digits[i];
+    buf[n++] = '.';
+    for (int i = decpt; i < ndigits; ++i) buf[n++] = digits[i];
+  }
+  out->append(buf, n);
 }
 
 namespace {

@@ -14,6 +14,7 @@ namespace numprobe::detail {
 // repr(float(v)): the shortest digits that round-trip, fixed notation for 1e-4 <= |v| < 1e16
 // ("0.0001", "2.0"), scientific otherwise ("1e-05", "1.5e+16"); "inf", "-inf", "nan".
 std::string PyFloatRepr(double v);
+void AppendPyFloatRepr(double v, std::string* out);
 
 // round(v, digits) for digits >= 0: the correctly rounded decimal (ties to even on the exact
 // binary value), read back as a double.

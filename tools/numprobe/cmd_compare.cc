@@ -4,10 +4,12 @@
 // private CLI11 app, and --help is printed from the same option table.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,7 +17,9 @@
 #include <unistd.h>
 
 #include "numprobe/compare.h"
+#include "numprobe/compare_mapping.h"
 #include "numprobe/compare_writer.h"
+#include "numprobe/divergence.h"
 #include "numprobe/dump_layout.h"
 #include "numprobe/thread_pool.h"
 
@@ -31,6 +35,15 @@ struct CompareArgs {
   std::string golden;
   std::string output = "./output";
   int threads = 0;
+  bool diff_analyze = false;
+  bool fuzzy = false;
+  std::string data_mapping;
+  CLI::Option* cell_option = nullptr;
+  std::string cell_mapping;
+  CLI::Option* api_option = nullptr;
+  std::string api_mapping;
+  bool no_align = false;
+  bool xlsx = false;
 };
 
 // One option: msprobe's short spelling (if any), the long names, the value name, the help.
@@ -47,6 +60,20 @@ constexpr OptionSpec kOptions[] = {
      "root with step* folders (required)"},
     {"-gp", "--golden_path,--golden", "PATH", "Golden dump, laid out like the target (required)"},
     {"-o", "--output_path", "DIR", "Where results are written (default ./output)"},
+    {nullptr, "--xlsx", nullptr,
+     "Write compare_result_*.xlsx with msprobe's red/yellow highlighting instead of the .csv"},
+    {"-fm", "--fuzzy_match", nullptr,
+     "Pair rows by name without call counts (msprobe's fuzzy match)"},
+    {"-dm", "--data_mapping", "MAP.yaml",
+     "Pair rows by a YAML of target row name: golden row name"},
+    {"-cm", "--cell_mapping", "[MAP.yaml]",
+     "MindSpore cells against PyTorch modules: Cell -> Module, then the YAML's cell renames"},
+    {"-am", "--api_mapping", "[MAP.yaml]",
+     "MindSpore APIs against PyTorch APIs: the built-in table, then the YAML's argument mappings"},
+    {nullptr, "--no_align", nullptr,
+     "Leave rows unpaired by name as unmatched (no sequence alignment over API, shape, dtype)"},
+    {"-da", "--diff_analyze", nullptr,
+     "Also write msprobe's diff_analyze_{timestamp}.json (the first divergence per rank)"},
     {nullptr, "--threads", "N", "Worker threads (default: all hardware threads)"},
 };
 
@@ -76,8 +103,10 @@ void PrintHelp() {
   }
   std::printf(
       "\nWrites compare_result_{rank}_{timestamp}.csv (msprobe's columns and formats) and a .json "
-      "twin per compared rank.\nExit status: 0 no divergence, 1 divergence or missing ranks, 2 "
-      "usage, 3 unreadable or malformed input.\n");
+      "twin per compared rank, and divergence_{timestamp}.json: the first op, in execution order, "
+      "whose inputs agree with the golden run within their dtype's tolerance but whose output does "
+      "not (or whose error grows far beyond its inputs').\nExit status: 0 no divergence, 1 "
+      "divergence or ranks on one side only, 2 usage, 3 unreadable or malformed input.\n");
 }
 
 // msprobe's short spellings -> long names ("-tp" -> "--target_path"; "-tp=x" too).
@@ -118,26 +147,129 @@ std::string PairLabel(const DumpPair& p) {
 struct Done {
   DumpPair pair;
   CompareTable table;
+  DivergenceReport report;
 };
+
+// The frame a user recognises: the first stack line outside the framework's own files.
+std::string UserFrame(const std::vector<std::string>& stack) {
+  for (const std::string& line : stack) {
+    if (line.find("site-packages/") == std::string::npos &&
+        line.find("package/mindspore") == std::string::npos) {
+      std::string one = line;
+      std::replace(one.begin(), one.end(), '\n', ' ');
+      return one;
+    }
+  }
+  return stack.empty() ? "" : stack[0];
+}
+
+void PrintDivergence(const std::string& label, const DivergenceReport& r) {
+  if (!r.first.has_value()) {
+    if (r.first_over_tolerance.empty()) {
+      std::printf("  no divergence: every compared row within its dtype tolerance (%lld ops)\n",
+                  static_cast<long long>(r.ops_examined));
+    } else {
+      std::printf(
+          "  no divergence introduced by any op (%lld ops); %lld rows exceed their dtype's "
+          "tolerance with error carried from their inputs, first in %s\n",
+          static_cast<long long>(r.ops_examined), static_cast<long long>(r.rows_over_tolerance),
+          r.first_over_tolerance.c_str());
+    }
+    return;
+  }
+  const DivergenceOp& op = *r.first;
+  std::printf("  first divergence: %s%s%s (%s, dump entry %u)\n", label.c_str(),
+              label.empty() ? "" : " ", op.op_name.c_str(), op.backward ? "backward" : "forward",
+              op.entry);
+  std::printf("    %s\n", op.reason.c_str());
+  if (!op.module_path.empty()) {
+    std::string path;
+    for (const std::string& m : op.module_path) path += (path.empty() ? "" : " > ") + m;
+    std::printf("    in: %s\n", path.c_str());
+  }
+  if (!op.stack.empty()) std::printf("    at: %s\n", UserFrame(op.stack).c_str());
+  if (!r.next.empty()) {
+    std::string next;
+    for (const DivergenceOp& n : r.next) {
+      next +=
+          (next.empty() ? "" : ", ") + n.op_name +
+          (std::isinf(n.growth) ? std::string(" (NaN/Inf)") : fmt::format(" ({:.1f}x)", n.growth));
+    }
+    std::printf("    next by error growth: %s\n", next.c_str());
+  }
+}
 
 int RunCompare(const CompareArgs& args) {
   if (args.threads < 0) return ReportError(Status::InvalidArgument("--threads must be >= 0"));
   if (args.threads > 0) ThreadPool::SetDefaultThreads(args.threads);
+  CompareOptions options;
+  CompareMapping& mapping = options.mapping;
+  mapping.fuzzy = args.fuzzy;
+  mapping.align = !args.no_align;
+  if (!args.data_mapping.empty()) {
+    auto map = LoadStringMap(args.data_mapping);
+    if (!map) return ReportError(map.error());
+    mapping.data_mapping = true;
+    mapping.data_map = std::move(*map);
+  }
+  if (args.cell_option != nullptr && args.cell_option->count() > 0) {
+    mapping.cell_mapping = true;
+    if (!args.cell_mapping.empty()) {
+      auto map = LoadStringMap(args.cell_mapping);
+      if (!map) return ReportError(map.error());
+      mapping.cell_map = std::move(*map);
+    }
+  }
+  if (args.api_option != nullptr && args.api_option->count() > 0) {
+    mapping.api_mapping = true;
+    if (!args.api_mapping.empty()) {
+      auto map = LoadApiArgMappings(args.api_mapping);
+      if (!map) return ReportError(map.error());
+      mapping.api_args = std::move(*map);
+    }
+  }
   auto pairs = DiscoverDumpPairs(args.target, args.golden);
   if (!pairs) return ReportError(pairs.error());
 
   // Compare everything before writing anything: a bad input leaves no partial results behind.
-  std::vector<Done> done;
-  int one_sided = 0;
+  // With at least as many rank pairs as threads, ranks run in parallel (each rank's rows then run
+  // on its own thread); otherwise ranks run one after another, each using every thread.
+  std::vector<const DumpPair*> complete;
   for (const DumpPair& p : *pairs) {
-    if (!p.complete()) {
-      ++one_sided;
-      continue;
-    }
-    auto table = CompareDumps(*p.target, *p.golden);
-    if (!table) return ReportError(table.error());
-    done.push_back({p, std::move(*table)});
+    if (p.complete()) complete.push_back(&p);
   }
+  std::vector<std::optional<Done>> results(complete.size());
+  std::vector<Status> errors(complete.size());
+  auto compare_one = [&](int64_t k) {
+    const DumpPair& p = *complete[static_cast<size_t>(k)];
+    auto table = CompareDumps(*p.target, *p.golden, options);
+    if (!table) {
+      errors[static_cast<size_t>(k)] = table.error();
+      return;
+    }
+    ConstructMap construct;
+    if (!p.target->construct_json.empty()) {
+      auto c = ReadConstructJson(p.target->construct_json);
+      if (!c) {
+        errors[static_cast<size_t>(k)] = c.error();
+        return;
+      }
+      construct = std::move(*c);
+    }
+    DivergenceReport report = FindDivergence(*table, &construct);
+    results[static_cast<size_t>(k)] = Done{p, std::move(*table), std::move(report)};
+  };
+  ThreadPool& pool = ThreadPool::Default();
+  if (complete.size() > 1 && static_cast<int>(complete.size()) >= pool.threads()) {
+    pool.ParallelFor(static_cast<int64_t>(complete.size()), compare_one);
+  } else {
+    for (size_t k = 0; k < complete.size(); ++k) compare_one(static_cast<int64_t>(k));
+  }
+  for (const Status& s : errors) {
+    if (!s.ok()) return ReportError(s);
+  }
+  std::vector<Done> done;
+  for (auto& r : results) done.push_back(std::move(*r));
 
   const std::string ts = Timestamp();
   for (const Done& d : done) {
@@ -147,9 +279,9 @@ int RunCompare(const CompareArgs& args) {
     if (ec) return ReportError(Status::IoError(fmt::format("{}: {}", dir.string(), ec.message())));
     const std::string stem =
         "compare_result" + (d.pair.rank.empty() ? "" : "_" + d.pair.rank) + "_" + ts;
-    const fs::path csv = dir / (stem + ".csv");
+    const fs::path csv = dir / (stem + (args.xlsx ? ".xlsx" : ".csv"));
     const fs::path json = dir / (stem + ".json");
-    Status s = WriteCompareCsv(d.table, csv);
+    Status s = args.xlsx ? WriteCompareXlsx(d.table, csv) : WriteCompareCsv(d.table, csv);
     if (s.ok()) {
       s = WriteCompareJson(d.table, json, d.pair.target->dump_json.string(),
                            d.pair.golden->dump_json.string());
@@ -164,15 +296,38 @@ int RunCompare(const CompareArgs& args) {
                 static_cast<long long>(counts[ResultLevel::kError]),
                 static_cast<long long>(counts[ResultLevel::kUnmatched]));
     std::printf("  wrote %s (and .json)\n", csv.string().c_str());
+    for (const std::string& w : d.table.warnings) ReportWarning(PairLabel(d.pair) + ": " + w);
+    PrintDivergence("", d.report);
   }
+  std::vector<std::string> missing;
   for (const DumpPair& p : *pairs) {
     if (p.complete()) continue;
     const bool in_target = p.target.has_value();
-    std::printf("%s: only in the %s dump (%s); not compared\n", PairLabel(p).c_str(),
-                in_target ? "target" : "golden",
-                (in_target ? p.target->dir : p.golden->dir).string().c_str());
+    missing.push_back(fmt::format("{}: only in the {} dump ({})", PairLabel(p),
+                                  in_target ? "target" : "golden",
+                                  (in_target ? p.target->dir : p.golden->dir).string()));
+    std::printf("%s; not compared\n", missing.back().c_str());
   }
-  return one_sided > 0 ? kExitFindings : kExitOk;
+
+  std::vector<RankDivergence> ranks;
+  for (const Done& d : done) ranks.push_back({d.pair.scope, d.pair.rank, &d.table, d.report});
+  std::error_code ec;
+  fs::create_directories(args.output, ec);
+  const fs::path divergence = fs::path(args.output) / ("divergence_" + ts + ".json");
+  if (Status s = WriteDivergenceJson(ranks, missing, divergence); !s.ok()) return ReportError(s);
+  if (args.diff_analyze) {
+    const fs::path analyze = fs::path(args.output) / ("diff_analyze_" + ts + ".json");
+    if (Status s = WriteDiffAnalyzeJson(ranks, analyze); !s.ok()) return ReportError(s);
+  }
+  const int earliest = EarliestDivergence(ranks);
+  if (ranks.size() > 1 && earliest >= 0) {
+    const RankDivergence& r = ranks[static_cast<size_t>(earliest)];
+    std::printf("earliest divergence across ranks: %s %s\n",
+                PairLabel(done[static_cast<size_t>(earliest)].pair).c_str(),
+                r.report.first->op_name.c_str());
+  }
+  std::printf("wrote %s\n", divergence.string().c_str());
+  return earliest >= 0 || !missing.empty() ? kExitFindings : kExitOk;
 }
 
 int RunCompareArgs(const std::vector<std::string>& raw) {
@@ -195,6 +350,20 @@ int RunCompareArgs(const std::vector<std::string>& raw) {
       parser.add_option(names, args.output);
     } else if (names == "--threads") {
       parser.add_option(names, args.threads);
+    } else if (names == "--diff_analyze") {
+      parser.add_flag(names, args.diff_analyze);
+    } else if (names == "--fuzzy_match") {
+      parser.add_flag(names, args.fuzzy);
+    } else if (names == "--data_mapping") {
+      parser.add_option(names, args.data_mapping);
+    } else if (names == "--cell_mapping") {
+      args.cell_option = parser.add_option(names, args.cell_mapping)->expected(0, 1);
+    } else if (names == "--api_mapping") {
+      args.api_option = parser.add_option(names, args.api_mapping)->expected(0, 1);
+    } else if (names == "--no_align") {
+      parser.add_flag(names, args.no_align);
+    } else if (names == "--xlsx") {
+      parser.add_flag(names, args.xlsx);
     }
   }
   std::vector<std::string> rewritten = RewriteArgs(raw);

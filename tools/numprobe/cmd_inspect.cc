@@ -1,8 +1,4 @@
 // numprobe inspect PATH [--json]: tensors, dtypes, shapes and statistics of a file or a folder.
-#include <fmt/format.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -11,9 +7,14 @@
 #include <string>
 #include <vector>
 
-#include "cli.h"
+#include <fmt/format.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
 #include "numprobe/stats.h"
 #include "numprobe/tensor_file.h"
+
+#include "cli.h"
 
 namespace numprobe::cli {
 namespace {
@@ -74,12 +75,13 @@ std::string Number(double v) {
 }
 
 void PrintText(const InspectedFile& f) {
-  std::printf("%s: %s, %zu tensor%s\n", f.path.c_str(), std::string(FormatName(f.file.format)).c_str(),
-              f.file.tensors.size(), f.file.tensors.size() == 1 ? "" : "s");
+  std::printf("%s: %s, %zu tensor%s\n", f.path.c_str(),
+              std::string(FormatName(f.file.format)).c_str(), f.file.tensors.size(),
+              f.file.tensors.size() == 1 ? "" : "s");
   if (f.file.tensors.empty()) return;
   std::vector<std::vector<std::string>> rows;
-  rows.push_back({"name", "dtype", "shape", "max", "min", "mean", "norm", "nan", "+inf", "-inf",
-                  "zeros"});
+  rows.push_back(
+      {"name", "dtype", "shape", "max", "min", "mean", "norm", "nan", "+inf", "-inf", "zeros"});
   for (size_t i = 0; i < f.file.tensors.size(); ++i) {
     const NamedTensor& t = f.file.tensors[i];
     const TensorStats& s = f.stats[i];
@@ -100,7 +102,8 @@ void PrintText(const InspectedFile& f) {
     for (size_t c = 0; c < row.size(); ++c) {
       const bool numeric = c >= 3;
       line += ' ';
-      line += numeric ? fmt::format("{:>{}}", row[c], width[c]) : fmt::format("{:<{}}", row[c], width[c]);
+      line += numeric ? fmt::format("{:>{}}", row[c], width[c])
+                      : fmt::format("{:<{}}", row[c], width[c]);
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
     std::printf("%s\n", line.c_str());

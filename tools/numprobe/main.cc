@@ -1,8 +1,8 @@
 // numprobe: find where and why two deep-learning runs stop agreeing.
-#include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <string>
+
+#include <CLI/CLI.hpp>
 
 #include "cli.h"
 
