@@ -158,16 +158,46 @@ void WriteCulprit(JsonWriter& w, const Run& run, const Culprit& c) {
     w.EndObject();
   }
   w.EndArray();
+  // The analysis' module path and stack when it named the op (they come from the dump itself);
+  // otherwise the tree's nesting and the stack column.
+  const AnalysedOp* a = c.analysis ? &*c.analysis : nullptr;
   w.KeyStr("module_path");
   w.StartArray();
-  if (auto node = run.tree.Find(op)) {
+  if (a != nullptr && !a->module_path.empty()) {
+    for (const std::string& m : a->module_path) w.Str(m);
+  } else if (auto node = run.tree.Find(op)) {
     for (const std::string& m : run.tree.ModulePath(*node)) w.Str(m);
   }
   w.EndArray();
   w.KeyStr("stack");
   w.StartArray();
-  for (const std::string& line : StackOf(run, c.entry)) w.Str(line);
+  if (a != nullptr && !a->stack.empty()) {
+    for (const std::string& line : a->stack) w.Str(line);
+  } else {
+    for (const std::string& line : StackOf(run, c.entry)) w.Str(line);
+  }
   w.EndArray();
+  w.KeyStr("analysis");
+  if (a != nullptr) {
+    w.StartObject();
+    w.KeyStr("input_error");
+    w.Double(a->input_error);
+    w.KeyStr("output_error");
+    w.Double(a->output_error);
+    w.KeyStr("tolerance");
+    w.Double(a->tolerance);
+    w.KeyStr("growth");
+    w.Double(a->growth);
+    w.KeyStr("worst_output");
+    w.Str(a->worst_output);
+    w.KeyStr("dtypes");
+    w.Str(a->dtypes);
+    w.KeyStr("non_finite");
+    w.Bool(a->non_finite);
+    w.EndObject();
+  } else {
+    w.Null();
+  }
   w.EndObject();
 }
 
@@ -280,8 +310,12 @@ std::string Api::InfoJson() const {
     w.StartArray();
     for (const Culprit& c : run.findings.divergence) WriteCulprit(w, run, c);
     w.EndArray();
+    w.KeyStr("divergence_source");
+    w.Str(run.findings.divergence_source);
     w.KeyStr("divergence_fallback");
     w.Bool(run.findings.divergence_fallback);
+    w.KeyStr("first_over_tolerance");
+    w.Str(run.findings.first_over_tolerance);
     w.KeyStr("first_anomaly");
     if (run.findings.first_anomaly) {
       WriteCulprit(w, run, *run.findings.first_anomaly);

@@ -1,12 +1,14 @@
 #include "server/findings.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace numprobe::ui {
 
 namespace {
 
-constexpr size_t kCulprits = 5;
+constexpr size_t kCulprits = 6;
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
@@ -129,6 +131,42 @@ Findings AnalyzeFindings(const ResultStore& store) {
     out.divergence_fallback = true;
   }
   return out;
+}
+
+void ApplyAnalysis(const ResultStore& store, const std::optional<AnalysedOp>& first,
+                   const std::vector<AnalysedOp>& next, std::string first_over_tolerance,
+                   Findings* findings) {
+  findings->divergence.clear();
+  findings->divergence_source = "analysis";
+  findings->divergence_fallback = false;
+  findings->first_over_tolerance = std::move(first_over_tolerance);
+  const auto& names = store.entry_names();
+  const int judgment = store.ColumnIndex("Judgment");
+  auto add = [&](const AnalysedOp& op) {
+    const auto it = std::find(names.begin(), names.end(), op.op_name);
+    if (it == names.end()) return;
+    Culprit c;
+    c.entry = static_cast<uint32_t>(it - names.begin());
+    c.why = op.reason;
+    // The worst output first, then the op's other outputs over their tolerance.
+    const auto worst = store.FindByName(op.worst_output);
+    if (worst && store.entry(*worst) == c.entry) c.rows.push_back(*worst);
+    Level level = Level::kWarning;  // over its tolerance, whatever msprobe's rules said
+    for (const uint32_t row : store.entry_rows(c.entry)) {
+      if (IsInputRowName(NameOf(store, row), op.op_name)) continue;
+      level = WorseLevel(level, store.level(row));
+      const bool differs = judgment >= 0 && store.Get(row, judgment).text == "differs";
+      if (differs && (c.rows.empty() || c.rows[0] != row)) c.rows.push_back(row);
+    }
+    c.level = op.non_finite ? Level::kError : level;
+    c.analysis = op;
+    findings->divergence.push_back(std::move(c));
+  };
+  if (first) add(*first);
+  for (const AnalysedOp& op : next) {
+    if (findings->divergence.size() >= kCulprits) break;
+    add(op);
+  }
 }
 
 }  // namespace numprobe::ui

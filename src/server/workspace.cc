@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <memory>
 
@@ -12,6 +13,7 @@
 #include <rapidjson/reader.h>
 
 #include "numprobe/compare.h"
+#include "numprobe/divergence.h"
 #include "numprobe/dump.h"
 #include "numprobe/dump_layout.h"
 
@@ -239,8 +241,10 @@ std::string JoinLabel(const std::string& scope, const std::string& rank) {
   return scope + "/" + rank;
 }
 
-void FinishRun(Run* run, const fs::path& construct_json, std::vector<std::string>* warnings) {
-  std::optional<ConstructMap> construct;
+// Builds the run's tree and findings; returns construct.json's map (empty when absent).
+ConstructMap FinishRun(Run* run, const fs::path& construct_json,
+                       std::vector<std::string>* warnings) {
+  ConstructMap construct;
   if (!construct_json.empty()) {
     std::error_code ec;
     if (fs::is_regular_file(construct_json, ec)) {
@@ -253,8 +257,98 @@ void FinishRun(Run* run, const fs::path& construct_json, std::vector<std::string
       }
     }
   }
-  run->tree = ModelTree::Build(*run->store, construct ? &*construct : nullptr);
+  run->tree = ModelTree::Build(*run->store, run->has_construct ? &construct : nullptr);
   run->findings = AnalyzeFindings(*run->store);
+  return construct;
+}
+
+AnalysedOp AnalysedOf(const DivergenceOp& op) {
+  AnalysedOp a;
+  a.op_name = op.op_name;
+  a.reason = op.reason;
+  a.input_error = op.input_error;
+  a.output_error = op.output_error;
+  a.tolerance = op.tolerance;
+  a.growth = op.growth;
+  a.worst_output = op.worst_output;
+  a.dtypes = op.dtype_pair;
+  a.non_finite = op.non_finite;
+  a.module_path = op.module_path;
+  a.stack = op.stack;
+  return a;
+}
+
+// An op object of divergence_{ts}.json (divergence_writer.cc); numbers may be written as
+// "Infinity"/"NaN" strings.
+std::optional<AnalysedOp> AnalysedOf(const rapidjson::Value& v) {
+  if (!v.IsObject()) return std::nullopt;
+  AnalysedOp a;
+  auto text = [&v](const char* key) {
+    const auto it = v.FindMember(key);
+    return it != v.MemberEnd() && it->value.IsString()
+               ? std::string(it->value.GetString(), it->value.GetStringLength())
+               : std::string();
+  };
+  auto number = [&v](const char* key) {
+    const auto it = v.FindMember(key);
+    if (it == v.MemberEnd()) return std::nan("");
+    if (it->value.IsNumber()) return it->value.GetDouble();
+    if (it->value.IsString()) {
+      const std::string_view t(it->value.GetString(), it->value.GetStringLength());
+      if (t == "Infinity" || t == "inf") return std::numeric_limits<double>::infinity();
+      if (t == "-Infinity" || t == "-inf") return -std::numeric_limits<double>::infinity();
+    }
+    return std::nan("");
+  };
+  auto lines = [&v](const char* key) {
+    std::vector<std::string> out;
+    const auto it = v.FindMember(key);
+    if (it == v.MemberEnd() || !it->value.IsArray()) return out;
+    for (const auto& x : it->value.GetArray()) {
+      if (x.IsString()) out.emplace_back(x.GetString(), x.GetStringLength());
+    }
+    return out;
+  };
+  a.op_name = text("op_name");
+  if (a.op_name.empty()) return std::nullopt;
+  a.reason = text("reason");
+  a.input_error = number("input_error");
+  a.output_error = number("output_error");
+  a.tolerance = number("tolerance");
+  a.growth = number("growth");
+  a.worst_output = text("worst_output");
+  a.dtypes = text("dtypes");
+  const auto nf = v.FindMember("non_finite");
+  a.non_finite = nf != v.MemberEnd() && nf->value.IsBool() && nf->value.GetBool();
+  a.module_path = lines("module_path");
+  a.stack = lines("stack");
+  return a;
+}
+
+// Applies the analysis that divergence_{ts}.json records for (scope, rank) to `run`, if any.
+void ApplyDivergenceFile(const rapidjson::Document& doc, const std::string& scope,
+                         const std::string& rank, Run* run) {
+  if (!doc.IsObject() || !doc.HasMember("ranks") || !doc["ranks"].IsArray()) return;
+  for (const auto& r : doc["ranks"].GetArray()) {
+    if (!r.IsObject() || !r.HasMember("scope") || !r.HasMember("rank") || !r["scope"].IsString() ||
+        !r["rank"].IsString() || scope != r["scope"].GetString() || rank != r["rank"].GetString()) {
+      continue;
+    }
+    std::optional<AnalysedOp> first;
+    if (r.HasMember("first")) first = AnalysedOf(r["first"]);
+    std::vector<AnalysedOp> next;
+    if (r.HasMember("next") && r["next"].IsArray()) {
+      for (const auto& op : r["next"].GetArray()) {
+        if (auto a = AnalysedOf(op)) next.push_back(std::move(*a));
+      }
+    }
+    std::string over;
+    if (r.HasMember("first_over_tolerance") && r["first_over_tolerance"].IsString()) {
+      over = r["first_over_tolerance"].GetString();
+    }
+    ApplyAnalysis(*run->store, first, next, std::move(over), &run->findings);
+    return;
+  }
 }
 
 // The dump folder a twin names ("target": ".../dump.json"); tried as written, then relative to
@@ -385,13 +479,20 @@ Status AddComparedRun(const DumpPair& pair, Workspace* ws) {
   run->target_tensors = TensorDirIn(pair.target->dir);
   run->golden_tensors = TensorDirIn(pair.golden->dir);
   run->store = builder.Finish();
-  FinishRun(run.get(), pair.target->construct_json, &ws->warnings);
+  const ConstructMap construct = FinishRun(run.get(), pair.target->construct_json, &ws->warnings);
+  const DivergenceReport report = FindDivergence(table, run->has_construct ? &construct : nullptr);
+  std::optional<AnalysedOp> first;
+  if (report.first) first = AnalysedOf(*report.first);
+  std::vector<AnalysedOp> next;
+  for (const DivergenceOp& op : report.next) next.push_back(AnalysedOf(op));
+  ApplyAnalysis(*run->store, first, next, report.first_over_tolerance, &run->findings);
+  for (const std::string& w : table.warnings) ws->warnings.push_back(run->label + ": " + w);
   ws->runs.push_back(std::move(run));
   return Status::Ok();
 }
 
 Status AddTwinRun(const fs::path& file, const std::string& scope, const std::string& rank,
-                  Workspace* ws) {
+                  const rapidjson::Document* divergence, Workspace* ws) {
   NUMPROBE_ASSIGN_OR_RETURN(LoadedTable table, ReadCompareJson(file));
   auto run = std::make_unique<Run>();
   run->scope = scope;
@@ -415,6 +516,7 @@ Status AddTwinRun(const fs::path& file, const std::string& scope, const std::str
   }
   FinishRun(run.get(), target_dir.empty() ? fs::path() : target_dir / "construct.json",
             &ws->warnings);
+  if (divergence != nullptr) ApplyDivergenceFile(*divergence, scope, rank, run.get());
   ws->runs.push_back(std::move(run));
   return Status::Ok();
 }
@@ -453,7 +555,29 @@ void Walk(const fs::path& root, Found* found) {
   }
 }
 
-Status LoadTwins(const fs::path& root, const std::vector<fs::path>& twins, Workspace* ws) {
+// divergence_{ts}.json of `ts` among `files`, parsed; null when absent or unreadable (noted).
+std::unique_ptr<rapidjson::Document> ReadDivergence(const std::vector<fs::path>& files,
+                                                    const std::string& ts, Workspace* ws) {
+  for (const fs::path& f : files) {
+    if (f.filename() != "divergence_" + ts + ".json") continue;
+    auto text = ReadSmallFile(f, kMaxScanBytes);
+    if (!text) {
+      ws->warnings.push_back(text.error().message());
+      return nullptr;
+    }
+    auto doc = std::make_unique<rapidjson::Document>();
+    doc->Parse<rapidjson::kParseNanAndInfFlag>(text->data(), text->size());
+    if (doc->HasParseError() || !doc->IsObject()) {
+      ws->warnings.push_back(fmt::format("{}: malformed JSON; its analysis is not shown", f.string()));
+      return nullptr;
+    }
+    return doc;
+  }
+  return nullptr;
+}
+
+Status LoadTwins(const fs::path& root, const std::vector<fs::path>& twins,
+                 const std::vector<fs::path>& divergences, Workspace* ws) {
   // Newest timestamp per (scope, rank).
   std::map<std::pair<std::string, std::string>, std::pair<std::string, fs::path>> newest;
   for (const fs::path& p : twins) {
@@ -473,8 +597,11 @@ Status LoadTwins(const fs::path& root, const std::vector<fs::path>& twins, Works
                                          slot.second.filename().string()));
     }
   }
+  std::map<std::string, std::unique_ptr<rapidjson::Document>> analyses;  // by timestamp
   for (const auto& [key, value] : newest) {
-    NUMPROBE_RETURN_IF_ERROR(AddTwinRun(value.second, key.first, key.second, ws));
+    auto& doc = analyses[value.first];
+    if (!doc) doc = ReadDivergence(divergences, value.first, ws);
+    NUMPROBE_RETURN_IF_ERROR(AddTwinRun(value.second, key.first, key.second, doc.get(), ws));
   }
   return Status::Ok();
 }
@@ -662,8 +789,27 @@ Result<std::unique_ptr<Workspace>> LoadWorkspace(const fs::path& path, const Loa
       NUMPROBE_RETURN_IF_ERROR(LoadDumpTree(path, ws.get()));
       return ws;
     }
+    // A lone twin: its analysis is beside it, or in a folder above (compare writes the twins of
+    // step folders below the output folder, and divergence_{ts}.json in it).
     ws->kind = "compare";
-    NUMPROBE_RETURN_IF_ERROR(AddTwinRun(path, "", "", ws.get()));
+    const std::string stem = path.stem().string();
+    const auto [rank, ts] = stem.starts_with("compare_result_") ? SplitResultName(stem)
+                                                                : std::pair<std::string, std::string>();
+    std::unique_ptr<rapidjson::Document> analysis;
+    std::string scope;
+    fs::path dir = path.parent_path();
+    for (int up = 0; up < kMaxWalkDepth && !ts.empty() && !analysis; ++up) {
+      std::vector<fs::path> candidate = {dir / ("divergence_" + ts + ".json")};
+      if (fs::is_regular_file(candidate[0], ec)) {
+        analysis = ReadDivergence(candidate, ts, ws.get());
+        scope = fs::relative(path.parent_path(), dir, ec).generic_string();
+        if (ec || scope == ".") scope.clear();
+        break;
+      }
+      if (!dir.has_parent_path() || dir.parent_path() == dir) break;
+      dir = dir.parent_path();
+    }
+    NUMPROBE_RETURN_IF_ERROR(AddTwinRun(path, scope, rank, analysis.get(), ws.get()));
     return ws;
   }
 
@@ -682,7 +828,7 @@ Result<std::unique_ptr<Workspace>> LoadWorkspace(const fs::path& path, const Loa
   }
   if (!found.twins.empty()) {
     ws->kind = "compare";
-    NUMPROBE_RETURN_IF_ERROR(LoadTwins(path, found.twins, ws.get()));
+    NUMPROBE_RETURN_IF_ERROR(LoadTwins(path, found.twins, found.divergences, ws.get()));
     SortRuns(ws.get());
     return ws;
   }

@@ -2,7 +2,7 @@
 // rows), and the counts by result.
 import { chart } from '../charts.js';
 import { href } from '../router.js';
-import { LEVEL_COLORS, el, formatCount, levelBadge, shortName } from '../util.js';
+import { LEVEL_COLORS, el, formatCount, formatNumber, levelBadge, shortName } from '../util.js';
 
 const SHOWN_LEVELS = ['error', 'warning', 'unmatched', 'pass'];
 
@@ -59,24 +59,41 @@ function culpritCard(kind, title, run, culprit, note) {
   );
 }
 
+function analysisLine(a) {
+  if (!a) return null;
+  const parts = [`output error ${formatNumber(a.output_error)} (tolerance ${formatNumber(a.tolerance)})`];
+  parts.push(`inputs' error ${formatNumber(a.input_error)}`);
+  if (typeof a.growth === 'number' || a.growth === 'inf') parts.push(`growth ${formatNumber(a.growth)}x`);
+  if (a.dtypes) parts.push(a.dtypes);
+  if (a.non_finite) parts.push('NaN/Inf on one side only');
+  return el('div', { class: 'analysis', 'data-testid': 'divergence-analysis' }, parts.join(' · '));
+}
+
 function divergenceCard(info, current) {
   const runs = info.runs.filter((r) => r.divergence.length > 0);
   if (runs.length === 0) {
-    const any = info.runs.length > 0;
+    const analysed = info.runs.filter((r) => r.divergence_source === 'analysis');
+    const over = analysed.find((r) => r.first_over_tolerance);
+    let text = 'No op introduces an error or a warning: every compared output agrees within the rules.';
+    if (analysed.length) text = "numprobe compare's analysis found no op that introduces a divergence.";
+    if (info.runs.length === 0) text = 'No compare run loaded.';
     return el(
       'section',
       { class: 'card', 'data-testid': 'first-divergence-card' },
       el('h2', {}, 'First divergence'),
-      el('p', {}, any ? 'No op introduces an error or a warning: every compared output agrees within the rules.' : 'No compare run loaded.'),
+      el('p', {}, text),
+      over ? el('p', {}, `The first op over its tolerance (a gradual drift): `, el('a', { href: href('table', { run: over.id, op: over.first_over_tolerance }) }, over.first_over_tolerance)) : null,
     );
   }
   // The earliest run (runs are ordered by step, then rank), unless the selected run has its own.
   const run = runs.find((r) => r.id === current) || runs[0];
   const [first, ...next] = run.divergence;
-  const note = run.divergence_fallback
-    ? 'No op has agreeing inputs and a failing output: this is the first op with an error row.'
-    : 'The first op whose inputs agree with the golden run and whose output does not (forward before backward), from the Result column.';
+  let note = 'The first op whose inputs agree with the golden run and whose output does not (forward before backward), read off the Result column (this result has no divergence analysis).';
+  if (run.divergence_source === 'analysis') note = "numprobe compare's analysis: the first op, in execution order and forward before backward, whose inputs agree within their dtype's tolerance and whose output does not.";
+  else if (run.divergence_fallback) note = 'No op has agreeing inputs and a failing output: this is the first op with an error row.';
   const card = culpritCard('first-divergence', 'First divergence', run, first, note);
+  const line = analysisLine(first.analysis);
+  if (line) card.querySelector('.muted').after(line);
   if (next.length) {
     card.append(
       el('div', { class: 'next' }, 'Next candidates: ',
