@@ -23,6 +23,9 @@ void ReportWarning(std::string_view message);
 // Subcommands: each binds its options to `app` and sets the callback that sets `*exit_code`.
 void SetupInspect(CLI::App& app, int* exit_code);
 void SetupCompare(CLI::App& app, int* exit_code);
+void SetupScan(CLI::App& app, int* exit_code);
+// Also takes the run's command after "config-check collect ... --" off argv (shortening *argc).
+void SetupConfigCheck(CLI::App& app, int* exit_code, int* argc, char** argv);
 void SetupServe(CLI::App& app, int* exit_code);
 void SetupReport(CLI::App& app, int* exit_code);
 

@@ -40,6 +40,8 @@ int main(int argc, char** argv) {
   int exit_code = kExitOk;
   numprobe::cli::SetupInspect(app, &exit_code);
   numprobe::cli::SetupCompare(app, &exit_code);
+  numprobe::cli::SetupScan(app, &exit_code);
+  numprobe::cli::SetupConfigCheck(app, &exit_code, &argc, argv);
   numprobe::cli::SetupServe(app, &exit_code);
   numprobe::cli::SetupReport(app, &exit_code);
   try {
