@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages numprobe needs to build, test and benchmark. Idempotent: when every
-# package is present it does nothing (no apt-get update, no network).
+# package is present it does nothing (no apt-get update, no network); it runs `npm ci` in web/
+# only when web/node_modules is missing.
 set -euo pipefail
 
 packages=(
@@ -10,7 +11,12 @@ packages=(
   libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   pybind11-dev python3-dev python3-numpy python3-torch python3-pytest
+  chromium
 )
+# Node.js builds the web UI (web/); a node already on the machine (e.g. NodeSource's) is kept.
+if ! command -v node >/dev/null 2>&1; then
+  packages+=(nodejs npm)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -19,15 +25,21 @@ for p in "${packages[@]}"; do
   fi
 done
 
-if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    sudo="sudo"
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-echo "install-deps: installing ${missing[*]}"
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then
-  sudo="sudo"
+# The web UI's npm packages, exactly as web/package-lock.json pins them; once present, builds
+# and browser tests run offline.
+web="$(cd "$(dirname "$0")/.." && pwd)/web"
+if [ ! -d "$web/node_modules" ]; then
+  echo "install-deps: npm ci in $web"
+  (cd "$web" && npm ci --no-audit --no-fund)
 fi
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

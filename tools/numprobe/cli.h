@@ -27,6 +27,8 @@ void SetupRun(CLI::App& app, int* exit_code);
 void SetupScan(CLI::App& app, int* exit_code);
 // Also takes the run's command after "config-check collect ... --" off argv (shortening *argc).
 void SetupConfigCheck(CLI::App& app, int* exit_code, int* argc, char** argv);
+void SetupServe(CLI::App& app, int* exit_code);
+void SetupReport(CLI::App& app, int* exit_code);
 
 }  // namespace numprobe::cli
 

@@ -43,6 +43,8 @@ int main(int argc, char** argv) {
   numprobe::cli::SetupRun(app, &exit_code);
   numprobe::cli::SetupScan(app, &exit_code);
   numprobe::cli::SetupConfigCheck(app, &exit_code, &argc, argv);
+  numprobe::cli::SetupServe(app, &exit_code);
+  numprobe::cli::SetupReport(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

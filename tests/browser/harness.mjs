@@ -1,0 +1,256 @@
+// Shared pieces of the browser tests: Debian's Chromium driven by playwright-core (from web/'s
+// locked node_modules; no browser download), `numprobe serve` started on a free loopback port,
+// the fixture folders, and the checks that the served UI and the report must both pass.
+//
+// Environment (set by ctest): NUMPROBE_BIN, NUMPROBE_SOURCE_DIR, NUMPROBE_ARTIFACTS (screenshots).
+// Optional: NUMPROBE_CHROMIUM (default /usr/bin/chromium); NUMPROBE_UI_TARGET, NUMPROBE_UI_GOLDEN
+// and NUMPROBE_UI_EXPECT_OP to run the same checks on another pair of dumps (the demo's).
+import assert from 'node:assert/strict';
+import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+
+export const SOURCE = process.env.NUMPROBE_SOURCE_DIR || path.resolve(import.meta.dirname, '..', '..');
+export const BIN = process.env.NUMPROBE_BIN;
+export const ARTIFACTS = process.env.NUMPROBE_ARTIFACTS || fs.mkdtempSync(path.join(os.tmpdir(), 'numprobe-shots-'));
+const FIXTURES = path.join(SOURCE, 'tests', 'fixtures', 'msprobe');
+export const TARGET = process.env.NUMPROBE_UI_TARGET || path.join(FIXTURES, 'dump_tensor_bf16', 'step0');
+export const GOLDEN = process.env.NUMPROBE_UI_GOLDEN || path.join(FIXTURES, 'dump_tensor_base', 'step0');
+export const EXPECT_OP = process.env.NUMPROBE_UI_EXPECT_OP || 'Functional.conv2d.0.forward';
+
+const require = createRequire(path.join(SOURCE, 'web', 'package.json'));
+const { chromium } = require('playwright-core');
+
+export async function launch() {
+  assert.ok(BIN, 'NUMPROBE_BIN must name the numprobe binary');
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  return chromium.launch({
+    executablePath: process.env.NUMPROBE_CHROMIUM || '/usr/bin/chromium',
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}
+
+export async function newPage(browser) {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('console', (m) => {
+    if (m.type() === 'error') errors.push(m.text());
+  });
+  page.jsErrors = errors;
+  return page;
+}
+
+// The test data: `single` holds numprobe's compare output of TARGET vs GOLDEN plus a scan output
+// (fixtures/scan_*.json); `multi` holds the same result as two steps x two ranks, its NPU max
+// scaled per step and rank so that trends and the rank heatmap have something to show.
+export function prepareData() {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'numprobe-ui-'));
+  const single = path.join(root, 'single');
+  execFileSync(BIN, ['compare', '-tp', TARGET, '-gp', GOLDEN, '-o', single], { stdio: 'pipe' });
+  fs.copyFileSync(path.join(import.meta.dirname, 'fixtures', 'scan_20261130000000.json'), path.join(single, 'scan_20261130000000.json'));
+  const twin = fs.readdirSync(single, { recursive: true }).find((f) => /compare_result_.*\.json$/.test(f));
+  assert.ok(twin, 'numprobe compare wrote no JSON twin');
+  const result = JSON.parse(fs.readFileSync(path.join(single, twin), 'utf8'));
+  const column = result.columns.indexOf('NPU max');
+  const multi = path.join(root, 'multi');
+  for (const step of [0, 1]) {
+    for (const rank of [0, 1]) {
+      const copy = structuredClone(result);
+      for (const row of copy.rows) {
+        if (typeof row[column] === 'number') row[column] *= 1 + step + 0.5 * rank;
+      }
+      const dir = path.join(multi, `step${step}`);
+      fs.mkdirSync(dir, { recursive: true });
+      fs.writeFileSync(path.join(dir, `compare_result_rank${rank}_20260101000000.json`), JSON.stringify(copy));
+    }
+  }
+  return { root, single, multi };
+}
+
+// Starts `numprobe serve ARGS --port 0` and resolves with its URL once it prints it.
+export function serve(args) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(BIN, ['serve', ...args, '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    const timer = setTimeout(() => reject(new Error(`numprobe serve printed no URL: ${out} ${err}`)), 60000);
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = out.match(/serving (http:\/\/127\.0\.0\.1:\d+\/)/);
+      if (m) {
+        clearTimeout(timer);
+        resolve({
+          url: m[1],
+          stop: () =>
+            new Promise((done) => {
+              child.on('exit', (code, signal) => done({ code, signal, out, err }));
+              child.kill('SIGINT');
+            }),
+        });
+      }
+    });
+    child.stderr.on('data', (d) => {
+      err += d;
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`numprobe serve exited with ${code}: ${err}`));
+    });
+  });
+}
+
+// The view of the current URL is rendered (the UI marks the body when it is done with a route).
+export async function ready(page) {
+  await page.waitForFunction(
+    () => document.body.dataset.ready === '1' && document.body.dataset.route === location.hash,
+    null,
+    { timeout: 30000 },
+  );
+}
+
+export async function open(page, url) {
+  if (page.url() === url) await page.reload();
+  else await page.goto(url);
+  await ready(page);
+}
+
+export async function shot(page, name) {
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+async function tableRows(page) {
+  await page.waitForSelector('[data-testid=table-scroll] .grid-spacer[data-loaded=true]');
+  return page.$$eval('[data-testid=table-row]', (rows) =>
+    rows.map((r) => ({ name: r.querySelector('.cell.name').textContent, level: r.dataset.level, row: r.dataset.row })),
+  );
+}
+
+async function tableTotal(page) {
+  const text = await page.textContent('[data-testid=table-total]');
+  return Number(text.replace(/[^0-9]/g, ''));
+}
+
+async function waitTotalChange(page, before) {
+  await page.waitForFunction(
+    (b) => {
+      const t = document.querySelector('[data-testid=table-total]');
+      return t && /rows/.test(t.textContent) && Number(t.textContent.replace(/[^0-9]/g, '')) !== b;
+    },
+    before,
+    { timeout: 30000 },
+  );
+  return tableTotal(page);
+}
+
+// The checks every UI (served or reported) must pass. `base` ends before the '#'.
+export async function checkMainViews(page, base, prefix) {
+  // Overview: names the first-divergence op.
+  await open(page, `${base}#/overview`);
+  const op = (await page.textContent('[data-testid=first-divergence-op]')).trim();
+  assert.equal(op, EXPECT_OP);
+  await shot(page, `${prefix}-overview`);
+
+  // One click lands on the culprit's rows.
+  await page.click('[data-testid=first-divergence-op]');
+  await page.waitForFunction(() => location.hash.startsWith('#/table'));
+  await ready(page);
+  const culpritRows = await tableRows(page);
+  assert.ok(culpritRows.length > 0, 'no rows for the culprit');
+  for (const r of culpritRows) assert.ok(r.name.startsWith(`${EXPECT_OP}.`), `${r.name} is not a row of ${EXPECT_OP}`);
+  assert.equal(await tableTotal(page), culpritRows.length);
+  assert.ok(culpritRows.some((r) => r.level === 'error' || r.level === 'warning'), 'the culprit has no failing row');
+  assert.match(decodeURIComponent(await page.evaluate(() => location.hash)), new RegExp(`op=${EXPECT_OP.replace(/\./g, '\\.')}`));
+
+  // Stack info on demand.
+  const failing = culpritRows.find((r) => r.level === 'error' || r.level === 'warning');
+  await page.click(`[data-testid=table-row][data-row="${failing.row}"]`);
+  await page.waitForSelector('[data-testid=show-stack]:not([disabled])');
+  assert.equal(await page.isVisible('[data-testid=stack]'), false);
+  await page.click('[data-testid=show-stack]');
+  assert.match(await page.textContent('[data-testid=stack]'), /File /);
+  await shot(page, `${prefix}-table-culprit`);
+
+  // A filter narrows the table, and the URL keeps it.
+  await open(page, `${base}#/table?run=0`);
+  await tableRows(page);
+  const all = await tableTotal(page);
+  await page.click('[data-testid=filter-error]');
+  const errors = await waitTotalChange(page, all);
+  assert.ok(errors > 0 && errors < all, `error filter: ${errors} of ${all}`);
+  for (const r of await tableRows(page)) assert.equal(r.level, 'error');
+  assert.match(await page.evaluate(() => location.hash), /result=error/);
+  await page.fill('[data-testid=filter-name]', 'forward');
+  const named = await waitTotalChange(page, errors);
+  assert.ok(named > 0 && named < errors, `name filter: ${named} of ${errors}`);
+  for (const r of await tableRows(page)) assert.ok(r.name.includes('forward') && r.level === 'error');
+  await shot(page, `${prefix}-table-filtered`);
+
+  // The tree expands: the culprit is revealed inside its modules, and a module opens on click.
+  await open(page, `${base}#/tree?run=0&node=${encodeURIComponent(EXPECT_OP)}`);
+  const culprit = page.locator(`[data-testid=tree-node][data-name="${EXPECT_OP}"]`);
+  await culprit.waitFor({ state: 'visible' });
+  assert.equal(await culprit.evaluate((li) => li.classList.contains('selected')), true);
+  await page.waitForSelector('[data-testid=tree-graph]');
+  await open(page, `${base}#/tree?run=0`);
+  const name = await page.evaluate(() => {
+    const li = [...document.querySelectorAll('[data-testid=tree-node]')].find((x) => x.querySelector(':scope > .node-line .twisty').textContent === '▸');
+    return li ? li.dataset.name : null;
+  });
+  assert.ok(name, 'no expandable node in the tree');
+  await page.locator(`[data-testid=tree-node][data-name="${name}"] > .node-line .twisty`).click();
+  await page.waitForFunction((n) => {
+    const li = [...document.querySelectorAll('[data-testid=tree-node]')].find((x) => x.dataset.name === n);
+    return li && li.getAttribute('aria-expanded') === 'true' && li.querySelector('ul [data-testid=tree-node]');
+  }, name);
+  await page.fill('[data-testid=tree-search]', EXPECT_OP.split('.')[1]);
+  await page.waitForSelector('[data-testid=tree-hit]');
+  await shot(page, `${prefix}-tree`);
+
+  // A histogram renders for the culprit's failing output, from the tensor files.
+  await open(page, `${base}#/tensor?run=0&row=${failing.row}`);
+  await page.waitForSelector('[data-testid=histogram][data-rendered=true] canvas', { timeout: 30000 });
+  await page.waitForSelector('[data-testid=heatmap][data-rendered=true] canvas');
+  assert.ok((await page.$$('[data-testid=worst] tbody tr')).length > 0, 'no worst elements');
+  await shot(page, `${prefix}-tensor`);
+
+  // Scan: the first anomaly and the headroom per dtype.
+  await open(page, `${base}#/overview`);
+  assert.equal((await page.textContent('[data-testid=first-anomaly-op]')).trim(), 'Tensor.__mul__.0.forward');
+  await open(page, `${base}#/scan?tab=anomalies`);
+  assert.equal((await page.textContent('[data-testid=anomaly-op]')).trim(), 'Tensor.__mul__.0.forward');
+  await shot(page, `${prefix}-scan`);
+  await open(page, `${base}#/scan?tab=headroom`);
+  assert.match(await page.textContent('[data-testid="keep-f16"]'), /Module\.head\.Linear/);
+  await page.waitForSelector('[data-testid=headroom-chart][data-rendered=true]');
+  await page.check('[data-testid=headroom-overflow]');
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid=headroom-rows] tbody tr').length === 1);
+  await shot(page, `${prefix}-scan-headroom`);
+  assert.deepEqual(page.jsErrors, []);
+}
+
+// Trends across steps and the rank x op heatmap, on the two-step, two-rank folder.
+export async function checkTrendViews(page, base, prefix) {
+  await open(page, `${base}#/overview`);
+  assert.equal((await page.$$('#run-select option')).length, 4);
+  const name = `${EXPECT_OP}.output.0`;
+  await open(page, `${base}#/trends?run=0&name=${encodeURIComponent(name)}&column=${encodeURIComponent('NPU max')}&heat=${encodeURIComponent('NPU max')}`);
+  await page.waitForSelector('[data-testid=trend-chart][data-rendered=true]');
+  await page.waitForSelector('[data-testid=rank-heatmap][data-rendered=true]');
+  assert.match(await page.textContent('.view-trends'), /2 of 2 steps have a value/);
+  assert.match(await page.textContent('.view-trends'), /2 rank\(s\)/);
+  await shot(page, `${prefix}-trends`);
+  assert.deepEqual(page.jsErrors, []);
+}

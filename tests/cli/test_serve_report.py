@@ -1,0 +1,152 @@
+"""`numprobe serve` and `numprobe report` as a user runs them: serve prints a loopback URL, answers
+the API, refuses traversal, stops cleanly on Ctrl-C (SIGINT) with exit code 0, and reports bad
+input with exit codes 2/3; report writes one self-contained HTML page whose embedded data names
+the first divergence.
+
+Environment (set by ctest): NUMPROBE_BIN, NUMPROBE_SOURCE_DIR.
+"""
+import http.client
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+
+import pytest
+
+BIN = os.environ.get("NUMPROBE_BIN", "numprobe")
+SOURCE = os.environ.get("NUMPROBE_SOURCE_DIR",
+                        os.path.join(os.path.dirname(__file__), "..", ".."))
+FIXTURES = os.path.join(SOURCE, "tests", "fixtures", "msprobe")
+TARGET = os.path.join(FIXTURES, "dump_tensor_bf16", "step0")
+GOLDEN = os.path.join(FIXTURES, "dump_tensor_base", "step0")
+
+
+def webui_built():
+    r = subprocess.run([BIN, "serve", "--help"], capture_output=True, text=True)
+    return r.returncode == 0
+
+
+pytestmark = pytest.mark.skipif(not webui_built(), reason="numprobe built without the web UI")
+
+
+@pytest.fixture(scope="module")
+def compared(tmp_path_factory):
+    out = tmp_path_factory.mktemp("compare")
+    subprocess.run([BIN, "compare", "-tp", TARGET, "-gp", GOLDEN, "-o", str(out)], check=True,
+                   capture_output=True)
+    return out
+
+
+class Served:
+    def __init__(self, args):
+        self.proc = subprocess.Popen([BIN, "serve", *args, "--port", "0"], stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+        self.lines = []
+        for line in self.proc.stdout:
+            self.lines.append(line)
+            m = re.search(r"serving (http://([\d.]+):(\d+)/)", line)
+            if m:
+                self.url, self.host, self.port = m.group(1), m.group(2), int(m.group(3))
+                return
+        raise AssertionError("no URL printed: " + "".join(self.lines) + self.proc.stderr.read())
+
+    def get(self, target, host=None):
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=60)
+        conn.putrequest("GET", target, skip_host=True, skip_accept_encoding=True)
+        conn.putheader("Host", host or f"{self.host}:{self.port}")
+        conn.endheaders()
+        r = conn.getresponse()
+        body = r.read()
+        conn.close()
+        return r.status, body
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGINT)
+        out, err = self.proc.communicate(timeout=60)
+        return self.proc.returncode, "".join(self.lines) + out, err
+
+
+def test_serve_prints_a_loopback_url_and_stops_on_ctrl_c(compared):
+    s = Served([str(compared)])
+    try:
+        assert s.host == "127.0.0.1"
+        assert "proc17044: tensor mode, 65 rows" in "".join(s.lines)
+        status, body = s.get("/api/info")
+        assert status == 200
+        info = json.loads(body)
+        assert info["kind"] == "compare"
+        assert info["runs"][0]["divergence"][0]["op"] == "Functional.conv2d.0.forward"
+        status, body = s.get("/")
+        assert status == 200 and b'<div id="app">' in body
+        for target in ["/../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "/assets/..%2f..%2fetc%2fpasswd"]:
+            status, body = s.get(target)
+            assert status == 400, target
+            assert b"root:" not in body
+        status, _ = s.get("/api/info", host="attacker.example")
+        assert status == 403
+    finally:
+        code, out, err = s.stop()
+    assert code == 0, err
+    assert "numprobe: stopped" in out
+
+
+def test_serve_two_dump_trees_compares_them_on_the_fly():
+    s = Served([TARGET, GOLDEN])
+    try:
+        status, body = s.get("/api/info")
+        info = json.loads(body)
+        assert info["kind"] == "dumps"
+        assert info["runs"][0]["mode"] == "tensor"
+        assert info["runs"][0]["source"] == "compared on the fly"
+        status, body = s.get("/api/tensor?run=0&row=10")
+        assert status == 200
+        assert json.loads(body)["target"]["dtype"] == "bf16"
+    finally:
+        code, _, err = s.stop()
+    assert code == 0, err
+
+
+def test_serve_reports_bad_input(tmp_path):
+    r = subprocess.run([BIN, "serve", str(tmp_path / "missing"), "--port", "0"],
+                       capture_output=True, text=True)
+    assert r.returncode == 3
+    assert "no such file or folder" in r.stderr
+    r = subprocess.run([BIN, "serve", TARGET, GOLDEN, "--golden", GOLDEN, "--port", "0"],
+                       capture_output=True, text=True)
+    assert r.returncode == 2
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        port = busy.getsockname()[1]
+        r = subprocess.run([BIN, "serve", TARGET, GOLDEN, "--port", str(port)],
+                           capture_output=True, text=True)
+    assert r.returncode == 3
+    assert "cannot listen" in r.stderr and r.stderr.count("\n") == 1
+
+
+def test_report_is_one_self_contained_page(compared, tmp_path):
+    out = tmp_path / "report.html"
+    r = subprocess.run([BIN, "report", str(compared), "-o", str(out)], capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr
+    assert "wrote" in r.stdout
+    html = out.read_text(encoding="utf-8")
+    assert not re.search(r"<script[^>]+src=", html)
+    assert not re.search(r"<link[^>]+stylesheet", html)
+    m = re.search(r'<script type="application/json" id="numprobe-data">(.*?)</script>', html,
+                  re.S)
+    assert m
+    assert "<" not in m.group(1)  # every '<' in the data is escaped
+    data = json.loads(m.group(1))
+    assert data["info"]["runs"][0]["divergence"][0]["op"] == "Functional.conv2d.0.forward"
+    assert len(data["runs"][0]["rows"]) == 65
+    # The culprit's tensor detail travels with the report.
+    assert "10" in data["runs"][0]["tensors"]
+    r = subprocess.run([BIN, "report", str(compared)], capture_output=True, text=True)
+    assert r.returncode == 2
+    r = subprocess.run([BIN, "report", str(tmp_path / "missing"), "-o", str(tmp_path / "x.html")],
+                       capture_output=True, text=True)
+    assert r.returncode == 3
+    assert not (tmp_path / "x.html").exists()

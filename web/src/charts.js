@@ -1,0 +1,49 @@
+// ECharts with only the pieces the views use (tree-shaken by the build), and a helper that marks
+// a chart's container data-rendered="true" once ECharts has drawn it (tests wait for that).
+import * as echarts from 'echarts/core';
+import { BarChart, HeatmapChart, LineChart } from 'echarts/charts';
+import {
+  DataZoomComponent,
+  GridComponent,
+  LegendComponent,
+  TitleComponent,
+  TooltipComponent,
+  VisualMapComponent,
+} from 'echarts/components';
+import { CanvasRenderer } from 'echarts/renderers';
+
+echarts.use([
+  BarChart,
+  HeatmapChart,
+  LineChart,
+  DataZoomComponent,
+  GridComponent,
+  LegendComponent,
+  TitleComponent,
+  TooltipComponent,
+  VisualMapComponent,
+  CanvasRenderer,
+]);
+
+const live = new Set();
+
+export function chart(container, option) {
+  container.dataset.rendered = 'false';
+  const instance = echarts.init(container, null, { renderer: 'canvas' });
+  instance.on('finished', () => {
+    container.dataset.rendered = 'true';
+  });
+  instance.setOption({ animation: false, ...option });
+  live.add(instance);
+  return instance;
+}
+
+// Disposes every chart (called before a view is replaced).
+export function disposeCharts() {
+  for (const instance of live) instance.dispose();
+  live.clear();
+}
+
+window.addEventListener('resize', () => {
+  for (const instance of live) instance.resize();
+});
