@@ -254,7 +254,9 @@ class Assembler {
     if (run.size() == 1 && bad_bools == 0 && reinterpret_cast<uintptr_t>(data) % alignment == 0) {
       return Tensor(file_, TensorView::Contiguous(data, dtype, std::move(shape)));
     }
-    NUMPROBE_ASSIGN_OR_RETURN(auto buffer, Buffer::Allocate(static_cast<size_t>(total)));
+    // The parts' contents add up to `total`: every byte is written below.
+    NUMPROBE_ASSIGN_OR_RETURN(auto buffer,
+                              Buffer::AllocateUninitialized(static_cast<size_t>(total)));
     size_t at = 0;
     for (const CkptRawValue& part : run) {
       if (!part.content.empty()) {
