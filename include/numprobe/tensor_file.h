@@ -26,7 +26,7 @@ enum class FileFormat {
   kNpy,
   kNpz,
   kSafetensors,
-  kTorch,        // torch.save zip (>= 1.6) or legacy stream
+  kTorch,  // torch.save zip (>= 1.6) or legacy stream
   kMindSporeCkpt,
 };
 
@@ -34,10 +34,12 @@ enum class FileFormat {
 std::string_view FormatName(FileFormat format);
 
 // Guesses the format from the first bytes of a file (at least 16 where available) and its path.
+// A MindSpore checkpoint without the .ckpt extension is recognised only when `head` holds its
+// whole first record (a trial parse of it decides): pass the whole file where it matters.
 FileFormat DetectFormat(std::span<const std::byte> head, const std::filesystem::path& path);
 
 struct NamedTensor {
-  std::string name;    // flattened with dots for nested containers: "optimizer.state.0.exp_avg"
+  std::string name;  // flattened with dots for nested containers: "optimizer.state.0.exp_avg"
   Tensor tensor;
   std::string device;  // where the writer said it lived ("cuda:0", "npu:0"); "" if not recorded
 };
@@ -50,9 +52,9 @@ struct NamedView {
 
 struct TensorFile {
   FileFormat format = FileFormat::kUnknown;
-  std::vector<NamedTensor> tensors;                              // in file order
-  std::vector<std::pair<std::string, std::string>> metadata;     // e.g. safetensors __metadata__
-  std::vector<std::string> warnings;                             // non-fatal findings (CRC, ...)
+  std::vector<NamedTensor> tensors;                           // in file order
+  std::vector<std::pair<std::string, std::string>> metadata;  // e.g. safetensors __metadata__
+  std::vector<std::string> warnings;                          // non-fatal findings (CRC, ...)
 };
 
 struct ReadOptions {

@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,6 +12,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "numprobe/buffer.h"
 #include "numprobe/stats.h"
 #include "numprobe/tensor_file.h"
 
@@ -58,12 +58,14 @@ std::vector<fs::path> ListFiles(const fs::path& root, std::vector<std::string>* 
   return files;
 }
 
+// Detection sees the whole file (a memory map, read only where looked at): a checkpoint without
+// its extension is recognised by a trial parse of its first record. A file that cannot be mapped
+// is judged by its extension alone, and reading it reports the error.
 bool LooksLikeTensorFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  char head[64] = {};
-  in.read(head, sizeof(head));
-  const auto n = static_cast<size_t>(in.gcount());
-  return DetectFormat(std::as_bytes(std::span<const char>(head, n)), path) != FileFormat::kUnknown;
+  const auto buffer = Buffer::MapFile(path);
+  const std::span<const std::byte> bytes =
+      buffer ? (*buffer)->bytes() : std::span<const std::byte>();
+  return DetectFormat(bytes, path) != FileFormat::kUnknown;
 }
 
 std::string ShapeText(const std::vector<int64_t>& shape) {
