@@ -23,6 +23,11 @@ class Buffer {
   static Result<std::shared_ptr<const Buffer>> MapFile(const std::filesystem::path& path);
   // A zero-filled, 64-byte aligned heap buffer of `size` bytes; kOutOfRange if it cannot be had.
   static Result<std::shared_ptr<Buffer>> Allocate(size_t size);
+  // As Allocate, but the `size` bytes are left uninitialized (the alignment padding after them is
+  // still zeroed): for readers that overwrite every byte right away, saving a pass over memory.
+  // The caller must write every byte before the buffer is read or shared; where a partial write
+  // is possible (an error half-way that still exposes the buffer), use Allocate.
+  static Result<std::shared_ptr<Buffer>> AllocateUninitialized(size_t size);
   // A heap copy of `bytes`.
   static Result<std::shared_ptr<Buffer>> CopyOf(std::span<const std::byte> bytes);
 

@@ -34,6 +34,8 @@ enum class FileFormat {
 std::string_view FormatName(FileFormat format);
 
 // Guesses the format from the first bytes of a file (at least 16 where available) and its path.
+// A MindSpore checkpoint without the .ckpt extension is recognised only when `head` holds its
+// whole first record (a trial parse of it decides): pass the whole file where it matters.
 FileFormat DetectFormat(std::span<const std::byte> head, const std::filesystem::path& path);
 
 struct NamedTensor {

@@ -1,15 +1,15 @@
 #include "numprobe/buffer.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <new>
 #include <string>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace numprobe {
 namespace {
@@ -58,7 +58,7 @@ Result<std::shared_ptr<const Buffer>> Buffer::MapFile(const std::filesystem::pat
   return std::shared_ptr<const Buffer>(new Buffer(static_cast<std::byte*>(addr), size, true));
 }
 
-Result<std::shared_ptr<Buffer>> Buffer::Allocate(size_t size) {
+Result<std::shared_ptr<Buffer>> Buffer::AllocateUninitialized(size_t size) {
   if (size == 0) return std::shared_ptr<Buffer>(new Buffer(nullptr, 0, false));
   if (size > SIZE_MAX - kAlignment) return Status::OutOfRange("allocation size overflows");
   const size_t rounded = (size + kAlignment - 1) / kAlignment * kAlignment;
@@ -67,12 +67,19 @@ Result<std::shared_ptr<Buffer>> Buffer::Allocate(size_t size) {
   if (p == nullptr) {
     return Status::OutOfRange("cannot allocate " + std::to_string(size) + " bytes");
   }
-  std::memset(p, 0, rounded);
+  // The padding is never written by callers; zeroed so that no byte of a buffer is indeterminate.
+  std::memset(static_cast<std::byte*>(p) + size, 0, rounded - size);
   return std::shared_ptr<Buffer>(new Buffer(static_cast<std::byte*>(p), size, false));
 }
 
+Result<std::shared_ptr<Buffer>> Buffer::Allocate(size_t size) {
+  NUMPROBE_ASSIGN_OR_RETURN(auto buffer, AllocateUninitialized(size));
+  if (size != 0) std::memset(buffer->mutable_data(), 0, size);
+  return buffer;
+}
+
 Result<std::shared_ptr<Buffer>> Buffer::CopyOf(std::span<const std::byte> bytes) {
-  NUMPROBE_ASSIGN_OR_RETURN(auto buffer, Allocate(bytes.size()));
+  NUMPROBE_ASSIGN_OR_RETURN(auto buffer, AllocateUninitialized(bytes.size()));
   if (!bytes.empty()) std::memcpy(buffer->mutable_data(), bytes.data(), bytes.size());
   return buffer;
 }

@@ -67,7 +67,7 @@ Status ValidateView(DType dtype, const std::vector<int64_t>& shape,
   }
   if (!CheckedNumel(shape)) return Status::OutOfRange("shape product overflows 64 bits");
   if (empty) return Status::Ok();  // addresses nothing, whatever the strides say
-  int64_t last = 0;  // element index of the last element relative to the first
+  int64_t last = 0;                // element index of the last element relative to the first
   for (size_t i = 0; i < shape.size(); ++i) {
     auto term = CheckedMul<int64_t>(shape[i] - 1, strides[i]);
     if (!term) return Status::OutOfRange("stride * size overflows 64 bits");
@@ -86,7 +86,11 @@ Status ValidateView(DType dtype, const std::vector<int64_t>& shape,
   return Status::Ok();
 }
 
-Result<Tensor> Tensor::Zeros(DType dtype, std::vector<int64_t> shape) {
+namespace {
+
+// A new contiguous heap tensor; `zeroed` = false leaves its bytes for the caller to write, every
+// one of them.
+Result<Tensor> NewContiguous(DType dtype, std::vector<int64_t> shape, bool zeroed) {
   for (int64_t d : shape) {
     if (d < 0) return Status::InvalidArgument("negative dimension " + std::to_string(d));
   }
@@ -94,13 +98,22 @@ Result<Tensor> Tensor::Zeros(DType dtype, std::vector<int64_t> shape) {
   if (!numel) return Status::OutOfRange("shape product overflows 64 bits");
   auto bytes = CheckedMul<int64_t>(*numel, ItemSize(dtype));
   if (!bytes) return Status::OutOfRange("tensor size overflows 64 bits");
-  NUMPROBE_ASSIGN_OR_RETURN(auto buffer, Buffer::Allocate(static_cast<size_t>(*bytes)));
+  const auto size = static_cast<size_t>(*bytes);
+  NUMPROBE_ASSIGN_OR_RETURN(auto buffer,
+                            zeroed ? Buffer::Allocate(size) : Buffer::AllocateUninitialized(size));
   TensorView view = TensorView::Contiguous(buffer->data(), dtype, std::move(shape));
   return Tensor(std::move(buffer), std::move(view));
 }
 
+}  // namespace
+
+Result<Tensor> Tensor::Zeros(DType dtype, std::vector<int64_t> shape) {
+  return NewContiguous(dtype, std::move(shape), /*zeroed=*/true);
+}
+
 Result<Tensor> Tensor::CopyOf(const TensorView& src) {
-  NUMPROBE_ASSIGN_OR_RETURN(Tensor out, Zeros(src.dtype, src.shape));
+  // Every element is copied below, so the buffer is not zero-filled first.
+  NUMPROBE_ASSIGN_OR_RETURN(Tensor out, NewContiguous(src.dtype, src.shape, /*zeroed=*/false));
   const int64_t n = src.numel();
   if (n == 0) return out;
   const int item = ItemSize(src.dtype);

@@ -1,5 +1,6 @@
 #include "io/atomic_output.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -78,13 +79,19 @@ Result<AtomicOutput> AtomicOutput::Create(const std::filesystem::path& path) {
 Status AtomicOutput::Write(std::span<const std::byte> bytes) {
   if (!error_.ok()) return error_;
   if (fd_ < 0) return Status::Internal("write after commit");
+  // At most 1 GiB per call: write(2) transfers at most about 2 GiB at once anyway.
+  constexpr size_t kMaxChunk = size_t{1} << 30;
   const std::byte* p = bytes.data();
   size_t left = bytes.size();
   while (left > 0) {
-    const ssize_t n = ::write(fd_, p, left);
+    const ssize_t n = ::write(fd_, p, std::min(left, kMaxChunk));
     if (n < 0) {
       if (errno == EINTR) continue;
       error_ = Status::IoError(final_path_.string() + ": write failed: " + ErrnoText());
+      return error_;
+    }
+    if (n == 0) {  // never loop on a write that makes no progress
+      error_ = Status::IoError(final_path_.string() + ": write failed: no progress");
       return error_;
     }
     p += n;

@@ -1,6 +1,7 @@
 // AtomicOutput: writes a file under a temporary name beside its final path ("<path>.tmp-XXXXXX")
-// and renames it into place on Commit(), so that a crash or an error never leaves a half-written
-// file under the final name. Used by the .npy and zip writers. Not thread-safe; one writer each.
+// and renames it into place on Commit() after an fsync, so that a crash or an error never leaves a
+// half-written file under the final name. Every writer of the library goes through it (.npy, zip,
+// safetensors, MindSpore .ckpt). Not thread-safe; one writer each.
 #ifndef NUMPROBE_IO_ATOMIC_OUTPUT_H_
 #define NUMPROBE_IO_ATOMIC_OUTPUT_H_
 
@@ -27,12 +28,13 @@ class AtomicOutput {
   // Creates the temporary file. kIoError if the folder is not writable.
   static Result<AtomicOutput> Create(const std::filesystem::path& path);
 
-  // Appends `bytes`; kIoError on a failed write (the error sticks: later calls fail too).
+  // Appends `bytes`; kIoError on a failed write (the error sticks: later calls and Commit() fail
+  // with it).
   Status Write(std::span<const std::byte> bytes);
   Status Write(std::string_view text) { return Write(std::as_bytes(std::span(text))); }
   // Bytes written so far.
   uint64_t offset() const { return offset_; }
-  // Flushes, closes and renames the file to its final path.
+  // Flushes to disk (fsync), closes and renames the file to its final path.
   Status Commit();
 
  private:

@@ -15,18 +15,14 @@
 //   once into a new Buffer. Nothing is copied through protobuf strings.
 #include "numprobe/ckpt.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/stubs/common.h>
-#include <unistd.h>
 #ifdef NUMPROBE_WITH_ZLIB
 #include <zlib.h>
 #endif
 
 #include <algorithm>
-#include <atomic>
-#include <cerrno>
 #include <cstring>
 #include <string>
 #include <string_view>
@@ -37,6 +33,7 @@
 #include "numprobe/checked.h"
 
 #include "checkpoint.pb.h"
+#include "io/atomic_output.h"
 #include "io/ckpt_internal.h"
 
 namespace numprobe {
@@ -257,7 +254,9 @@ class Assembler {
     if (run.size() == 1 && bad_bools == 0 && reinterpret_cast<uintptr_t>(data) % alignment == 0) {
       return Tensor(file_, TensorView::Contiguous(data, dtype, std::move(shape)));
     }
-    NUMPROBE_ASSIGN_OR_RETURN(auto buffer, Buffer::Allocate(static_cast<size_t>(total)));
+    // The parts' contents add up to `total`: every byte is written below.
+    NUMPROBE_ASSIGN_OR_RETURN(auto buffer,
+                              Buffer::AllocateUninitialized(static_cast<size_t>(total)));
     size_t at = 0;
     for (const CkptRawValue& part : run) {
       if (!part.content.empty()) {
@@ -301,89 +300,30 @@ class Assembler {
   TensorFile* out_;
 };
 
-// Writes everything it is given to a file descriptor, keeping the CRC-32 of the bytes.
-class FdOutput : public google::protobuf::io::CopyingOutputStream {
+// Passes protobuf's output on to an AtomicOutput, keeping the CRC-32 of the bytes for the
+// crc_num trailer.
+class CrcOutputStream : public google::protobuf::io::CopyingOutputStream {
  public:
-  explicit FdOutput(int fd) : fd_(fd) {}
+  explicit CrcOutputStream(detail::AtomicOutput* out) : out_(out) {}
 
   bool Write(const void* buffer, int size) override {
+    const std::span<const std::byte> bytes(static_cast<const std::byte*>(buffer),
+                                           static_cast<size_t>(size));
 #ifdef NUMPROBE_WITH_ZLIB
-    crc_ = Crc32(crc_, buffer, static_cast<size_t>(size));
+    crc_ = Crc32(crc_, bytes.data(), bytes.size());
 #endif
-    return WriteRaw(buffer, static_cast<size_t>(size));
-  }
-
-  // Writes without counting the bytes in the CRC (the trailer itself).
-  bool WriteRaw(const void* buffer, size_t size) {
-    const auto* p = static_cast<const char*>(buffer);
-    while (size > 0) {
-      const ssize_t n = ::write(fd_, p, size);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        error_ = n < 0 ? errno : EIO;
-        return false;
-      }
-      p += n;
-      size -= static_cast<size_t>(n);
-    }
-    return true;
+    status_ = out_->Write(bytes);
+    return status_.ok();
   }
 
   uint32_t crc() const { return crc_; }
-  int error() const { return error_; }
+  // The first write error (kIoError naming the file), or Ok.
+  const Status& status() const { return status_; }
 
  private:
-  int fd_;
+  detail::AtomicOutput* out_;
   uint32_t crc_ = 0;
-  int error_ = 0;
-};
-
-// A temporary file next to the destination, removed unless Commit() renamed it into place.
-class TempFile {
- public:
-  ~TempFile() {
-    if (fd_ >= 0) ::close(fd_);
-    if (!committed_ && !path_.empty()) ::unlink(path_.c_str());
-  }
-
-  Status Open(const std::filesystem::path& target) {
-    static std::atomic<uint64_t> counter{0};
-    for (int attempt = 0; attempt < 100; ++attempt) {
-      path_ = fmt::format("{}.tmp.{}.{}", target.string(), ::getpid(), counter++);
-      fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-      if (fd_ >= 0) return Status::Ok();
-      if (errno != EEXIST) {
-        const int err = errno;
-        path_.clear();
-        return Status::IoError(
-            fmt::format("{}: cannot create: {}", target.string(), std::strerror(err)));
-      }
-    }
-    path_.clear();
-    return Status::IoError(fmt::format("{}: cannot create a temporary file", target.string()));
-  }
-
-  Status Commit(const std::filesystem::path& target) {
-    const int fd = fd_;
-    fd_ = -1;
-    if (::close(fd) != 0) {
-      return Status::IoError(
-          fmt::format("{}: cannot write: {}", target.string(), std::strerror(errno)));
-    }
-    if (::rename(path_.c_str(), target.c_str()) != 0) {
-      return Status::IoError(
-          fmt::format("{}: cannot rename into place: {}", target.string(), std::strerror(errno)));
-    }
-    committed_ = true;
-    return Status::Ok();
-  }
-
-  int fd() const { return fd_; }
-
- private:
-  std::string path_;
-  int fd_ = -1;
-  bool committed_ = false;
+  Status status_;
 };
 
 Status CheckWritable(std::span<const NamedView> tensors, bool with_crc) {
@@ -492,22 +432,21 @@ Status WriteMindSporeCkptSliced(const std::filesystem::path& path,
     return Status::InvalidArgument(fmt::format("slice size {} not in [1, 1 GiB]", slice_bytes));
   }
   NUMPROBE_RETURN_IF_ERROR(CheckWritable(tensors, with_crc));
-  TempFile temp;
-  NUMPROBE_RETURN_IF_ERROR(temp.Open(path));
-  FdOutput output(temp.fd());
+  NUMPROBE_ASSIGN_OR_RETURN(AtomicOutput file, AtomicOutput::Create(path));
+  CrcOutputStream output(&file);
   {
     google::protobuf::io::CopyingOutputStreamAdaptor stream(&output);
     for (const NamedView& t : tensors) {
-      Status status = WriteTensor(t, slice_bytes, &stream);
-      if (!status.ok() || output.error() != 0) {
+      const Status status = WriteTensor(t, slice_bytes, &stream);
+      if (!output.status().ok()) return output.status();
+      if (!status.ok()) {
         return Status::IoError(
-            fmt::format("{}: cannot write: {}", path.string(),
-                        output.error() != 0 ? std::strerror(output.error()) : status.message()));
+            fmt::format("{}: cannot write: {}", path.string(), status.message()));
       }
     }
     if (!stream.Flush()) {
-      return Status::IoError(
-          fmt::format("{}: cannot write: {}", path.string(), std::strerror(output.error())));
+      if (!output.status().ok()) return output.status();
+      return Status::IoError(fmt::format("{}: cannot write", path.string()));
     }
   }
   if (with_crc) {
@@ -515,12 +454,9 @@ Status WriteMindSporeCkptSliced(const std::filesystem::path& path,
     for (int shift = 72; shift >= 0; shift -= 8) {
       trailer += static_cast<char>(shift >= 32 ? 0 : (output.crc() >> shift) & 0xFF);
     }
-    if (!output.WriteRaw(trailer.data(), trailer.size())) {
-      return Status::IoError(
-          fmt::format("{}: cannot write: {}", path.string(), std::strerror(output.error())));
-    }
+    NUMPROBE_RETURN_IF_ERROR(file.Write(trailer));  // not part of the CRC it carries
   }
-  return temp.Commit(path);
+  return file.Commit();
 }
 
 }  // namespace detail

@@ -57,6 +57,11 @@ struct CkptRawValue {
 // kUnsupported for a MapTensor value. Messages name the value index, offset and tag.
 Result<std::vector<CkptRawValue>> DecodeCkptValues(std::span<const std::byte> bytes);
 
+// Decodes only the first record of `bytes`, with the rules and errors of DecodeCkptValues; the
+// record must be present in full. Format detection uses it as the trial parse that recognises a
+// checkpoint without its .ckpt extension.
+Result<CkptRawValue> DecodeFirstCkptValue(std::span<const std::byte> bytes);
+
 // A value as the generated parser (checkpoint.pb.h) sees it.
 struct CkptReferenceValue {
   std::string tag;

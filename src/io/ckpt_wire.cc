@@ -316,68 +316,92 @@ std::string QuoteCkptText(std::string_view text) {
   return out;
 }
 
-Result<std::vector<CkptRawValue>> DecodeCkptValues(std::span<const std::byte> bytes) {
-  std::vector<CkptRawValue> values;
-  if (bytes.empty()) return values;
-  // Every MindSpore writer starts with a Checkpoint.value record. Cipher text (AES-GCM, AES-CBC,
-  // SM4-CBC) and other formats almost never do, and would otherwise fail somewhere arbitrary.
+namespace {
+
+// Every MindSpore writer starts with a Checkpoint.value record. Cipher text (AES-GCM, AES-CBC,
+// SM4-CBC) and other formats almost never do, and would otherwise fail somewhere arbitrary.
+Status CheckFirstByte(std::span<const std::byte> bytes) {
   if (static_cast<uint8_t>(bytes[0]) != kValueTag) {
     return Status::Corrupt(fmt::format(
         "file looks encrypted or is not a MindSpore checkpoint: it starts with byte 0x{:02x}, a "
         "checkpoint starts with 0x0a",
         static_cast<uint8_t>(bytes[0])));
   }
-  uint64_t pos = 0;
-  while (pos < bytes.size()) {
-    const uint64_t left = bytes.size() - pos;
-    // CodedInputStream counts in int: each record gets its own stream, so the file may exceed
-    // 2 GiB while each record stays below it (MindSpore's records are at most 512 MiB of data).
-    const int window = static_cast<int>(std::min<uint64_t>(left, INT_MAX));
-    const std::byte* base = bytes.data() + pos;
-    CodedInputStream in(reinterpret_cast<const uint8_t*>(base), window);
-    in.SetTotalBytesLimit(window);
-    in.SetRecursionLimit(kCkptMaxNesting);
-    const uint32_t tag = ReadTagStrict(&in);
-    if (tag == 0) {
-      return Status::Corrupt(fmt::format("malformed field tag at offset {}", pos));
-    }
-    if (WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_END_GROUP) {
-      return Status::Corrupt(fmt::format("unexpected end-group tag at offset {}", pos));
-    }
-    if (tag != kValueTag) {
-      // Unknown top-level field (or field 1 with another wire type, which protobuf also treats
-      // as unknown): skipped.
-      if (!SkipUnknownField(&in, tag, kCkptMaxNesting)) {
-        return Status::Corrupt(
-            fmt::format("malformed, truncated or too deeply nested unknown field {} at offset {}",
-                        WireFormatLite::GetTagFieldNumber(tag), pos));
-      }
-      pos += static_cast<uint64_t>(in.CurrentPosition());
-      continue;
-    }
-    const size_t index = values.size();
-    const int after_tag = in.CurrentPosition();
-    uint64_t length = 0;
-    if (!in.ReadVarint64(&length) || in.CurrentPosition() - after_tag > kMaxLengthBytes) {
-      return Status::Corrupt(fmt::format("{}: malformed length", Where(index, pos, "")));
-    }
-    const auto header = static_cast<uint64_t>(in.CurrentPosition());
-    if (length > left - header) {
-      return Status::Corrupt(fmt::format("{}: length {} exceeds the {} bytes left in the file",
-                                         Where(index, pos, ""), length, left - header));
-    }
-    if (length > static_cast<uint64_t>(window) - header || length > kMaxLength) {
-      return Status::OutOfRange(fmt::format("{}: length {} exceeds protobuf's 2 GiB message limit",
-                                            Where(index, pos, ""), length));
-    }
-    const auto limit = in.PushLimit(static_cast<int>(length));
-    ValueDecoder decoder(&in, base, pos, index, pos);
-    NUMPROBE_ASSIGN_OR_RETURN(CkptRawValue value, decoder.Decode());
-    in.PopLimit(limit);
-    values.push_back(std::move(value));
-    pos += header + length;
+  return Status::Ok();
+}
+
+// Decodes the top-level record at `*pos` (< bytes.size()) and moves `*pos` past it: a
+// Checkpoint.value is appended to `values`, an unknown field is skipped.
+Status DecodeRecord(std::span<const std::byte> bytes, uint64_t* pos,
+                    std::vector<CkptRawValue>* values) {
+  const uint64_t left = bytes.size() - *pos;
+  // CodedInputStream counts in int: each record gets its own stream, so the file may exceed
+  // 2 GiB while each record stays below it (MindSpore's records are at most 512 MiB of data).
+  const int window = static_cast<int>(std::min<uint64_t>(left, INT_MAX));
+  const std::byte* base = bytes.data() + *pos;
+  CodedInputStream in(reinterpret_cast<const uint8_t*>(base), window);
+  in.SetTotalBytesLimit(window);
+  in.SetRecursionLimit(kCkptMaxNesting);
+  const uint32_t tag = ReadTagStrict(&in);
+  if (tag == 0) {
+    return Status::Corrupt(fmt::format("malformed field tag at offset {}", *pos));
   }
+  if (WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_END_GROUP) {
+    return Status::Corrupt(fmt::format("unexpected end-group tag at offset {}", *pos));
+  }
+  if (tag != kValueTag) {
+    // Unknown top-level field (or field 1 with another wire type, which protobuf also treats
+    // as unknown): skipped.
+    if (!SkipUnknownField(&in, tag, kCkptMaxNesting)) {
+      return Status::Corrupt(
+          fmt::format("malformed, truncated or too deeply nested unknown field {} at offset {}",
+                      WireFormatLite::GetTagFieldNumber(tag), *pos));
+    }
+    *pos += static_cast<uint64_t>(in.CurrentPosition());
+    return Status::Ok();
+  }
+  const size_t index = values->size();
+  const int after_tag = in.CurrentPosition();
+  uint64_t length = 0;
+  if (!in.ReadVarint64(&length) || in.CurrentPosition() - after_tag > kMaxLengthBytes) {
+    return Status::Corrupt(fmt::format("{}: malformed length", Where(index, *pos, "")));
+  }
+  const auto header = static_cast<uint64_t>(in.CurrentPosition());
+  if (length > left - header) {
+    return Status::Corrupt(fmt::format("{}: length {} exceeds the {} bytes left in the file",
+                                       Where(index, *pos, ""), length, left - header));
+  }
+  if (length > static_cast<uint64_t>(window) - header || length > kMaxLength) {
+    return Status::OutOfRange(fmt::format("{}: length {} exceeds protobuf's 2 GiB message limit",
+                                          Where(index, *pos, ""), length));
+  }
+  const auto limit = in.PushLimit(static_cast<int>(length));
+  ValueDecoder decoder(&in, base, *pos, index, *pos);
+  NUMPROBE_ASSIGN_OR_RETURN(CkptRawValue value, decoder.Decode());
+  in.PopLimit(limit);
+  values->push_back(std::move(value));
+  *pos += header + length;
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::vector<CkptRawValue>> DecodeCkptValues(std::span<const std::byte> bytes) {
+  std::vector<CkptRawValue> values;
+  if (bytes.empty()) return values;
+  NUMPROBE_RETURN_IF_ERROR(CheckFirstByte(bytes));
+  uint64_t pos = 0;
+  while (pos < bytes.size()) NUMPROBE_RETURN_IF_ERROR(DecodeRecord(bytes, &pos, &values));
   return values;
+}
+
+Result<CkptRawValue> DecodeFirstCkptValue(std::span<const std::byte> bytes) {
+  if (bytes.empty()) return Status::Corrupt("empty input: no first value");
+  NUMPROBE_RETURN_IF_ERROR(CheckFirstByte(bytes));
+  std::vector<CkptRawValue> values;
+  uint64_t pos = 0;
+  NUMPROBE_RETURN_IF_ERROR(DecodeRecord(bytes, &pos, &values));
+  return std::move(values.front());  // byte 0 is the value tag: the record is a value
 }
 
 Result<std::vector<CkptReferenceValue>> DecodeCkptValuesReference(

@@ -13,9 +13,7 @@
 #include "numprobe/safetensors.h"
 
 #include <algorithm>
-#include <atomic>
 #include <bit>
-#include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <numeric>
@@ -25,7 +23,6 @@
 #include <unordered_set>
 #include <vector>
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <rapidjson/error/en.h>
 #include <rapidjson/memorystream.h>
@@ -33,10 +30,10 @@
 #include <rapidjson/stream.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
-#include <unistd.h>
 
 #include "numprobe/checked.h"
 
+#include "io/atomic_output.h"
 #include "io/safetensors_internal.h"
 
 namespace numprobe {
@@ -659,89 +656,6 @@ Result<TensorFile> ReadSafetensors(std::shared_ptr<const Buffer> file, const Rea
 
 namespace {
 
-// A file created next to its destination and renamed into place on Commit(), so that readers
-// never see a partial file; removed if not committed.
-class TempFile {
- public:
-  TempFile(const TempFile&) = delete;
-  TempFile& operator=(const TempFile&) = delete;
-  TempFile(TempFile&& other) noexcept
-      : fd_(std::exchange(other.fd_, -1)), path_(std::move(other.path_)) {}
-  TempFile& operator=(TempFile&&) = delete;
-  ~TempFile() {
-    if (fd_ >= 0) {
-      ::close(fd_);
-      ::unlink(path_.c_str());
-    }
-  }
-
-  static Result<TempFile> Create(const std::filesystem::path& destination) {
-    static std::atomic<uint64_t> counter{0};
-    const std::filesystem::path dir =
-        destination.has_parent_path() ? destination.parent_path() : std::filesystem::path(".");
-    for (int attempt = 0; attempt < 16; ++attempt) {
-      const std::filesystem::path path =
-          dir / fmt::format(".{}.tmp-{}-{}", destination.filename().string(), ::getpid(),
-                            counter.fetch_add(1));
-      // 0666 and the umask, like any new file (mkstemp would make it 0600).
-      const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-      if (fd >= 0) return TempFile(fd, path);
-      const int err = errno;
-      if (err != EEXIST) {
-        return Status::IoError(
-            fmt::format("cannot create temporary file {}: {}", path.string(), std::strerror(err)));
-      }
-    }
-    return Status::IoError("cannot create a temporary file next to " + destination.string());
-  }
-
-  Status Write(const void* data, size_t size) {
-    const auto* p = static_cast<const char*>(data);
-    while (size > 0) {
-      const size_t chunk = std::min<size_t>(size, size_t{1} << 30);
-      const ssize_t n = ::write(fd_, p, chunk);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) {
-        const int err = errno;
-        return Status::IoError(
-            fmt::format("cannot write {}: {}", path_.string(), std::strerror(err)));
-      }
-      if (n == 0) return Status::IoError("cannot write " + path_.string() + ": no progress");
-      p += n;
-      size -= static_cast<size_t>(n);
-    }
-    return Status::Ok();
-  }
-
-  Status Commit(const std::filesystem::path& destination) {
-    if (::fsync(fd_) != 0) {
-      const int err = errno;
-      return Status::IoError(
-          fmt::format("cannot flush {}: {}", path_.string(), std::strerror(err)));
-    }
-    const int fd = std::exchange(fd_, -1);
-    if (::close(fd) != 0) {
-      const int err = errno;
-      ::unlink(path_.c_str());
-      return Status::IoError(
-          fmt::format("cannot close {}: {}", path_.string(), std::strerror(err)));
-    }
-    if (::rename(path_.c_str(), destination.c_str()) != 0) {
-      const int err = errno;
-      ::unlink(path_.c_str());
-      return Status::IoError(fmt::format("cannot rename {} to {}: {}", path_.string(),
-                                         destination.string(), std::strerror(err)));
-    }
-    return Status::Ok();
-  }
-
- private:
-  TempFile(int fd, std::filesystem::path path) : fd_(fd), path_(std::move(path)) {}
-
-  int fd_;
-  std::filesystem::path path_;
-};
-
 struct WriteItem {
   const NamedView* tensor;
   int rank;  // index in kSpecDTypes
@@ -854,22 +768,22 @@ Status WriteSafetensors(const std::filesystem::path& path, std::span<const Named
                                           header.size(), kMaxHeaderBytes));
   }
 
-  NUMPROBE_ASSIGN_OR_RETURN(TempFile file, TempFile::Create(path));
-  const uint64_t n = header.size();
-  NUMPROBE_RETURN_IF_ERROR(file.Write(&n, sizeof(n)));
-  NUMPROBE_RETURN_IF_ERROR(file.Write(header.data(), header.size()));
+  NUMPROBE_ASSIGN_OR_RETURN(detail::AtomicOutput file, detail::AtomicOutput::Create(path));
+  const uint64_t n = header.size();  // little-endian, asserted above
+  NUMPROBE_RETURN_IF_ERROR(file.Write(std::as_bytes(std::span(&n, 1))));
+  NUMPROBE_RETURN_IF_ERROR(file.Write(header));
   for (const WriteItem& item : items) {
     const TensorView& view = item.tensor->view;
     if (item.bytes == 0) continue;
     if (view.is_contiguous()) {
-      NUMPROBE_RETURN_IF_ERROR(file.Write(view.first(), item.bytes));
+      NUMPROBE_RETURN_IF_ERROR(file.Write({view.first(), static_cast<size_t>(item.bytes)}));
     } else {
       auto copy = Tensor::CopyOf(view);
       if (!copy) return copy.error().WithContext("tensor " + Quote(item.tensor->name));
-      NUMPROBE_RETURN_IF_ERROR(file.Write(copy->view().first(), item.bytes));
+      NUMPROBE_RETURN_IF_ERROR(file.Write({copy->view().first(), static_cast<size_t>(item.bytes)}));
     }
   }
-  return file.Commit(path);
+  return file.Commit();
 }
 
 }  // namespace numprobe

@@ -11,6 +11,8 @@
 #include "numprobe/zip.h"
 #ifdef NUMPROBE_WITH_PROTOBUF
 #include "numprobe/ckpt.h"
+
+#include "io/ckpt_internal.h"
 #endif
 
 namespace numprobe {
@@ -41,6 +43,21 @@ FileFormat ClassifyZip(const std::shared_ptr<const Buffer>& buffer, const ReadOp
     }
   }
   return FileFormat::kNpz;
+}
+
+// A MindSpore checkpoint has no magic number, but every writer starts it with a Checkpoint.value
+// record (byte 0x0A): a trial parse of that record with the reader's own rules decides
+// (formats.md §0). A value must hold a tensor, as the reader requires; a MapTensor value
+// (kUnsupported, reported only after the whole record parsed) is a checkpoint all the same.
+bool LooksLikeCkpt(std::span<const std::byte> head) {
+  if (head.empty() || head[0] != std::byte{0x0A}) return false;
+#ifdef NUMPROBE_WITH_PROTOBUF
+  const Result<detail::CkptRawValue> first = detail::DecodeFirstCkptValue(head);
+  if (!first) return first.error().code() == ErrorCode::kUnsupported;
+  return first->has_tensor;
+#else
+  return false;
+#endif
 }
 
 }  // namespace
@@ -84,14 +101,16 @@ FileFormat DetectFormat(std::span<const std::byte> head, const std::filesystem::
     if (c == '{' || c == ' ' || c == '\n' || c == '\t' || c == '\r')
       return FileFormat::kSafetensors;
   }
+  if (LooksLikeCkpt(head)) return FileFormat::kMindSporeCkpt;
   return FileFormat::kUnknown;
 }
 
 Result<TensorFile> ReadTensorBuffer(std::shared_ptr<const Buffer> buffer,
                                     const std::filesystem::path& name_hint,
                                     const ReadOptions& options) {
-  FileFormat format =
-      DetectFormat(buffer->bytes().first(std::min<size_t>(buffer->size(), 64)), name_hint);
+  // The whole file: a checkpoint's trial parse needs its first record in full (the other checks
+  // read a few bytes at the start).
+  FileFormat format = DetectFormat(buffer->bytes(), name_hint);
   if (format == FileFormat::kTorch || format == FileFormat::kNpz) {
     if (StartsWith(buffer->bytes(), "PK")) format = ClassifyZip(buffer, options);
   }

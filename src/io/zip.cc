@@ -377,8 +377,9 @@ Result<ZipData> ZipArchive::Read(const ZipEntry& entry) {
   if (want > std::numeric_limits<size_t>::max()) {
     return Status::OutOfRange("entry " + Quote(entry.name) + " is too large for this machine");
   }
+  // Returned only when inflate produced exactly `want` bytes, so every byte is written.
   NUMPROBE_ASSIGN_OR_RETURN(std::shared_ptr<Buffer> out,
-                            Buffer::Allocate(static_cast<size_t>(want)));
+                            Buffer::AllocateUninitialized(static_cast<size_t>(want)));
 
   z_stream zs{};
   if (inflateInit2(&zs, -MAX_WBITS) != Z_OK) return Status::Internal("inflateInit2 failed");

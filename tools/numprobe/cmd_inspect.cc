@@ -1,16 +1,18 @@
 // numprobe inspect PATH [--json]: tensors, dtypes, shapes and statistics of a file or a folder.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "numprobe/buffer.h"
 #include "numprobe/stats.h"
 #include "numprobe/tensor_file.h"
 
@@ -56,12 +58,14 @@ std::vector<fs::path> ListFiles(const fs::path& root, std::vector<std::string>* 
   return files;
 }
 
+// Detection sees the whole file (a memory map, read only where looked at): a checkpoint without
+// its extension is recognised by a trial parse of its first record. A file that cannot be mapped
+// is judged by its extension alone, and reading it reports the error.
 bool LooksLikeTensorFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  char head[64] = {};
-  in.read(head, sizeof(head));
-  const auto n = static_cast<size_t>(in.gcount());
-  return DetectFormat(std::as_bytes(std::span<const char>(head, n)), path) != FileFormat::kUnknown;
+  const auto buffer = Buffer::MapFile(path);
+  const std::span<const std::byte> bytes =
+      buffer ? (*buffer)->bytes() : std::span<const std::byte>();
+  return DetectFormat(bytes, path) != FileFormat::kUnknown;
 }
 
 std::string ShapeText(const std::vector<int64_t>& shape) {
@@ -74,10 +78,77 @@ std::string Number(double v) {
   return fmt::format("{:.6g}", v);
 }
 
+// Length of the UTF-8 sequence at text[i], with its code point in *code; 0 if the bytes there are
+// not valid UTF-8 (RFC 3629: no overlong forms, surrogates or code points past U+10FFFF).
+size_t Utf8Sequence(std::string_view text, size_t i, uint32_t* code) {
+  const auto lead = static_cast<unsigned char>(text[i]);
+  size_t len = 0;
+  uint32_t min = 0;
+  if (lead < 0x80) {
+    *code = lead;
+    return 1;
+  }
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    len = 2;
+    *code = lead & 0x1Fu;
+    min = 0x80;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    len = 3;
+    *code = lead & 0x0Fu;
+    min = 0x800;
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    len = 4;
+    *code = lead & 0x07u;
+    min = 0x10000;
+  } else {
+    return 0;
+  }
+  if (text.size() - i < len) return 0;
+  for (size_t k = 1; k < len; ++k) {
+    const auto c = static_cast<unsigned char>(text[i + k]);
+    if ((c & 0xC0) != 0x80) return 0;
+    *code = (*code << 6) | (c & 0x3Fu);
+  }
+  if (*code < min || *code > 0x10FFFF || (*code >= 0xD800 && *code <= 0xDFFF)) return 0;
+  return len;
+}
+
+// Untrusted metadata text made safe for one line of a terminal: cut after `max_chars` characters
+// ("..." marks the cut), control characters (C0, DEL, C1) and bytes that are not valid UTF-8
+// written as \xNN, other characters kept as they are. Written by hand: fmt's "{:?}" quotes and
+// escapes but does not cut, and a cut must not split a UTF-8 sequence.
+std::string DisplayText(std::string_view text, size_t max_chars) {
+  std::string out;
+  size_t chars = 0;
+  for (size_t i = 0; i < text.size(); ++chars) {
+    if (chars == max_chars) return out + "...";
+    uint32_t code = 0;
+    const size_t len = Utf8Sequence(text, i, &code);
+    if (len == 0 || code < 0x20 || (code >= 0x7F && code <= 0x9F)) {
+      const size_t n = std::max<size_t>(len, 1);
+      for (size_t k = 0; k < n; ++k) {
+        out += fmt::format("\\x{:02x}", static_cast<unsigned char>(text[i + k]));
+      }
+      i += n;
+    } else {
+      out.append(text.substr(i, len));
+      i += len;
+    }
+  }
+  return out;
+}
+
 void PrintText(const InspectedFile& f) {
   std::printf("%s: %s, %zu tensor%s\n", f.path.c_str(),
               std::string(FormatName(f.file.format)).c_str(), f.file.tensors.size(),
               f.file.tensors.size() == 1 ? "" : "s");
+  // File metadata (safetensors __metadata__, ckpt str values, torch.save format), one line per
+  // key, in file order.
+  constexpr size_t kMaxShownChars = 80;
+  for (const auto& [key, value] : f.file.metadata) {
+    std::printf("  %s: %s\n", DisplayText(key, kMaxShownChars).c_str(),
+                DisplayText(value, kMaxShownChars).c_str());
+  }
   if (f.file.tensors.empty()) return;
   std::vector<std::vector<std::string>> rows;
   rows.push_back(
