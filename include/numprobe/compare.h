@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "numprobe/compare_mapping.h"
 #include "numprobe/dump.h"
 #include "numprobe/dump_layout.h"
 #include "numprobe/result.h"
@@ -123,6 +124,7 @@ struct CompareTable {
 
 struct CompareOptions {
   ThreadPool* pool = nullptr;  // tensor mode; nullptr = ThreadPool::Default()
+  CompareMapping mapping;      // -fm, -dm, -cm, -am and the alignment of unpaired rows
 };
 
 // Compares one pair of dumps. kInvalidArgument when the tasks differ or are not comparable;

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "numprobe/compare.h"
 #include "numprobe/status.h"
@@ -23,6 +24,22 @@ Status WriteCompareCsv(const CompareTable& table, const std::filesystem::path& p
 // which are JSON numbers.
 Status WriteCompareJson(const CompareTable& table, const std::filesystem::path& path,
                         const std::string& target_label, const std::string& golden_label);
+
+// msprobe's highlighting of an xlsx table, per row: red when an NPU Max/Min is NaN/Inf or Max diff
+// (MaxAbsErr) exceeds 1e10, or, comparing an API's outputs with its inputs, when an output's
+// MaxRelativeErr exceeds 0.5 (statistics) or the inputs' 1/1000 ratio exceeds 0.9 while the
+// output's is below 0.6 (tensor); yellow when an output's error is an order of magnitude above an
+// input's (both above 1), its MaxRelativeErr exceeds 0.1 while an input's is below 0.01, its
+// 1/1000 ratio or Cosine drops by more than 0.1 from an input's, or requires_grad differs. Red
+// wins over yellow. No highlighting in md5 mode.
+enum class RowColor : uint8_t { kNone, kYellow, kRed };
+std::vector<RowColor> MsprobeHighlights(const CompareTable& table);
+
+// The same table as an .xlsx workbook with msprobe's highlighting (numbers as numbers, Inf as
+// "inf\t" as msprobe writes it; tables over Excel's row limit continue on further sheets, and
+// highlighting stops past msprobe's 1,048,500 rows). kUnsupported when built without
+// libxlsxwriter.
+Status WriteCompareXlsx(const CompareTable& table, const std::filesystem::path& path);
 
 }  // namespace numprobe
 

@@ -3,7 +3,6 @@
 #include "numprobe/compare.h"
 
 #include <cmath>
-#include <deque>
 #include <string>
 #include <unordered_map>
 
@@ -325,29 +324,8 @@ Result<CompareTable> CompareDumps(const DumpLocation& target, const DumpLocation
     table.stack = std::make_shared<const StackMap>(std::move(stack));
   }
 
-  // Exact pairing on the compare key; the k-th target row of a key takes the k-th golden row.
   const bool debug = IsDebugFile(target) && IsDebugFile(golden);
-  const auto t_keys = detail::CompareKeys(*table.target, !debug, debug);
-  const auto g_keys = detail::CompareKeys(*table.golden, !debug, debug);
-  std::unordered_map<std::string, std::deque<uint32_t>> by_key;
-  for (uint32_t r = 0; r < g_keys.size(); ++r) {
-    if (g_keys[r].has_value()) by_key[*g_keys[r]].push_back(r);
-  }
-  for (uint32_t r = 0; r < t_keys.size(); ++r) {
-    if (!t_keys[r].has_value()) continue;
-    CompareRow row;
-    row.target = r;
-    auto it = by_key.find(*t_keys[r]);
-    if (it != by_key.end() && !it->second.empty()) {
-      row.golden = it->second.front();
-      it->second.pop_front();
-      const bool comparable = detail::DtypesComparable(
-          table.target->Text(table.target->rows[r].dtype),
-          table.golden->Text(table.golden->rows[static_cast<size_t>(row.golden)].dtype));
-      row.match = comparable ? MatchKind::kExact : MatchKind::kDtypeMismatch;
-    }
-    table.rows.push_back(std::move(row));
-  }
+  detail::PairRows(&table, options.mapping, debug);
 
   if (table.mode == CompareMode::kStatistics) {
     for (CompareRow& row : table.rows) detail::FillStatisticsCells(table, &row);

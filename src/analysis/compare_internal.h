@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "numprobe/compare.h"
+#include "numprobe/compare_mapping.h"
 #include "numprobe/dump.h"
 #include "numprobe/dump_layout.h"
 
@@ -57,6 +58,11 @@ bool DtypesComparable(std::string_view a, std::string_view b);
 // of entries msprobe does not parse (a name without forward/backward/parameters_grad).
 std::vector<std::optional<std::string>> CompareKeys(const DumpFile& file, bool renumber_backward,
                                                     bool is_debug_file);
+
+// Pairs the rows of table->target with table->golden per `mapping` (exact keys, -dm/-cm/-am,
+// -fm), applies msprobe's dtype rule, then aligns what is left (mapping.align) and appends a
+// CompareRow per target row msprobe parses.
+void PairRows(CompareTable* table, const CompareMapping& mapping, bool debug_files);
 
 // The statistics-mode cells (Max diff .. NormRelativeErr) of one row.
 void FillStatisticsCells(const CompareTable& table, CompareRow* row);

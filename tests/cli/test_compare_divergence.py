@@ -8,6 +8,7 @@ Environment (set by ctest): NUMPROBE_BIN, NUMPROBE_GOLDEN_DIR.
 """
 import glob
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -115,3 +116,59 @@ def test_results_do_not_depend_on_the_thread_count(tmp_path):
         with open(glob.glob(str(out / "step0" / "*.csv"))[0], encoding="utf-8") as f:
             outputs.append(f.read())
     assert outputs[0] == outputs[1]
+
+
+def read_xlsx(path):
+    """Cells and fill colours of the first sheet of an xlsx written by numprobe (inline strings)."""
+    import re
+    import zipfile
+    import xml.etree.ElementTree as ET
+    ns = {"m": "http://schemas.openxmlformats.org/spreadsheetml/2006/main"}
+    with zipfile.ZipFile(path) as z:
+        sheet = ET.fromstring(z.read("xl/worksheets/sheet1.xml"))
+        styles = ET.fromstring(z.read("xl/styles.xml"))
+    fills = []
+    for fill in styles.find("m:fills", ns):
+        fg = fill.find("m:patternFill/m:fgColor", ns)
+        fills.append(fg.get("rgb") if fg is not None else None)
+    xf_fill = [fills[int(xf.get("fillId"))] for xf in styles.find("m:cellXfs", ns)]
+    rows, colors = [], []
+    for row in sheet.find("m:sheetData", ns):
+        cells, color = [], None
+        for c in row:
+            t = c.find("m:is/m:t", ns)
+            v = c.find("m:v", ns)
+            cells.append(t.text or "" if t is not None else float(v.text))
+            color = xf_fill[int(c.get("s", "0"))] or color
+        rows.append(cells)
+        colors.append(color)
+    return rows, colors
+
+
+def test_xlsx_holds_the_csv_table_with_msprobe_highlighting(tmp_path):
+    case = "nan_stats"
+    for fmt in ("csv", "xlsx"):
+        args = ["-tp", os.path.join(GOLDEN, case, "target"), "-gp", os.path.join(GOLDEN, case, "golden"),
+                "-o", str(tmp_path / fmt)]
+        r = run(*(args + (["--xlsx"] if fmt == "xlsx" else [])))
+        assert r.returncode == 1, r.stderr
+    import csv
+    with open(glob.glob(str(tmp_path / "csv" / "step0" / "*.csv"))[0], newline="", encoding="utf-8") as f:
+        table = list(csv.reader(f))
+    xlsx_paths = glob.glob(str(tmp_path / "xlsx" / "step0" / "compare_result_rank0_*.xlsx"))
+    assert len(xlsx_paths) == 1
+    assert not glob.glob(str(tmp_path / "xlsx" / "step0" / "*.csv"))
+    rows, colors = read_xlsx(xlsx_paths[0])
+    assert len(rows) == len(table)
+    for got, want in zip(rows, table):
+        for g, w in zip(got, want):
+            if isinstance(g, float):  # xlsx keeps 16 significant digits
+                assert math.isclose(g, float(w), rel_tol=1e-15)
+            else:
+                assert g == w
+    header = table[0]
+    max_col = header.index("NPU max")
+    for cells, color in zip(table[1:], colors[1:]):
+        # msprobe paints rows whose NPU max is NaN red; nothing here is yellow.
+        assert (color == "FFFF0000") == (cells[max_col] == "Nan"), (cells[0], color)
+    assert any(c == "FFFF0000" for c in colors)

@@ -24,6 +24,9 @@ void ReportWarning(std::string_view message);
 void SetupInspect(CLI::App& app, int* exit_code);
 void SetupCompare(CLI::App& app, int* exit_code);
 void SetupRun(CLI::App& app, int* exit_code);
+void SetupScan(CLI::App& app, int* exit_code);
+// Also takes the run's command after "config-check collect ... --" off argv (shortening *argc).
+void SetupConfigCheck(CLI::App& app, int* exit_code, int* argc, char** argv);
 
 }  // namespace numprobe::cli
 

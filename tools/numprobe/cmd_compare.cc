@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "numprobe/compare.h"
+#include "numprobe/compare_mapping.h"
 #include "numprobe/compare_writer.h"
 #include "numprobe/divergence.h"
 #include "numprobe/dump_layout.h"
@@ -35,6 +36,14 @@ struct CompareArgs {
   std::string output = "./output";
   int threads = 0;
   bool diff_analyze = false;
+  bool fuzzy = false;
+  std::string data_mapping;
+  CLI::Option* cell_option = nullptr;
+  std::string cell_mapping;
+  CLI::Option* api_option = nullptr;
+  std::string api_mapping;
+  bool no_align = false;
+  bool xlsx = false;
 };
 
 // One option: msprobe's short spelling (if any), the long names, the value name, the help.
@@ -51,6 +60,18 @@ constexpr OptionSpec kOptions[] = {
      "root with step* folders (required)"},
     {"-gp", "--golden_path,--golden", "PATH", "Golden dump, laid out like the target (required)"},
     {"-o", "--output_path", "DIR", "Where results are written (default ./output)"},
+    {nullptr, "--xlsx", nullptr,
+     "Write compare_result_*.xlsx with msprobe's red/yellow highlighting instead of the .csv"},
+    {"-fm", "--fuzzy_match", nullptr,
+     "Pair rows by name without call counts (msprobe's fuzzy match)"},
+    {"-dm", "--data_mapping", "MAP.yaml",
+     "Pair rows by a YAML of target row name: golden row name"},
+    {"-cm", "--cell_mapping", "[MAP.yaml]",
+     "MindSpore cells against PyTorch modules: Cell -> Module, then the YAML's cell renames"},
+    {"-am", "--api_mapping", "[MAP.yaml]",
+     "MindSpore APIs against PyTorch APIs: the built-in table, then the YAML's argument mappings"},
+    {nullptr, "--no_align", nullptr,
+     "Leave rows unpaired by name as unmatched (no sequence alignment over API, shape, dtype)"},
     {"-da", "--diff_analyze", nullptr,
      "Also write msprobe's diff_analyze_{timestamp}.json (the first divergence per rank)"},
     {nullptr, "--threads", "N", "Worker threads (default: all hardware threads)"},
@@ -181,6 +202,32 @@ void PrintDivergence(const std::string& label, const DivergenceReport& r) {
 int RunCompare(const CompareArgs& args) {
   if (args.threads < 0) return ReportError(Status::InvalidArgument("--threads must be >= 0"));
   if (args.threads > 0) ThreadPool::SetDefaultThreads(args.threads);
+  CompareOptions options;
+  CompareMapping& mapping = options.mapping;
+  mapping.fuzzy = args.fuzzy;
+  mapping.align = !args.no_align;
+  if (!args.data_mapping.empty()) {
+    auto map = LoadStringMap(args.data_mapping);
+    if (!map) return ReportError(map.error());
+    mapping.data_mapping = true;
+    mapping.data_map = std::move(*map);
+  }
+  if (args.cell_option != nullptr && args.cell_option->count() > 0) {
+    mapping.cell_mapping = true;
+    if (!args.cell_mapping.empty()) {
+      auto map = LoadStringMap(args.cell_mapping);
+      if (!map) return ReportError(map.error());
+      mapping.cell_map = std::move(*map);
+    }
+  }
+  if (args.api_option != nullptr && args.api_option->count() > 0) {
+    mapping.api_mapping = true;
+    if (!args.api_mapping.empty()) {
+      auto map = LoadApiArgMappings(args.api_mapping);
+      if (!map) return ReportError(map.error());
+      mapping.api_args = std::move(*map);
+    }
+  }
   auto pairs = DiscoverDumpPairs(args.target, args.golden);
   if (!pairs) return ReportError(pairs.error());
 
@@ -195,7 +242,7 @@ int RunCompare(const CompareArgs& args) {
   std::vector<Status> errors(complete.size());
   auto compare_one = [&](int64_t k) {
     const DumpPair& p = *complete[static_cast<size_t>(k)];
-    auto table = CompareDumps(*p.target, *p.golden);
+    auto table = CompareDumps(*p.target, *p.golden, options);
     if (!table) {
       errors[static_cast<size_t>(k)] = table.error();
       return;
@@ -232,9 +279,9 @@ int RunCompare(const CompareArgs& args) {
     if (ec) return ReportError(Status::IoError(fmt::format("{}: {}", dir.string(), ec.message())));
     const std::string stem =
         "compare_result" + (d.pair.rank.empty() ? "" : "_" + d.pair.rank) + "_" + ts;
-    const fs::path csv = dir / (stem + ".csv");
+    const fs::path csv = dir / (stem + (args.xlsx ? ".xlsx" : ".csv"));
     const fs::path json = dir / (stem + ".json");
-    Status s = WriteCompareCsv(d.table, csv);
+    Status s = args.xlsx ? WriteCompareXlsx(d.table, csv) : WriteCompareCsv(d.table, csv);
     if (s.ok()) {
       s = WriteCompareJson(d.table, json, d.pair.target->dump_json.string(),
                            d.pair.golden->dump_json.string());
@@ -305,6 +352,18 @@ int RunCompareArgs(const std::vector<std::string>& raw) {
       parser.add_option(names, args.threads);
     } else if (names == "--diff_analyze") {
       parser.add_flag(names, args.diff_analyze);
+    } else if (names == "--fuzzy_match") {
+      parser.add_flag(names, args.fuzzy);
+    } else if (names == "--data_mapping") {
+      parser.add_option(names, args.data_mapping);
+    } else if (names == "--cell_mapping") {
+      args.cell_option = parser.add_option(names, args.cell_mapping)->expected(0, 1);
+    } else if (names == "--api_mapping") {
+      args.api_option = parser.add_option(names, args.api_mapping)->expected(0, 1);
+    } else if (names == "--no_align") {
+      parser.add_flag(names, args.no_align);
+    } else if (names == "--xlsx") {
+      parser.add_flag(names, args.xlsx);
     }
   }
   std::vector<std::string> rewritten = RewriteArgs(raw);

@@ -41,6 +41,8 @@ int main(int argc, char** argv) {
   numprobe::cli::SetupInspect(app, &exit_code);
   numprobe::cli::SetupCompare(app, &exit_code);
   numprobe::cli::SetupRun(app, &exit_code);
+  numprobe::cli::SetupScan(app, &exit_code);
+  numprobe::cli::SetupConfigCheck(app, &exit_code, &argc, argv);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
