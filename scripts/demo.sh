@@ -37,7 +37,7 @@ mkdir -p "$out/samples" "$out/logs"
 out=$(cd "$out" && pwd)
 
 # numprobe's own subcommands; those not in this build are skipped and reported as such.
-has() { "$bin" "$1" --help >/dev/null 2>&1; }
+has() { "$bin" --help | grep -q "^  $1 "; }
 # Runs numprobe, keeping its output in logs/NAME.log; exit 0 or 1 (findings) is success.
 np() {
   local name=$1
@@ -79,7 +79,10 @@ fi
 
 if has config-check; then
   echo "== Configurations of the two runs"
+  mkdir -p "$out/config_check"
   for run in baseline target; do
+    echo "\$ numprobe config-check collect -o config_check/$run.json --config configs/$run/config.json" \
+      "--weights weights/$run/model.pt -- python train.py --variant $run"
     "$bin" config-check collect -o "$out/config_check/$run.json" \
       --config "$out/configs/$run/config.json" --weights "$out/weights/$run/model.pt" \
       -- "$py" scripts/demo/train.py --variant "$run" >"$out/logs/collect_$run.log" 2>&1 &

@@ -99,18 +99,29 @@ def scan_block(out, planted, checks):
     return lines
 
 
+def short(value, width=48):
+    text = "(absent)" if value is None else str(value)
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
 def config_block(out):
     path = newest(os.path.join(out, "config_check", "config_check_*.json"))
     if path is None:
         return ["  config-check: no result"]
     doc = load(path)
-    bad = [i for i in doc["items"] if i["level"] == "error"]
     lines = [f"  config-check: {doc['counts']['error']} error, {doc['counts']['warning']} warning, "
-             f"{doc['counts']['pass']} pass"]
-    for i in bad[:6]:
-        lines.append(f"    error {i['category']} {i['name']}: {i['a']} | {i['b']}")
-    if len(bad) > 6:
-        lines.append(f"    ... {len(bad) - 6} more errors in {os.path.relpath(path, out)}")
+             f"{doc['counts']['pass']} pass ({os.path.relpath(path, out)})"]
+    bad = [i for i in doc["items"] if i["level"] in ("error", "warning")]
+    # Weight and data files: one line per category (every tensor of a retrained model differs).
+    for category in ("weights", "dataset"):
+        items = [i for i in bad if i["category"] == category]
+        if items:
+            lines.append(f"    {category}: {len(items)} items differ (file hash and per-tensor "
+                         "statistics)")
+    for i in bad:
+        if i["category"] not in ("weights", "dataset"):
+            lines.append(f"    {i['level']} {i['category']} {i['name']}: {short(i['a'])} | "
+                         f"{short(i['b'])}")
     return lines
 
 

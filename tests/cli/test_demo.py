@@ -34,7 +34,8 @@ def summary(stdout):
 
 
 def has(numprobe_bin, command):
-    return subprocess.run([numprobe_bin, command, "--help"], capture_output=True).returncode == 0
+    listing = subprocess.run([numprobe_bin, "--help"], capture_output=True, text=True).stdout
+    return any(line.startswith(f"  {command} ") for line in listing.splitlines())
 
 
 def test_demo_succeeds_and_names_the_planted_op(demo):
@@ -54,6 +55,10 @@ def test_divergence_files_name_the_planted_op(demo):
         (path,) = glob.glob(str(out / "compare" / kind / "divergence_*.json"))
         with open(path) as f:
             doc = json.load(f)
+        # Across steps the earliest is step 0's, although later steps diverge at ops with smaller
+        # entry numbers (their weights differ after the first update).
+        assert doc["first"]["scope"] == "step0", doc["first"]
+        assert doc["first"]["op"]["op_name"] == PLANTED, doc["first"]
         step0 = [r for r in doc["ranks"] if r["scope"] == "step0"]
         assert len(step0) == 1, doc["ranks"]
         first = step0[0]["first"]
