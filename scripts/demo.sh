@@ -81,8 +81,9 @@ if has config-check; then
   echo "== Configurations of the two runs"
   mkdir -p "$out/config_check"
   for run in baseline target; do
-    echo "\$ numprobe config-check collect -o config_check/$run.json --config configs/$run/config.json" \
-      "--weights weights/$run/model.pt -- python train.py --variant $run"
+    echo "\$ numprobe config-check collect -o config_check/$run.json" \
+      "--config configs/$run/config.json --weights weights/$run/model.pt" \
+      "-- python train.py --variant $run"
     "$bin" config-check collect -o "$out/config_check/$run.json" \
       --config "$out/configs/$run/config.json" --weights "$out/weights/$run/model.pt" \
       -- "$py" scripts/demo/train.py --variant "$run" >"$out/logs/collect_$run.log" 2>&1 &

@@ -55,8 +55,9 @@ def compare_block(out, kind, planted, checks):
     op = first["first"]
     where = "/".join(x for x in (first["scope"], first["rank"]) if x)
     ok = op["op_name"] == planted["op"] and step_of(first["scope"]) in (planted["step"], -1)
+    verdict = checks.expect(ok, f"compare ({kind}) named {op['op_name']}")
     lines = [f"  compare ({kind}): first divergence {op['op_name']} ({where}, "
-             f"{op['direction']})   {checks.expect(ok, f'compare ({kind}) named ' + op['op_name'])}",
+             f"{op['direction']})   {verdict}",
              f"    {op['reason']}"]
     if op.get("module_path"):
         lines.append("    in: " + " > ".join(op["module_path"]))
