@@ -73,8 +73,8 @@ struct RankDivergence {
   DivergenceReport report;
 };
 
-// The index in `ranks` of the earliest first divergence (forward before backward, then execution
-// order, then rank order), or -1 when no rank has one.
+// The index in `ranks` of the earliest first divergence (earlier step first, then forward before
+// backward, then execution order, then rank order), or -1 when no rank has one.
 int EarliestDivergence(const std::vector<RankDivergence>& ranks);
 
 // divergence_{ts}.json: {"numprobe_divergence": 1, "first": op | null, "ranks": [{"scope",

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <rapidjson/prettywriter.h>
@@ -111,6 +112,20 @@ void SummaryJson(Writer& w, const DumpFile& file, const PyValue& v) {
   }
 }
 
+// The step number of a scope ("step3", "graph/step3"), or -1 without one: an earlier step's
+// divergence precedes any of a later step's, whatever their entry numbers.
+int64_t ScopeStep(const std::string& scope) {
+  const size_t slash = scope.rfind('/');
+  const std::string last = slash == std::string::npos ? scope : scope.substr(slash + 1);
+  if (last.size() <= 4 || last.compare(0, 4, "step") != 0) return -1;
+  int64_t step = 0;
+  for (size_t i = 4; i < last.size(); ++i) {
+    if (last[i] < '0' || last[i] > '9' || step > (int64_t{1} << 50)) return -1;
+    step = step * 10 + (last[i] - '0');
+  }
+  return step;
+}
+
 }  // namespace
 
 int EarliestDivergence(const std::vector<RankDivergence>& ranks) {
@@ -122,8 +137,10 @@ int EarliestDivergence(const std::vector<RankDivergence>& ranks) {
       best = static_cast<int>(i);
       continue;
     }
-    const DivergenceOp& b = *ranks[static_cast<size_t>(best)].report.first;
-    if (std::make_pair(f->backward, f->entry) < std::make_pair(b.backward, b.entry)) {
+    const RankDivergence& b = ranks[static_cast<size_t>(best)];
+    const DivergenceOp& bf = *b.report.first;
+    if (std::make_tuple(ScopeStep(ranks[i].scope), f->backward, f->entry) <
+        std::make_tuple(ScopeStep(b.scope), bf.backward, bf.entry)) {
       best = static_cast<int>(i);
     }
   }
