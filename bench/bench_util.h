@@ -4,10 +4,6 @@
 #ifndef NUMPROBE_BENCH_BENCH_UTIL_H_
 #define NUMPROBE_BENCH_BENCH_UTIL_H_
 
-#include <fcntl.h>
-#include <sys/resource.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -16,6 +12,10 @@
 #include <functional>
 #include <string>
 #include <vector>
+
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 namespace numprobe::bench {
 

@@ -122,7 +122,7 @@ struct ParamState {
 struct EntryFacts {
   uint32_t entry = 0;
   bool comm = false;
-  int comm_node = -1;  // index into the step's nodes
+  int comm_node = -1;          // index into the step's nodes
   bool in_bad = false;         // a non-finite input, scalar arguments included
   bool in_bad_tensor = false;  // a non-finite input tensor
   bool out_bad = false;

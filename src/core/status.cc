@@ -6,15 +6,24 @@ namespace numprobe {
 
 std::string_view ErrorCodeName(ErrorCode code) {
   switch (code) {
-    case ErrorCode::kOk: return "OK";
-    case ErrorCode::kInvalidArgument: return "invalid argument";
-    case ErrorCode::kNotFound: return "not found";
-    case ErrorCode::kIoError: return "I/O error";
-    case ErrorCode::kCorrupt: return "corrupt";
-    case ErrorCode::kUnsupported: return "unsupported";
-    case ErrorCode::kOutOfRange: return "out of range";
-    case ErrorCode::kRejected: return "rejected";
-    case ErrorCode::kInternal: return "internal error";
+    case ErrorCode::kOk:
+      return "OK";
+    case ErrorCode::kInvalidArgument:
+      return "invalid argument";
+    case ErrorCode::kNotFound:
+      return "not found";
+    case ErrorCode::kIoError:
+      return "I/O error";
+    case ErrorCode::kCorrupt:
+      return "corrupt";
+    case ErrorCode::kUnsupported:
+      return "unsupported";
+    case ErrorCode::kOutOfRange:
+      return "out of range";
+    case ErrorCode::kRejected:
+      return "rejected";
+    case ErrorCode::kInternal:
+      return "internal error";
   }
   return "unknown";
 }

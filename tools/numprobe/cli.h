@@ -10,9 +10,9 @@ namespace numprobe::cli {
 
 enum ExitCode : int {
   kExitOk = 0,
-  kExitFindings = 1,   // a divergence, an anomaly, a difference
+  kExitFindings = 1,  // a divergence, an anomaly, a difference
   kExitUsage = 2,
-  kExitBadInput = 3,   // unreadable or malformed input
+  kExitBadInput = 3,  // unreadable or malformed input
 };
 
 // Prints "numprobe: error: <message>" on one line to stderr and returns the exit code for it.
