@@ -158,7 +158,7 @@ Result<DiffMetrics> DiffTensorValues(const TensorView& a_in, const TensorView& b
   m.cosine = Cosine(p);
   m.mean_abs = p.finite > 0 ? p.sum_abs / static_cast<double>(p.finite) : 0.0;
   m.max_abs = p.max_abs;
-  m.worst_index = p.worst_index;
+  m.worst_index = p.max_abs > 0 ? p.worst_index : -1;
   m.nan_mismatch = p.nan_mm;
   m.inf_mismatch = p.inf_mm;
   if (m.numel > 0) {

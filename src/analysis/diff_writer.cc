@@ -177,10 +177,14 @@ Status WriteDiffJson(const DiffReport& report, const fs::path& path) {
   w.StartObject();
   str("pairs");
   w.Uint64(report.rows.size());
-  for (DiffStatus s : {DiffStatus::kEqual, DiffStatus::kDiffers, DiffStatus::kShapeMismatch,
-                       DiffStatus::kUnsupported}) {
-    str(DiffStatusName(s));
-    w.Int64(report.CountStatus(s));
+  const std::pair<const char*, DiffStatus> kCounts[] = {
+      {"equal", DiffStatus::kEqual},
+      {"differs", DiffStatus::kDiffers},
+      {"shape_mismatch", DiffStatus::kShapeMismatch},
+      {"not_compared", DiffStatus::kUnsupported}};
+  for (const auto& [key, status] : kCounts) {
+    str(key);
+    w.Int64(report.CountStatus(status));
   }
   str("only_a");
   w.Uint64(report.only_a.size());

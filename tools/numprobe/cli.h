@@ -24,6 +24,7 @@ void ReportWarning(std::string_view message);
 void SetupInspect(CLI::App& app, int* exit_code);
 void SetupCompare(CLI::App& app, int* exit_code);
 void SetupRun(CLI::App& app, int* exit_code);
+void SetupDiff(CLI::App& app, int* exit_code);
 
 }  // namespace numprobe::cli
 

@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
   numprobe::cli::SetupInspect(app, &exit_code);
   numprobe::cli::SetupCompare(app, &exit_code);
   numprobe::cli::SetupRun(app, &exit_code);
+  numprobe::cli::SetupDiff(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
