@@ -125,7 +125,7 @@ struct DiffMetrics {
   double cosine = 0;
   double mean_abs = 0;
   double max_abs = 0;
-  int64_t worst_index = -1;  // flat index of the first largest |a - b|
+  int64_t worst_index = -1;  // first index of the largest |a - b|; -1 when none differs
   int64_t nan_mismatch = 0;  // NaN on exactly one side
   int64_t inf_mismatch = 0;  // +-Inf on one side only, or of opposite signs
   // From CompareTensorPair (compare_metrics.h): msprobe's MaxRelativeErr (NaN when msprobe gives
