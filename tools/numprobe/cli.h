@@ -29,6 +29,7 @@ void SetupScan(CLI::App& app, int* exit_code);
 void SetupConfigCheck(CLI::App& app, int* exit_code, int* argc, char** argv);
 void SetupServe(CLI::App& app, int* exit_code);
 void SetupReport(CLI::App& app, int* exit_code);
+void SetupDiff(CLI::App& app, int* exit_code);
 
 }  // namespace numprobe::cli
 

@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
   numprobe::cli::SetupConfigCheck(app, &exit_code, &argc, argv);
   numprobe::cli::SetupServe(app, &exit_code);
   numprobe::cli::SetupReport(app, &exit_code);
+  numprobe::cli::SetupDiff(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,264 @@
+// The figures of one diff pair and the whole diff. TroubleShooter's columns (allclose with the
+// user's rtol/atol, cosine, mean and max |a - b|) have their own kernel here because their
+// semantics differ from msprobe's (no zeroing of NaN/Inf, no rounding, user tolerances); the
+// msprobe/numprobe metrics (MaxRelativeErr, RMSE, ULP) come from CompareTensorPair.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "numprobe/compare_metrics.h"
+#include "numprobe/diff.h"
+#include "numprobe/float_convert.h"
+#include "numprobe/thread_pool.h"
+
+namespace numprobe {
+namespace {
+
+constexpr int64_t kChunk = 1 << 16;
+constexpr double kEps = std::numeric_limits<double>::epsilon();
+
+// Element `i` of a contiguous buffer of dtype D as a double (complex dtypes are refused earlier).
+template <DType D>
+double LoadAt(const std::byte* base, int64_t i) {
+  using T = typename StorageType<D>::type;
+  T v;
+  std::memcpy(&v, base + i * static_cast<int64_t>(sizeof(T)), sizeof(T));
+  if constexpr (D == DType::kF16) {
+    return F16ToF32(v);
+  } else if constexpr (D == DType::kBF16) {
+    return BF16ToF32(v);
+  } else if constexpr (IsFloat8(D)) {
+    return F8ToF32(D, v);
+  } else if constexpr (D == DType::kBool) {
+    return v != 0 ? 1.0 : 0.0;
+  } else if constexpr (IsComplex(D)) {
+    return static_cast<double>(v.re);
+  } else {
+    return static_cast<double>(v);
+  }
+}
+
+void LoadChunk(const TensorView& v, int64_t start, int64_t count, double* out) {
+  Dispatch(v.dtype, [&]<DType D>() {
+    const std::byte* base = v.first();
+    for (int64_t i = 0; i < count; ++i) out[i] = LoadAt<D>(base, start + i);
+  });
+}
+
+struct Partial {
+  int64_t close = 0;
+  int64_t finite = 0;
+  double dot = 0, aa = 0, bb = 0, sum_abs = 0, max_abs = 0;
+  int64_t worst_index = -1;
+  int64_t nan_mm = 0, inf_mm = 0;
+
+  void Merge(const Partial& o) {
+    close += o.close;
+    finite += o.finite;
+    dot += o.dot;
+    aa += o.aa;
+    bb += o.bb;
+    sum_abs += o.sum_abs;
+    if (o.worst_index >= 0 && (worst_index < 0 || o.max_abs > max_abs)) {
+      max_abs = o.max_abs;  // a later chunk wins only when strictly worse: the first index stays
+      worst_index = o.worst_index;
+    }
+    nan_mm += o.nan_mm;
+    inf_mm += o.inf_mm;
+  }
+};
+
+void ChunkWork(const TensorView& a, const TensorView& b, double rtol, double atol, int64_t start,
+               int64_t count, Partial* p) {
+  std::vector<double> av(static_cast<size_t>(count));
+  std::vector<double> bv(static_cast<size_t>(count));
+  LoadChunk(a, start, count, av.data());
+  LoadChunk(b, start, count, bv.data());
+  for (int64_t i = 0; i < count; ++i) {
+    const double x = av[static_cast<size_t>(i)];
+    const double y = bv[static_cast<size_t>(i)];
+    const bool x_nan = std::isnan(x);
+    const bool y_nan = std::isnan(y);
+    const bool x_inf = std::isinf(x);
+    const bool y_inf = std::isinf(y);
+    if (x_nan || y_nan || x_inf || y_inf) {
+      p->nan_mm += x_nan != y_nan;
+      const bool same_inf = x_inf && y_inf && (x > 0) == (y > 0);
+      p->inf_mm += (x_inf || y_inf) && !same_inf && !x_nan && !y_nan;
+      p->close += (x_nan && y_nan) || same_inf;
+      continue;
+    }
+    const double d = std::fabs(x - y);
+    ++p->finite;
+    p->close += d <= atol + rtol * std::fabs(y);
+    p->dot += x * y;
+    p->aa += x * x;
+    p->bb += y * y;
+    p->sum_abs += d;
+    if (p->worst_index < 0 || d > p->max_abs) {
+      p->max_abs = d;
+      p->worst_index = start + i;
+    }
+  }
+}
+
+double Cosine(const Partial& p) {
+  const double na = std::sqrt(p.aa);
+  const double nb = std::sqrt(p.bb);
+  if (na <= kEps && nb <= kEps) return 1.0;
+  if (na <= kEps || nb <= kEps) return std::numeric_limits<double>::quiet_NaN();
+  return std::clamp(p.dot / (na * nb), -1.0, 1.0);
+}
+
+// `v` as a contiguous view, copying it into `holder` when it is strided.
+Result<TensorView> Contiguous(const TensorView& v, Tensor* holder) {
+  if (v.is_contiguous()) return v;
+  NUMPROBE_ASSIGN_OR_RETURN(*holder, Tensor::CopyOf(v));
+  return holder->view();
+}
+
+}  // namespace
+
+Result<DiffMetrics> DiffTensorValues(const TensorView& a_in, const TensorView& b_in, double rtol,
+                                     double atol, ThreadPool* pool) {
+  if (IsComplex(a_in.dtype) || IsComplex(b_in.dtype)) {
+    return Status::Unsupported("complex values are not compared");
+  }
+  if (!ShapesCompatible(a_in.shape, b_in.shape)) {
+    return Status::InvalidArgument("shapes are not compatible");
+  }
+  Tensor a_copy;
+  Tensor b_copy;
+  NUMPROBE_ASSIGN_OR_RETURN(TensorView a, Contiguous(a_in, &a_copy));
+  NUMPROBE_ASSIGN_OR_RETURN(TensorView b, Contiguous(b_in, &b_copy));
+  DiffMetrics m;
+  m.numel = a.numel();
+  const int64_t chunks = (m.numel + kChunk - 1) / kChunk;
+  std::vector<Partial> partials(static_cast<size_t>(chunks));
+  auto run = [&](int64_t c) {
+    const int64_t start = c * kChunk;
+    ChunkWork(a, b, rtol, atol, start, std::min(kChunk, m.numel - start),
+              &partials[static_cast<size_t>(c)]);
+  };
+  if (pool != nullptr && chunks > 1) {
+    pool->ParallelFor(chunks, run);
+  } else {
+    for (int64_t c = 0; c < chunks; ++c) run(c);
+  }
+  Partial p;
+  for (const Partial& part : partials) p.Merge(part);
+  m.close = p.close;
+  m.allclose = p.close == m.numel;
+  m.allclose_ratio =
+      m.numel > 0 ? static_cast<double>(p.close) / static_cast<double>(m.numel) : 1.0;
+  m.cosine = Cosine(p);
+  m.mean_abs = p.finite > 0 ? p.sum_abs / static_cast<double>(p.finite) : 0.0;
+  m.max_abs = p.max_abs;
+  m.worst_index = p.max_abs > 0 ? p.worst_index : -1;
+  m.nan_mismatch = p.nan_mm;
+  m.inf_mismatch = p.inf_mm;
+  if (m.numel > 0) {
+    const TensorPairMetrics cm = CompareTensorPair(a, b, pool);
+    const MetricCell& rel = cm.msprobe[3];
+    m.max_rel = rel.is_number()                       ? rel.value
+                : rel.kind == MetricCell::Kind::kZero ? 0.0
+                                                      : std::numeric_limits<double>::quiet_NaN();
+    if (cm.extras.has_value()) {
+      m.rmse = cm.extras->rmse;
+      m.max_ulp = cm.extras->max_ulp;
+      m.ulp_dtype = cm.extras->ulp_dtype;
+    }
+  } else {
+    m.max_rel = 0;
+  }
+  return m;
+}
+
+std::string_view DiffStatusName(DiffStatus status) {
+  switch (status) {
+    case DiffStatus::kEqual:
+      return "equal";
+    case DiffStatus::kDiffers:
+      return "differs";
+    case DiffStatus::kShapeMismatch:
+      return "shape mismatch";
+    case DiffStatus::kUnsupported:
+      return "not compared";
+  }
+  return "equal";
+}
+
+int64_t DiffReport::CountStatus(DiffStatus status) const {
+  return std::count_if(rows.begin(), rows.end(),
+                       [status](const DiffRow& r) { return r.status == status; });
+}
+
+int64_t DiffReport::CountFailingUnpaired() const {
+  int64_t n = 0;
+  for (size_t i : only_a) n += !IsFrameworkOnlyName(a.tensors[i].name);
+  for (size_t j : only_b) n += !IsFrameworkOnlyName(b.tensors[j].name);
+  return n;
+}
+
+bool DiffReport::clean() const {
+  return CountStatus(DiffStatus::kEqual) == static_cast<int64_t>(rows.size()) &&
+         CountFailingUnpaired() == 0;
+}
+
+Result<DiffReport> DiffSources(DiffSource a, DiffSource b, const DiffOptions& options) {
+  if (!(options.rtol >= 0) || !(options.atol >= 0)) {
+    return Status::InvalidArgument(
+        fmt::format("tolerances must be >= 0 (rtol {}, atol {})", options.rtol, options.atol));
+  }
+  DiffReport report;
+  report.rtol = options.rtol;
+  report.atol = options.atol;
+  std::vector<TensorKey> ka;
+  std::vector<TensorKey> kb;
+  for (const NamedTensor& t : a.tensors) ka.push_back({t.name, t.tensor.shape(), t.tensor.dtype()});
+  for (const NamedTensor& t : b.tensors) kb.push_back({t.name, t.tensor.shape(), t.tensor.dtype()});
+  Pairing pairing = PairTensors(ka, kb, options.pairing);
+  report.warnings = std::move(pairing.warnings);
+  report.only_a = std::move(pairing.only_a);
+  report.only_b = std::move(pairing.only_b);
+  report.rows.resize(pairing.pairs.size());
+
+  ThreadPool& pool = options.pool != nullptr ? *options.pool : ThreadPool::Default();
+  // Many pairs: one pair per task (kernels then run serially inside); few: pairs one after
+  // another, each kernel using the whole pool. Either way the figures are the same.
+  const bool across_pairs = static_cast<int>(pairing.pairs.size()) >= pool.threads();
+  auto diff_one = [&](int64_t k) {
+    DiffRow& row = report.rows[static_cast<size_t>(k)];
+    row.pair = pairing.pairs[static_cast<size_t>(k)];
+    const Tensor& ta = a.tensors[row.pair.a].tensor;
+    const Tensor& tb = b.tensors[row.pair.b].tensor;
+    if (!ShapesCompatible(ta.shape(), tb.shape())) {
+      row.status = DiffStatus::kShapeMismatch;
+      return;
+    }
+    auto m = DiffTensorValues(ta.view(), tb.view(), options.rtol, options.atol,
+                              across_pairs ? nullptr : &pool);
+    if (!m) {
+      row.status = DiffStatus::kUnsupported;
+      row.note = std::string(m.error().message());
+      return;
+    }
+    row.metrics = std::move(*m);
+    row.status = row.metrics.allclose ? DiffStatus::kEqual : DiffStatus::kDiffers;
+  };
+  const auto count = static_cast<int64_t>(report.rows.size());
+  if (across_pairs) {
+    pool.ParallelFor(count, diff_one);
+  } else {
+    for (int64_t k = 0; k < count; ++k) diff_one(k);
+  }
+  report.a = std::move(a);
+  report.b = std::move(b);
+  return report;
+}
+
+}  // namespace numprobe

@@ -1,0 +1,128 @@
+// Loading one side of a diff: a tensor file, or a folder of .npy files / an msprobe dump tree.
+#include <algorithm>
+#include <cctype>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "numprobe/diff.h"
+
+namespace numprobe {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::string_view kDumpTensorDir = "dump_tensor_data";
+
+// Natural order: digit runs compare by value, so "grad_2" sorts before "grad_10" (numbered
+// tensors keep their saving order, which shape alignment relies on).
+bool NaturalLess(const std::string& x, const std::string& y) {
+  size_t i = 0;
+  size_t j = 0;
+  while (i < x.size() && j < y.size()) {
+    const bool dx = std::isdigit(static_cast<unsigned char>(x[i])) != 0;
+    const bool dy = std::isdigit(static_cast<unsigned char>(y[j])) != 0;
+    if (dx && dy) {
+      size_t ei = i;
+      size_t ej = j;
+      while (ei < x.size() && std::isdigit(static_cast<unsigned char>(x[ei])) != 0) ++ei;
+      while (ej < y.size() && std::isdigit(static_cast<unsigned char>(y[ej])) != 0) ++ej;
+      size_t si = i;
+      size_t sj = j;
+      while (si + 1 < ei && x[si] == '0') ++si;  // leading zeros do not change the value
+      while (sj + 1 < ej && y[sj] == '0') ++sj;
+      if (ei - si != ej - sj) return ei - si < ej - sj;
+      const int c = x.compare(si, ei - si, y, sj, ej - sj);
+      if (c != 0) return c < 0;
+      i = ei;
+      j = ej;
+      continue;
+    }
+    if (x[i] != y[j]) return x[i] < y[j];
+    ++i;
+    ++j;
+  }
+  if (x.size() - i != y.size() - j) return x.size() - i < y.size() - j;
+  return x < y;
+}
+
+struct FolderFile {
+  fs::path path;
+  std::string name;  // relative path without extension, dump_tensor_data segments dropped
+};
+
+Result<std::vector<FolderFile>> ListFolder(const fs::path& root, bool* is_dump) {
+  std::vector<FolderFile> files;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::end(it);
+       it.increment(ec)) {
+    if (it->is_symlink(ec)) {
+      if (it->is_directory(ec)) it.disable_recursion_pending();
+      continue;
+    }
+    if (!it->is_regular_file(ec)) continue;
+    const fs::path rel = it->path().lexically_relative(root);
+    const std::string ext = rel.extension().string();
+    bool in_dump = false;
+    std::string name;
+    for (auto part = rel.begin(); part != rel.end(); ++part) {
+      if (std::next(part) == rel.end()) break;  // the file itself
+      if (part->string() == kDumpTensorDir) {
+        in_dump = true;
+        continue;
+      }
+      name += part->string() + "/";
+    }
+    name += rel.stem().string();
+    const bool tensor_ext = ext == ".npy" || (in_dump && (ext == ".pt" || ext == ".pth"));
+    if (!tensor_ext) continue;
+    *is_dump |= in_dump;
+    files.push_back({it->path(), std::move(name)});
+  }
+  if (ec) return Status::IoError(fmt::format("{}: {}", root.string(), ec.message()));
+  std::sort(files.begin(), files.end(),
+            [](const FolderFile& x, const FolderFile& y) { return NaturalLess(x.name, y.name); });
+  return files;
+}
+
+}  // namespace
+
+Result<DiffSource> LoadDiffSource(const fs::path& path, const ReadOptions& options) {
+  DiffSource source;
+  source.path = path;
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (ec || !fs::exists(st))
+    return Status::NotFound(fmt::format("{}: no such file", path.string()));
+  if (!fs::is_directory(st)) {
+    NUMPROBE_ASSIGN_OR_RETURN(TensorFile file, ReadTensorFile(path, options));
+    source.kind = std::string(FormatName(file.format));
+    source.tensors = std::move(file.tensors);
+    for (std::string& w : file.warnings) source.warnings.push_back(path.string() + ": " + w);
+    return source;
+  }
+  bool is_dump = false;
+  NUMPROBE_ASSIGN_OR_RETURN(std::vector<FolderFile> files, ListFolder(path, &is_dump));
+  if (files.empty()) {
+    return Status::NotFound(fmt::format(
+        "{}: no tensor files (.npy, or dump_tensor_data/*.pt) in this folder", path.string()));
+  }
+  source.kind = is_dump ? "dump" : "npy folder";
+  for (FolderFile& f : files) {
+    NUMPROBE_ASSIGN_OR_RETURN(TensorFile file, ReadTensorFile(f.path, options));
+    for (std::string& w : file.warnings) source.warnings.push_back(f.path.string() + ": " + w);
+    if (file.tensors.size() == 1) {
+      file.tensors[0].name = f.name;
+      source.tensors.push_back(std::move(file.tensors[0]));
+      continue;
+    }
+    for (NamedTensor& t : file.tensors) {  // a file holding several tensors: name each inside
+      t.name = f.name + "/" + t.name;
+      source.tensors.push_back(std::move(t));
+    }
+  }
+  return source;
+}
+
+}  // namespace numprobe
