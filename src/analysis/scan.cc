@@ -434,7 +434,9 @@ Status Scanner::ScanRank(const DumpLocation& location, int slot, RankState* rank
   // one more streaming pass.
   std::unordered_set<std::string> wanted;
   for (const EntryFacts& op : ops) {
-    if (op.comm || (!op.ignored && op.out_bad)) wanted.insert(file.entries[op.entry].name);
+    if (op.comm || (!op.ignored && !op.in_bad && op.out_bad)) {
+      wanted.insert(file.entries[op.entry].name);
+    }
   }
   std::unordered_map<std::string, std::string> raw;
   auto extract = [&](const std::unordered_set<std::string>& names) -> Status {
