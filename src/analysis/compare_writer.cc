@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <map>
 #include <memory>
 
 #include <fmt/format.h>
@@ -67,14 +66,18 @@ class AtomicFile {
   FilePtr file_;
 };
 
-void WriteLine(std::FILE* f, const std::vector<std::string>& cells) {
-  std::string line;
+// Appends one CSV line to `line` (quoting as pandas does).
+void AppendLine(const std::vector<std::string>& cells, std::string* line) {
   for (size_t i = 0; i < cells.size(); ++i) {
-    if (i > 0) line += ',';
-    line += CsvField(cells[i]);
+    if (i > 0) *line += ',';
+    const std::string& c = cells[i];
+    if (c.find_first_of(",\"\n\r") == std::string::npos) {
+      *line += c;
+    } else {
+      *line += CsvField(c);
+    }
   }
-  line += '\n';
-  std::fwrite(line.data(), 1, line.size(), f);
+  *line += '\n';
 }
 
 }  // namespace
@@ -93,8 +96,18 @@ std::string CsvField(std::string_view text) {
 Status WriteCompareCsv(const CompareTable& table, const fs::path& path) {
   AtomicFile file(path);
   NUMPROBE_RETURN_IF_ERROR(file.Open());
-  WriteLine(file.get(), table.Header());
-  for (size_t i = 0; i < table.rows.size(); ++i) WriteLine(file.get(), table.CsvCells(i));
+  std::string buffer;
+  AppendLine(table.Header(), &buffer);
+  std::vector<std::string> cells;
+  for (size_t i = 0; i < table.rows.size(); ++i) {
+    table.CsvCells(i, &cells);
+    AppendLine(cells, &buffer);
+    if (buffer.size() > (1 << 20)) {
+      std::fwrite(buffer.data(), 1, buffer.size(), file.get());
+      buffer.clear();
+    }
+  }
+  std::fwrite(buffer.data(), 1, buffer.size(), file.get());
   return file.Commit();
 }
 
@@ -121,13 +134,15 @@ Status WriteCompareJson(const CompareTable& table, const fs::path& path,
   w.StartArray();
   for (const std::string& h : table.Header()) str(h);
   w.EndArray();
-  std::map<std::string, int64_t> counts;
+  int64_t counts[4] = {0, 0, 0, 0};  // by ResultLevel
   w.Key("rows");
   w.StartArray();
+  std::vector<std::string> cells;
   for (size_t i = 0; i < table.rows.size(); ++i) {
-    ++counts[std::string(ResultLevelName(table.rows[i].result))];
+    ++counts[static_cast<int>(table.rows[i].result)];
     w.StartArray();
-    for (const std::string& cell : table.CsvCells(i)) {
+    table.CsvCells(i, &cells);
+    for (const std::string& cell : cells) {
       double v = 0;
       if (detail::ParsePyNumber(cell, &v) && std::isfinite(v)) {
         w.Double(v);
@@ -140,8 +155,9 @@ Status WriteCompareJson(const CompareTable& table, const fs::path& path,
   w.EndArray();
   w.Key("counts");
   w.StartObject();
-  for (const char* level : {"pass", "warning", "error", "unmatched"}) {
-    w.Key(level);
+  for (int level = 0; level < 4; ++level) {
+    const std::string name(ResultLevelName(static_cast<ResultLevel>(level)));
+    w.Key(name.c_str());
     w.Int64(counts[level]);
   }
   w.EndObject();
