@@ -66,12 +66,21 @@ class AtomicFile {
   FilePtr file_;
 };
 
+// True when a CSV field must be quoted (a comma, quote or newline in it). A plain loop: the
+// character-set search of std::string scans the set once per character.
+bool NeedsQuotes(std::string_view text) {
+  for (const char c : text) {
+    if (c == ',' || c == '"' || c == '\n' || c == '\r') return true;
+  }
+  return false;
+}
+
 // Appends one CSV line to `line` (quoting as pandas does).
 void AppendLine(const std::vector<std::string>& cells, std::string* line) {
   for (size_t i = 0; i < cells.size(); ++i) {
     if (i > 0) *line += ',';
     const std::string& c = cells[i];
-    if (c.find_first_of(",\"\n\r") == std::string::npos) {
+    if (!NeedsQuotes(c)) {
       *line += c;
     } else {
       *line += CsvField(c);
@@ -80,10 +89,36 @@ void AppendLine(const std::vector<std::string>& cells, std::string* line) {
   *line += '\n';
 }
 
+// True when `s` is a number in JSON's grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+bool IsJsonNumber(std::string_view s) {
+  size_t i = 0;
+  auto digits = [&] {
+    const size_t start = i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+    return i > start;
+  };
+  if (i < s.size() && s[i] == '-') ++i;
+  if (i < s.size() && s[i] == '0') {
+    ++i;
+  } else if (!digits()) {
+    return false;
+  }
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    if (!digits()) return false;
+  }
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+    if (!digits()) return false;
+  }
+  return i == s.size();
+}
+
 }  // namespace
 
 std::string CsvField(std::string_view text) {
-  if (text.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(text);
+  if (!NeedsQuotes(text)) return std::string(text);
   std::string out = "\"";
   for (const char c : text) {
     if (c == '"') out += '"';
@@ -143,9 +178,9 @@ Status WriteCompareJson(const CompareTable& table, const fs::path& path,
     w.StartArray();
     table.CsvCells(i, &cells);
     for (const std::string& cell : cells) {
-      double v = 0;
-      if (detail::ParsePyNumber(cell, &v) && std::isfinite(v)) {
-        w.Double(v);
+      // Python's repr of a finite number is a JSON number as it stands: no re-formatting.
+      if (IsJsonNumber(cell)) {
+        w.RawValue(cell.c_str(), cell.size(), rapidjson::kNumberType);
       } else {
         str(cell);
       }

@@ -222,8 +222,7 @@ Status WriteDiffAnalyzeJson(const std::vector<RankDivergence>& ranks,
           w.Key("NPU MD5");  // msprobe's md5-mode node
           Str(w, row.md5.value_or("N/A"));
         } else {
-          static constexpr const char* kKeys[4] = {"NPU max", "NPU min", "NPU mean",
-                                                   "NPU l2norm"};
+          static constexpr const char* kKeys[4] = {"NPU max", "NPU min", "NPU mean", "NPU l2norm"};
           for (int k = 0; k < 4; ++k) {
             w.Key(kKeys[k]);
             SummaryJson(w, tf, row.stats[k]);
