@@ -85,6 +85,9 @@ enum class MatchKind : uint8_t {
   kDtypeMismatch,  // a golden row of this name whose dtype cannot be compared (msprobe: N/A)
 };
 
+// "exact", "fuzzy", "mapped", "aligned", "none", "dtype" (the Match column).
+std::string_view MatchKindName(MatchKind kind);
+
 struct CompareRow {
   uint32_t target = 0;  // index into the target DumpFile's rows
   int64_t golden = -1;  // index into the golden DumpFile's rows; -1 when there is none

@@ -28,6 +28,24 @@ std::string_view CompareModeName(CompareMode mode) {
   return "statistics";
 }
 
+std::string_view MatchKindName(MatchKind kind) {
+  switch (kind) {
+    case MatchKind::kExact:
+      return "exact";
+    case MatchKind::kFuzzy:
+      return "fuzzy";
+    case MatchKind::kMapped:
+      return "mapped";
+    case MatchKind::kAligned:
+      return "aligned";
+    case MatchKind::kNone:
+      return "none";
+    case MatchKind::kDtypeMismatch:
+      return "dtype";
+  }
+  return "none";
+}
+
 std::string_view ResultLevelName(ResultLevel level) {
   switch (level) {
     case ResultLevel::kPass:
@@ -293,7 +311,7 @@ std::vector<std::string> CompareTable::Header() const {
              {"Mean AbsErr", "Mean RelErr", "RMSE", "SQNR(dB)", "Max ULP", "Mean ULP", "ULP Dtype",
               "Allclose Ratio", "NaN Mismatch", "+Inf Mismatch", "-Inf Mismatch", "Worst Index"});
   }
-  h.insert(h.end(), {"Rel Error", "Dtype Tolerance", "Judgment"});
+  h.insert(h.end(), {"Rel Error", "Dtype Tolerance", "Judgment", "Match"});
   return h;
 }
 
@@ -408,6 +426,7 @@ void CompareTable::CsvCells(size_t i, std::vector<std::string>* out) const {
   } else {
     put(row.error > row.tolerance ? "differs" : "ok");
   }
+  put(MatchKindName(row.match));
   out->resize(k);
 }
 

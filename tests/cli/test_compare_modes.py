@@ -65,9 +65,9 @@ def renamed_target(tmp_path):
 GOLDEN_JSON = os.path.join(GOLDEN, "same_stats", "golden", "step0", "rank0", "dump.json")
 
 
-def results(out):
+def results(out, column="Result"):
     table = rows(glob.glob(str(out / "compare_result_*.csv"))[0])
-    col = table[0].index("Result")
+    col = table[0].index(column)
     return {r[0]: (r[1], r[col]) for r in table[1:]}
 
 
@@ -77,6 +77,7 @@ def test_fuzzy_and_alignment_pair_shifted_call_counts(tmp_path):
     assert r.returncode == 0
     plain = results(tmp_path / "plain")
     assert plain["Functional.relu.5.forward.input.0"] == ("N/A", "unmatched")
+    assert results(tmp_path / "plain", "Match")["Functional.relu.5.forward.input.0"][1] == "none"
     for flags, name in ((["-fm"], "fuzzy"), ([], "aligned")):
         r = run("-tp", target, "-gp", GOLDEN_JSON, "-o", str(tmp_path / name), *flags)
         assert r.returncode == 0, r.stdout + r.stderr
@@ -85,6 +86,10 @@ def test_fuzzy_and_alignment_pair_shifted_call_counts(tmp_path):
         assert res["Functional.linear.8.forward.output.0"] == ("Functional.linear.3.forward.output.0",
                                                                "pass")
         assert not any(v[1] == "unmatched" for v in res.values())
+        match = results(tmp_path / name, "Match")
+        assert match["Functional.relu.5.forward.input.0"][1] == ("fuzzy" if flags else "aligned")
+        # Rows whose names agree pair exactly either way.
+        assert match["Tensor.__mul__.0.forward.input.0"][1] == "exact"
 
 
 def test_data_mapping_file(tmp_path):
