@@ -568,7 +568,8 @@ std::unique_ptr<rapidjson::Document> ReadDivergence(const std::vector<fs::path>&
     auto doc = std::make_unique<rapidjson::Document>();
     doc->Parse<rapidjson::kParseNanAndInfFlag>(text->data(), text->size());
     if (doc->HasParseError() || !doc->IsObject()) {
-      ws->warnings.push_back(fmt::format("{}: malformed JSON; its analysis is not shown", f.string()));
+      ws->warnings.push_back(
+          fmt::format("{}: malformed JSON; its analysis is not shown", f.string()));
       return nullptr;
     }
     return doc;
@@ -793,8 +794,9 @@ Result<std::unique_ptr<Workspace>> LoadWorkspace(const fs::path& path, const Loa
     // step folders below the output folder, and divergence_{ts}.json in it).
     ws->kind = "compare";
     const std::string stem = path.stem().string();
-    const auto [rank, ts] = stem.starts_with("compare_result_") ? SplitResultName(stem)
-                                                                : std::pair<std::string, std::string>();
+    const auto [rank, ts] = stem.starts_with("compare_result_")
+                                ? SplitResultName(stem)
+                                : std::pair<std::string, std::string>();
     std::unique_ptr<rapidjson::Document> analysis;
     std::string scope;
     fs::path dir = path.parent_path();
