@@ -12,6 +12,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "server/json_writer.h"
 #include "server/tensor_detail.h"
 
 namespace numprobe::ui {
@@ -24,23 +25,7 @@ constexpr size_t kMaxSearchHits = 200;
 constexpr size_t kMaxHeatmapOps = 400;
 constexpr std::string_view kStackColumn = "NPU_Stack_Info";
 
-// A rapidjson writer that writes NaN and +-Inf as the strings "nan", "inf", "-inf" (JSON has no
-// such numbers, and the browser's JSON.parse rejects the bare tokens).
-class JsonWriter : public rapidjson::Writer<rapidjson::StringBuffer> {
- public:
-  explicit JsonWriter(rapidjson::StringBuffer& buffer) : Writer(buffer) {}
-  bool Double(double d) {
-    if (std::isnan(d)) return String("nan");
-    if (std::isinf(d)) return String(d > 0 ? "inf" : "-inf");
-    return Writer::Double(d);
-  }
-  bool Str(std::string_view s) {
-    return String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-  }
-  bool KeyStr(std::string_view s) {
-    return Key(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-  }
-};
+using JsonWriter = UiJsonWriter<rapidjson::StringBuffer>;
 
 class Body {
  public:
