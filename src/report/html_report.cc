@@ -2,11 +2,11 @@
 // data embedded as JSON (every row, each run's model tree, and the tensor details of the rows
 // that matter most). The page's script reads the embedded data instead of calling the server.
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <string>
 
 #include <fmt/format.h>
-#include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
 #include "numprobe/report.h"
@@ -14,6 +14,7 @@
 #include "io/atomic_output.h"
 #include "server/api.h"
 #include "server/assets.h"
+#include "server/json_writer.h"
 #include "server/workspace.h"
 
 namespace numprobe {
@@ -46,39 +47,39 @@ std::string ReplaceNoCase(std::string_view text, std::string_view from, std::str
   return out;
 }
 
-// JSON inside <script type="application/json">: every '<' (which can only occur inside JSON
-// strings) becomes \u003c, so no "</script" or "<!--" can end or confuse the element.
-std::string EscapeJsonForScript(std::string_view json) {
-  std::string out;
-  out.reserve(json.size() + json.size() / 64);
-  for (const char c : json) {
-    if (c == '<') {
-      out += "\\u003c";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
-class JsonWriter : public rapidjson::Writer<rapidjson::StringBuffer> {
+// A rapidjson output stream into the report file, for JSON inside <script
+// type="application/json">: every '<' (which can only occur inside JSON strings) is written as
+// \u003c, so no "</script" or "<!--" can end or confuse the element. Buffered; the first write
+// error sticks and is returned by Finish().
+class ScriptJsonStream {
  public:
-  explicit JsonWriter(rapidjson::StringBuffer& buffer) : Writer(buffer) {}
-  bool Double(double d) {
-    if (std::isnan(d)) return String("nan");
-    if (std::isinf(d)) return String(d > 0 ? "inf" : "-inf");
-    return Writer::Double(d);
+  using Ch = char;
+  explicit ScriptJsonStream(detail::AtomicOutput* out) : out_(out) { buffer_.reserve(kChunk); }
+  void Put(char c) {
+    if (c == '<') {
+      buffer_ += "\\u003c";
+    } else {
+      buffer_ += c;
+    }
+    if (buffer_.size() >= kChunk) Flush();
   }
-  bool Str(std::string_view s) {
-    return String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+  void Flush() {
+    if (status_.ok() && !buffer_.empty()) status_ = out_->Write(buffer_);
+    buffer_.clear();
   }
-  bool KeyStr(std::string_view s) {
-    return Key(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+  Status Finish() {
+    Flush();
+    return status_;
   }
-  bool Raw(const std::string& json) {
-    return RawValue(json.data(), json.size(), rapidjson::kObjectType);
-  }
+
+ private:
+  static constexpr size_t kChunk = size_t{1} << 20;
+  detail::AtomicOutput* out_;
+  std::string buffer_;
+  Status status_;
 };
+
+using JsonWriter = ui::UiJsonWriter<ScriptJsonStream>;
 
 // Rows whose tensor detail is embedded: the culprits' rows, then error rows, in execution order.
 std::vector<uint32_t> TensorRows(const Run& run, int limit) {
@@ -102,10 +103,11 @@ std::vector<uint32_t> TensorRows(const Run& run, int limit) {
   return rows;
 }
 
-std::string DataJson(const Api& api, const ReportOptions& options) {
+// Writes the embedded data: every run's rows, tree and chosen tensor details, and the scan.
+Status WriteData(const Api& api, const ReportOptions& options, detail::AtomicOutput* out) {
   const ui::Workspace& ws = api.workspace();
-  rapidjson::StringBuffer buffer;
-  JsonWriter w(buffer);
+  ScriptJsonStream stream(out);
+  JsonWriter w(stream);
   w.StartObject();
   w.KeyStr("numprobe_report");
   w.Int(1);
@@ -167,7 +169,7 @@ std::string DataJson(const Api& api, const ReportOptions& options) {
     w.Null();
   }
   w.EndObject();
-  return std::string(buffer.GetString(), buffer.GetSize());
+  return stream.Finish();
 }
 
 }  // namespace
@@ -210,7 +212,7 @@ Status WriteHtmlReport(const std::filesystem::path& result, const std::filesyste
   NUMPROBE_RETURN_IF_ERROR(
       file.Write("\n</style>\n</head>\n<body>\n<div id=\"app\"></div>\n"
                  "<script type=\"application/json\" id=\"numprobe-data\">"));
-  NUMPROBE_RETURN_IF_ERROR(file.Write(EscapeJsonForScript(DataJson(api, options))));
+  NUMPROBE_RETURN_IF_ERROR(WriteData(api, options, &file));
   NUMPROBE_RETURN_IF_ERROR(file.Write("</script>\n<script type=\"module\">\n"));
   const std::string script =
       ReplaceNoCase(ReplaceNoCase(js->bytes, "</script", "<\\/script"), "<!--", "<\\!--");

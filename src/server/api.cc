@@ -12,6 +12,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "server/json_writer.h"
 #include "server/tensor_detail.h"
 
 namespace numprobe::ui {
@@ -24,23 +25,7 @@ constexpr size_t kMaxSearchHits = 200;
 constexpr size_t kMaxHeatmapOps = 400;
 constexpr std::string_view kStackColumn = "NPU_Stack_Info";
 
-// A rapidjson writer that writes NaN and +-Inf as the strings "nan", "inf", "-inf" (JSON has no
-// such numbers, and the browser's JSON.parse rejects the bare tokens).
-class JsonWriter : public rapidjson::Writer<rapidjson::StringBuffer> {
- public:
-  explicit JsonWriter(rapidjson::StringBuffer& buffer) : Writer(buffer) {}
-  bool Double(double d) {
-    if (std::isnan(d)) return String("nan");
-    if (std::isinf(d)) return String(d > 0 ? "inf" : "-inf");
-    return Writer::Double(d);
-  }
-  bool Str(std::string_view s) {
-    return String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-  }
-  bool KeyStr(std::string_view s) {
-    return Key(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-  }
-};
+using JsonWriter = UiJsonWriter<rapidjson::StringBuffer>;
 
 class Body {
  public:
@@ -952,12 +937,23 @@ ApiResponse Api::Scan() const {
   for (auto it = doc.MemberBegin(); it != doc.MemberEnd(); ++it) {
     const std::string_view key(it->name.GetString(), it->name.GetStringLength());
     if (key == "file") continue;
-    if (key == "headroom") {
-      w.KeyStr("headroom_count");
-      w.Uint64(it->value.IsArray() ? it->value.Size() : 0);
+    w.KeyStr(key);
+    if (key == "headroom" && it->value.IsObject()) {
+      // Everything but the per-tensor rows, which /api/scan/headroom pages.
+      w.StartObject();
+      for (auto h = it->value.MemberBegin(); h != it->value.MemberEnd(); ++h) {
+        const std::string_view hk(h->name.GetString(), h->name.GetStringLength());
+        if (hk == "flagged") {
+          w.KeyStr("flagged_count");
+          w.Uint64(h->value.IsArray() ? h->value.Size() : 0);
+          continue;
+        }
+        w.KeyStr(hk);
+        h->value.Accept(w);
+      }
+      w.EndObject();
       continue;
     }
-    w.KeyStr(key);
     it->value.Accept(w);
   }
   w.EndObject();
@@ -972,10 +968,18 @@ ApiResponse Api::ScanHeadroom(const Params& params) const {
   auto limit = GetUint(params, "limit", 100, kMaxPage);
   if (!limit) return Error(400, limit.error().message());
   const std::string* q = Get(params, "q");
-  const bool only_overflow = Get(params, "overflow") != nullptr && *Get(params, "overflow") == "1";
+  const std::string* overflow = Get(params, "overflow");
+  const bool only_overflow = overflow != nullptr && *overflow == "1";
+  // scan_{ts}.json: "headroom": {"targets", "summary", "flagged": [{..., "fits": {target:
+  // {"status", "overflow", ...}}}]}.
+  const rapidjson::Value* rows = nullptr;
+  if (doc.HasMember("headroom") && doc["headroom"].IsObject() &&
+      doc["headroom"].HasMember("flagged") && doc["headroom"]["flagged"].IsArray()) {
+    rows = &doc["headroom"]["flagged"];
+  }
   std::vector<const rapidjson::Value*> matches;
-  if (doc.HasMember("headroom") && doc["headroom"].IsArray()) {
-    for (const auto& row : doc["headroom"].GetArray()) {
+  if (rows != nullptr) {
+    for (const auto& row : rows->GetArray()) {
       if (!row.IsObject()) continue;
       if (q != nullptr && !q->empty()) {
         const auto t = row.FindMember("tensor");
@@ -987,12 +991,11 @@ ApiResponse Api::ScanHeadroom(const Params& params) const {
       if (only_overflow) {
         bool any = false;
         const auto fits = row.FindMember("fits");
-        if (fits != row.MemberEnd() && fits->value.IsArray()) {
-          for (const auto& f : fits->value.GetArray()) {
-            if (f.IsObject() && f.HasMember("overflow") && f["overflow"].IsBool() &&
-                f["overflow"].GetBool()) {
-              any = true;
-            }
+        if (fits != row.MemberEnd() && fits->value.IsObject()) {
+          for (auto f = fits->value.MemberBegin(); f != fits->value.MemberEnd(); ++f) {
+            if (!f->value.IsObject()) continue;
+            const auto o = f->value.FindMember("overflow");
+            if (o != f->value.MemberEnd() && o->value.IsBool() && o->value.GetBool()) any = true;
           }
         }
         if (!any) continue;

@@ -3,8 +3,9 @@
 // the fixture folders, and the checks that the served UI and the report must both pass.
 //
 // Environment (set by ctest): NUMPROBE_BIN, NUMPROBE_SOURCE_DIR, NUMPROBE_ARTIFACTS (screenshots).
-// Optional: NUMPROBE_CHROMIUM (default /usr/bin/chromium); NUMPROBE_UI_TARGET, NUMPROBE_UI_GOLDEN
-// and NUMPROBE_UI_EXPECT_OP to run the same checks on another pair of dumps (the demo's).
+// Optional: NUMPROBE_CHROMIUM (default /usr/bin/chromium), NUMPROBE_PYTHON (default
+// /usr/bin/python3, Debian's, with torch); NUMPROBE_UI_TARGET, NUMPROBE_UI_GOLDEN and
+// NUMPROBE_UI_EXPECT_OP to run the same checks on another pair of dumps (the demo's).
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -16,9 +17,11 @@ export const SOURCE = process.env.NUMPROBE_SOURCE_DIR || path.resolve(import.met
 export const BIN = process.env.NUMPROBE_BIN;
 export const ARTIFACTS = process.env.NUMPROBE_ARTIFACTS || fs.mkdtempSync(path.join(os.tmpdir(), 'numprobe-shots-'));
 const FIXTURES = path.join(SOURCE, 'tests', 'fixtures', 'msprobe');
-export const TARGET = process.env.NUMPROBE_UI_TARGET || path.join(FIXTURES, 'dump_tensor_bf16', 'step0');
-export const GOLDEN = process.env.NUMPROBE_UI_GOLDEN || path.join(FIXTURES, 'dump_tensor_base', 'step0');
-export const EXPECT_OP = process.env.NUMPROBE_UI_EXPECT_OP || 'Functional.conv2d.0.forward';
+// By default the target is the fixture's fp32 dump with a bug planted in one op
+// (make_planted.py), compared against the original.
+const GOLDEN = process.env.NUMPROBE_UI_GOLDEN || path.join(FIXTURES, 'dump_tensor_base', 'step0');
+export const EXPECT_OP = process.env.NUMPROBE_UI_EXPECT_OP || 'Functional.linear.0.forward';
+const PYTHON = process.env.NUMPROBE_PYTHON || '/usr/bin/python3';
 
 const require = createRequire(path.join(SOURCE, 'web', 'package.json'));
 const { chromium } = require('playwright-core');
@@ -52,14 +55,35 @@ export async function newPage(browser) {
   return page;
 }
 
-// The test data: `single` holds numprobe's compare output of TARGET vs GOLDEN plus a scan output
-// (fixtures/scan_*.json); `multi` holds the same result as two steps x two ranks, its NPU max
-// scaled per step and rank so that trends and the rank heatmap have something to show.
+// The fixture dump whose attention scale overflows: Tensor.__mul__.0.forward is the first op with
+// finite inputs and a non-finite output (tests/fixtures/msprobe/README.md).
+const NAN_DUMP = path.join(FIXTURES, 'dump_statistics_nan');
+export const NAN_OP = 'Tensor.__mul__.0.forward';
+
+// numprobe exits 1 when it finds something (a divergence, an anomaly): that is not a failure here.
+function run(args) {
+  try {
+    execFileSync(BIN, args, { stdio: 'pipe' });
+  } catch (error) {
+    if (error.status !== 1) throw error;
+  }
+}
+
+// The test data: `single` holds numprobe's compare output of TARGET vs GOLDEN plus numprobe's
+// scan of the NaN fixture dump; `multi` holds the same compare result as two steps x two ranks,
+// its NPU max scaled per step and rank so that trends and the rank heatmap have something to show.
 export function prepareData() {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'numprobe-ui-'));
+  dataRoot = root;
   const single = path.join(root, 'single');
-  execFileSync(BIN, ['compare', '-tp', TARGET, '-gp', GOLDEN, '-o', single], { stdio: 'pipe' });
-  fs.copyFileSync(path.join(import.meta.dirname, 'fixtures', 'scan_20261130000000.json'), path.join(single, 'scan_20261130000000.json'));
+  let target = process.env.NUMPROBE_UI_TARGET;
+  if (!target) {
+    const planted = execFileSync(PYTHON, [path.join(import.meta.dirname, 'make_planted.py'), path.join(root, 'planted')], { encoding: 'utf8' });
+    assert.equal(planted.trim(), EXPECT_OP);
+    target = path.join(root, 'planted', 'step0');
+  }
+  run(['compare', '-tp', target, '-gp', GOLDEN, '-o', single]);
+  run(['scan', NAN_DUMP, '-o', single]);
   const twin = fs.readdirSync(single, { recursive: true }).find((f) => /compare_result_.*\.json$/.test(f));
   assert.ok(twin, 'numprobe compare wrote no JSON twin');
   const result = JSON.parse(fs.readFileSync(path.join(single, twin), 'utf8'));
@@ -112,6 +136,16 @@ export function serve(args) {
 }
 
 // The view of the current URL is rendered (the UI marks the body when it is done with a route).
+let dataRoot = null;
+
+// The scan_*.json written into the `single` folder (`base` is unused: both UIs show the same).
+function scanFile() {
+  const dir = path.join(dataRoot, 'single');
+  const name = fs.readdirSync(dir).find((f) => /^scan_.*\.json$/.test(f));
+  assert.ok(name, 'numprobe scan wrote no scan_*.json');
+  return path.join(dir, name);
+}
+
 export async function ready(page) {
   await page.waitForFunction(
     () => document.body.dataset.ready === '1' && document.body.dataset.route === location.hash,
@@ -143,18 +177,6 @@ async function tableTotal(page) {
   return Number(text.replace(/[^0-9]/g, ''));
 }
 
-async function waitTotalChange(page, before) {
-  await page.waitForFunction(
-    (b) => {
-      const t = document.querySelector('[data-testid=table-total]');
-      return t && /rows/.test(t.textContent) && Number(t.textContent.replace(/[^0-9]/g, '')) !== b;
-    },
-    before,
-    { timeout: 30000 },
-  );
-  return tableTotal(page);
-}
-
 // The checks every UI (served or reported) must pass. `base` ends before the '#'.
 export async function checkMainViews(page, base, prefix) {
   // Overview: names the first-divergence op.
@@ -183,19 +205,22 @@ export async function checkMainViews(page, base, prefix) {
   assert.match(await page.textContent('[data-testid=stack]'), /File /);
   await shot(page, `${prefix}-table-culprit`);
 
-  // A filter narrows the table, and the URL keeps it.
+  // Filters narrow the table, and the URL keeps them.
   await open(page, `${base}#/table?run=0`);
   await tableRows(page);
   const all = await tableTotal(page);
-  await page.click('[data-testid=filter-error]');
-  const errors = await waitTotalChange(page, all);
-  assert.ok(errors > 0 && errors < all, `error filter: ${errors} of ${all}`);
-  for (const r of await tableRows(page)) assert.equal(r.level, 'error');
-  assert.match(await page.evaluate(() => location.hash), /result=error/);
-  await page.fill('[data-testid=filter-name]', 'forward');
-  const named = await waitTotalChange(page, errors);
-  assert.ok(named > 0 && named < errors, `name filter: ${named} of ${errors}`);
-  for (const r of await tableRows(page)) assert.ok(r.name.includes('forward') && r.level === 'error');
+  const api = EXPECT_OP.split('.')[1];
+  await page.fill('[data-testid=filter-name]', api);
+  await page.waitForFunction((q) => location.hash.includes(`q=${q}`), api);
+  const named = await tableRows(page);
+  assert.ok(named.length > 0 && (await tableTotal(page)) < all, `name filter: ${named.length} of ${all}`);
+  for (const r of named) assert.ok(r.name.toLowerCase().includes(api.toLowerCase()), r.name);
+  await page.click(`[data-testid=filter-${failing.level}]`);
+  await page.waitForFunction((l) => location.hash.includes(`result=${l}`), failing.level);
+  const both = await tableRows(page);
+  assert.ok(both.length > 0 && both.length < named.length, `result filter: ${both.length} of ${named.length}`);
+  for (const r of both) assert.ok(r.level === failing.level && r.name.toLowerCase().includes(api.toLowerCase()));
+  assert.equal(await tableTotal(page), both.length);
   await shot(page, `${prefix}-table-filtered`);
 
   // The tree expands: the culprit is revealed inside its modules, and a module opens on click.
@@ -226,17 +251,25 @@ export async function checkMainViews(page, base, prefix) {
   assert.ok((await page.$$('[data-testid=worst] tbody tr')).length > 0, 'no worst elements');
   await shot(page, `${prefix}-tensor`);
 
-  // Scan: the first anomaly and the headroom per dtype.
+  // Scan: the first anomaly, the watchpoints and the headroom per dtype, as the scan file says.
+  const scan = JSON.parse(fs.readFileSync(scanFile(base), 'utf8'));
+  assert.equal(scan.first_anomaly.op_name, NAN_OP);
   await open(page, `${base}#/overview`);
-  assert.equal((await page.textContent('[data-testid=first-anomaly-op]')).trim(), 'Tensor.__mul__.0.forward');
+  assert.equal((await page.textContent('[data-testid=first-anomaly-op]')).trim(), NAN_OP);
   await open(page, `${base}#/scan?tab=anomalies`);
-  assert.equal((await page.textContent('[data-testid=anomaly-op]')).trim(), 'Tensor.__mul__.0.forward');
+  assert.equal((await page.textContent('[data-testid=anomaly-op]')).trim(), NAN_OP);
   await shot(page, `${prefix}-scan`);
+  await open(page, `${base}#/scan?tab=watchpoints`);
+  const hits = scan.watchpoints.hits.length;
+  if (hits) assert.equal((await page.$$('[data-testid=watchpoints] tbody tr')).length, hits);
+  else await page.waitForSelector('[data-testid=no-hits]');
   await open(page, `${base}#/scan?tab=headroom`);
-  assert.match(await page.textContent('[data-testid="keep-f16"]'), /Module\.head\.Linear/);
   await page.waitForSelector('[data-testid=headroom-chart][data-rendered=true]');
+  const flagged = scan.headroom.flagged;
+  const overflowing = flagged.filter((r) => Object.values(r.fits).some((f) => f.overflow)).length;
+  await page.waitForFunction((n) => document.querySelectorAll('[data-testid=headroom-rows] tbody tr').length === Math.min(n, 100), flagged.length);
   await page.check('[data-testid=headroom-overflow]');
-  await page.waitForFunction(() => document.querySelectorAll('[data-testid=headroom-rows] tbody tr').length === 1);
+  await page.waitForFunction((n) => document.querySelectorAll('[data-testid=headroom-rows] tbody tr').length === Math.min(n, 100), overflowing);
   await shot(page, `${prefix}-scan-headroom`);
   assert.deepEqual(page.jsErrors, []);
 }

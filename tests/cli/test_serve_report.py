@@ -12,6 +12,7 @@ import re
 import signal
 import socket
 import subprocess
+import sys
 
 import pytest
 
@@ -31,11 +32,22 @@ def webui_built():
 pytestmark = pytest.mark.skipif(not webui_built(), reason="numprobe built without the web UI")
 
 
+PLANTED_OP = "Functional.linear.0.forward"
+
+
 @pytest.fixture(scope="module")
 def compared(tmp_path_factory):
+    """numprobe compare of a dump with a planted bug (tests/browser/make_planted.py) against the
+    fixture it was made from."""
+    planted = tmp_path_factory.mktemp("planted")
+    maker = os.path.join(SOURCE, "tests", "browser", "make_planted.py")
+    op = subprocess.run([sys.executable, maker, str(planted)], check=True, capture_output=True,
+                        text=True).stdout.strip()
+    assert op == PLANTED_OP
     out = tmp_path_factory.mktemp("compare")
-    subprocess.run([BIN, "compare", "-tp", TARGET, "-gp", GOLDEN, "-o", str(out)], check=True,
-                   capture_output=True)
+    r = subprocess.run([BIN, "compare", "-tp", str(planted / "step0"), "-gp", GOLDEN, "-o",
+                        str(out)], capture_output=True, text=True)
+    assert r.returncode == 1, r.stderr  # 1: a divergence was found
     return out
 
 
@@ -72,12 +84,13 @@ def test_serve_prints_a_loopback_url_and_stops_on_ctrl_c(compared):
     s = Served([str(compared)])
     try:
         assert s.host == "127.0.0.1"
-        assert "proc17044: tensor mode, 65 rows" in "".join(s.lines)
+        assert "proc17038: tensor mode, 65 rows" in "".join(s.lines)
         status, body = s.get("/api/info")
         assert status == 200
         info = json.loads(body)
         assert info["kind"] == "compare"
-        assert info["runs"][0]["divergence"][0]["op"] == "Functional.conv2d.0.forward"
+        assert info["runs"][0]["divergence_source"] == "analysis"
+        assert info["runs"][0]["divergence"][0]["op"] == PLANTED_OP
         status, body = s.get("/")
         assert status == 200 and b'<div id="app">' in body
         for target in ["/../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "/assets/..%2f..%2fetc%2fpasswd"]:
@@ -140,10 +153,13 @@ def test_report_is_one_self_contained_page(compared, tmp_path):
     assert m
     assert "<" not in m.group(1)  # every '<' in the data is escaped
     data = json.loads(m.group(1))
-    assert data["info"]["runs"][0]["divergence"][0]["op"] == "Functional.conv2d.0.forward"
-    assert len(data["runs"][0]["rows"]) == 65
+    assert data["info"]["runs"][0]["divergence"][0]["op"] == PLANTED_OP
+    rows = data["runs"][0]["rows"]
+    assert len(rows) == 65
     # The culprit's tensor detail travels with the report.
-    assert "10" in data["runs"][0]["tensors"]
+    culprit = data["info"]["runs"][0]["divergence"][0]["rows"][0]
+    assert rows[culprit["i"]][0] == PLANTED_OP + ".output.0"
+    assert str(culprit["i"]) in data["runs"][0]["tensors"]
     r = subprocess.run([BIN, "report", str(compared)], capture_output=True, text=True)
     assert r.returncode == 2
     r = subprocess.run([BIN, "report", str(tmp_path / "missing"), "-o", str(tmp_path / "x.html")],

@@ -305,20 +305,46 @@ TEST_F(FixtureWorkspaceTest, TreeNestsApisUnderTheirModules) {
   EXPECT_EQ(tree.node(hits[0]).name, "Module.conv1.Conv2d.forward.0");
 }
 
-TEST_F(FixtureWorkspaceTest, FirstDivergenceIsConv2d) {
+// Dumps compared on the fly carry numprobe compare's own first-divergence analysis; the bf16
+// fixture's outputs stay within bf16's tolerance, so whatever it names must be ops of the run.
+TEST_F(FixtureWorkspaceTest, OnTheFlyCompareCarriesTheAnalysis) {
   const ui::Run& run = *workspace_->runs[0];
-  ASSERT_FALSE(run.findings.divergence.empty());
-  const Culprit& first = run.findings.divergence[0];
-  EXPECT_EQ(run.store->entry_names()[first.entry], "Functional.conv2d.0.forward");
-  EXPECT_FALSE(run.findings.divergence_fallback);
-  ASSERT_EQ(first.rows.size(), 1u);
-  EXPECT_EQ(run.store->Get(first.rows[0], 0).text, "Functional.conv2d.0.forward.output.0");
+  EXPECT_EQ(run.findings.divergence_source, "analysis");
+  for (const Culprit& c : run.findings.divergence) {
+    ASSERT_LT(c.entry, run.store->entry_names().size());
+    ASSERT_TRUE(c.analysis.has_value());
+    EXPECT_EQ(c.analysis->op_name, run.store->entry_names()[c.entry]);
+  }
   EXPECT_FALSE(run.findings.first_anomaly.has_value());  // all statistics are finite
-
   const Api api(workspace_);
   const auto info = Parse(api.InfoJson());
-  EXPECT_STREQ(info["runs"][0]["divergence"][0]["op"].GetString(), "Functional.conv2d.0.forward");
-  EXPECT_GT(info["runs"][0]["divergence"][0]["stack"].Size(), 0u);
+  EXPECT_STREQ(info["runs"][0]["divergence_source"].GetString(), "analysis");
+}
+
+// The analysis' ops become the overview's culprits: the worst output first, then the op's other
+// outputs over tolerance; ops the table does not hold are skipped.
+TEST_F(FixtureWorkspaceTest, AnalysedOpsBecomeCulprits) {
+  const ui::Run& run = *workspace_->runs[0];
+  AnalysedOp op;
+  op.op_name = "Functional.conv2d.0.forward";
+  op.reason = "planted";
+  op.output_error = 0.25;
+  op.tolerance = 1e-7;
+  op.worst_output = "Functional.conv2d.0.forward.output.0";
+  op.module_path = {"Module.conv1.Conv2d.forward.0"};
+  AnalysedOp unknown;
+  unknown.op_name = "Functional.nothing.0.forward";
+  Findings findings;
+  ApplyAnalysis(*run.store, op, {unknown}, "Functional.conv2d.0.forward", &findings);
+  EXPECT_EQ(findings.divergence_source, "analysis");
+  ASSERT_EQ(findings.divergence.size(), 1u);
+  const Culprit& c = findings.divergence[0];
+  EXPECT_EQ(run.store->entry_names()[c.entry], "Functional.conv2d.0.forward");
+  ASSERT_FALSE(c.rows.empty());
+  EXPECT_EQ(run.store->Get(c.rows[0], 0).text, "Functional.conv2d.0.forward.output.0");
+  EXPECT_EQ(c.level, Level::kError);  // msprobe's rules call that output an error
+  EXPECT_EQ(c.why, "planted");
+  EXPECT_EQ(findings.first_over_tolerance, "Functional.conv2d.0.forward");
 }
 
 TEST_F(FixtureWorkspaceTest, TensorDetailFromTheDumpedFiles) {
@@ -451,7 +477,17 @@ TEST(CompareJsonTest, TwinRoundTripsAndMalformedFilesAreRefused) {
       }
     }
   }
-  EXPECT_EQ(s.LevelCount(Level::kError), 21);
+  int64_t errors = 0;
+  for (const CompareRow& row : table->rows) errors += row.result == ResultLevel::kError ? 1 : 0;
+  EXPECT_EQ(s.LevelCount(Level::kError), errors);
+  EXPECT_GT(errors, 0);
+  // Without numprobe's analysis (no divergence file), the overview reads the Result column: the
+  // first op whose inputs pass and whose output fails is conv2d (bf16 starts there).
+  const Findings findings = AnalyzeFindings(s);
+  EXPECT_EQ(findings.divergence_source, "result");
+  ASSERT_FALSE(findings.divergence.empty());
+  EXPECT_EQ(s.entry_names()[findings.divergence[0].entry], "Functional.conv2d.0.forward");
+  EXPECT_FALSE(findings.divergence_fallback);
 
   // The folder loads as a compare output; stale results of the same rank are skipped.
   fs::copy_file(twin, dir / "compare_result_proc17032_20250101000000.json");

@@ -250,15 +250,20 @@ export class EmbeddedBackend {
 
   async scan() {
     if (!this.data.scan) throw new Error('no scan output was loaded');
-    const { headroom, ...rest } = this.data.scan;
-    return { ...rest, headroom_count: Array.isArray(headroom) ? headroom.length : 0 };
+    const scan = { file: this.data.info.scan ? this.data.info.scan.file : '', ...this.data.scan };
+    if (scan.headroom && typeof scan.headroom === 'object') {
+      const { flagged, ...rest } = scan.headroom;
+      scan.headroom = { ...rest, flagged_count: Array.isArray(flagged) ? flagged.length : 0 };
+    }
+    return scan;
   }
 
   async scanHeadroom(params) {
     if (!this.data.scan) throw new Error('no scan output was loaded');
-    let rows = Array.isArray(this.data.scan.headroom) ? this.data.scan.headroom : [];
+    const headroom = this.data.scan.headroom;
+    let rows = headroom && Array.isArray(headroom.flagged) ? headroom.flagged : [];
     if (params.q) rows = rows.filter((r) => typeof r.tensor === 'string' && r.tensor.includes(params.q));
-    if (params.overflow === '1') rows = rows.filter((r) => (r.fits || []).some((f) => f && f.overflow === true));
+    if (params.overflow === '1') rows = rows.filter((r) => Object.values(r.fits || {}).some((f) => f && f.overflow === true));
     const offset = Number(params.offset || 0);
     const limit = Math.min(1000, Number(params.limit || 100));
     return { total: rows.length, rows: rows.slice(offset, offset + limit) };

@@ -113,7 +113,7 @@ async function anomalyCard(backend, info, current) {
   if (info.scan) {
     try {
       const scan = await backend.scan();
-      const first = Array.isArray(scan.anomalies) && scan.anomalies.length ? scan.anomalies[0] : null;
+      const first = scan.first_anomaly || (Array.isArray(scan.anomalies) && scan.anomalies.length ? scan.anomalies[0] : null);
       if (first) {
         const where = [first.scope, first.rank_folder].filter(Boolean).join('/');
         return el(

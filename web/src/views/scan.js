@@ -24,13 +24,13 @@ function tensorTable(title, tensors) {
         el('td', { class: 'mono' }, t.name || ''),
         el('td', {}, t.dtype || ''),
         el('td', {}, t.shape || ''),
-        ['max', 'min', 'mean', 'norm'].map((k) => el('td', { class: 'num' }, t[`has_${k}`] === false ? '' : formatCell(t[k]))),
+        ['max', 'min', 'mean', 'norm'].map((k) => el('td', { class: 'num' }, formatCell(t[k]))),
         el('td', {}, t.nonfinite ? 'yes' : ''))))),
   ];
 }
 
 function anomaliesTab(scan, params, box) {
-  const anomalies = Array.isArray(scan.anomalies) ? scan.anomalies : [];
+  const anomalies = Array.isArray(scan.anomalies) ? scan.anomalies : scan.first_anomaly ? [scan.first_anomaly] : [];
   if (anomalies.length === 0) {
     box.append(el('p', { 'data-testid': 'no-anomaly' }, scan.md5_mode ? 'An md5 dump has no statistics: no finiteness check was possible.' : 'No op produced a NaN or Inf.'));
     return;
@@ -58,7 +58,10 @@ function anomaliesTab(scan, params, box) {
 }
 
 function watchpointsTab(scan, box) {
-  const hits = Array.isArray(scan.hits) ? scan.hits : Array.isArray(scan.watchpoints) ? scan.watchpoints : [];
+  const wp = scan.watchpoints && typeof scan.watchpoints === 'object' ? scan.watchpoints : {};
+  const hits = Array.isArray(wp.hits) ? wp.hits : [];
+  const enabled = Array.isArray(wp.enabled) ? wp.enabled : [];
+  if (enabled.length) box.append(el('div', { class: 'muted' }, `Watching: ${enabled.join(', ')}`));
   if (hits.length === 0) {
     box.append(el('p', { 'data-testid': 'no-hits' }, 'No watchpoint was hit.'));
     return;
@@ -66,7 +69,7 @@ function watchpointsTab(scan, box) {
   const counts = new Map();
   for (const h of hits) counts.set(h.watchpoint, (counts.get(h.watchpoint) || 0) + 1);
   box.append(
-    el('div', { class: 'chips' }, [...counts].map(([w, n]) => el('span', { class: 'chip' }, `${w}: ${n}`))),
+    el('div', { class: 'chips', 'data-testid': 'watchpoint-counts' }, [...counts].map(([w, n]) => el('span', { class: 'chip' }, `${w}: ${n}`))),
     el('table', { class: 'plain', 'data-testid': 'watchpoints' },
       el('thead', {}, el('tr', {}, ['watchpoint', 'where', 'tensor', 'condition', 'actual', 'threshold', 'from'].map((h) => el('th', {}, h)))),
       el('tbody', {}, hits.map((h) => el('tr', {},
@@ -77,8 +80,9 @@ function watchpointsTab(scan, box) {
 }
 
 async function headroomTab(backend, scan, params, box) {
-  const summary = Array.isArray(scan.headroom_summary) ? scan.headroom_summary : [];
-  const targets = summary.map((s) => s.target);
+  const headroom = scan.headroom && typeof scan.headroom === 'object' ? scan.headroom : {};
+  const summary = Array.isArray(headroom.summary) ? headroom.summary : [];
+  const targets = Array.isArray(headroom.targets) ? headroom.targets : summary.map((s) => s.target);
   if (summary.length) {
     const chartBox = el('div', { class: 'chart small', 'data-testid': 'headroom-chart' });
     box.append(el('section', { class: 'card wide' }, el('h2', {}, 'Tensors that would not fit'), chartBox));
@@ -95,7 +99,7 @@ async function headroomTab(backend, scan, params, box) {
       ],
     });
     for (const s of summary) {
-      const keep = Array.isArray(s.keep_higher) ? s.keep_higher : [];
+      const keep = Array.isArray(s.keep_higher_precision) ? s.keep_higher_precision : [];
       box.append(
         el('section', { class: 'card' }, el('h2', {}, `${s.target}: keep in higher precision`),
           el('div', { class: 'muted' }, `${formatCount(s.tensors || 0)} tensors judged · ${formatCount(s.overflow || 0)} overflow · ${formatCount(s.underflow || 0)} underflow · ${formatCount(s.subnormal || 0)} subnormal`),
@@ -114,7 +118,7 @@ async function headroomTab(backend, scan, params, box) {
   const only = el('input', { type: 'checkbox', checked: state.overflow === '1', 'data-testid': 'headroom-overflow' });
   const table = el('div', { 'data-testid': 'headroom-rows' });
   const more = el('button', { type: 'button' }, 'More');
-  box.append(el('section', { class: 'card wide' }, el('h2', {}, 'Per tensor'), el('div', { class: 'toolbar' }, q, el('label', {}, only, ' overflowing only')), table, more));
+  box.append(el('section', { class: 'card wide' }, el('h2', {}, 'Tensors that overflow or underflow somewhere'), el('div', { class: 'toolbar' }, q, el('label', {}, only, ' overflowing only')), table, more));
   let body = null;
   async function load(reset) {
     if (reset) {
@@ -129,8 +133,11 @@ async function headroomTab(backend, scan, params, box) {
       body.append(el('tr', {},
         el('td', { class: 'mono' }, r.tensor || ''), el('td', { class: 'mono' }, r.layer || ''), el('td', {}, r.dtype || ''),
         el('td', { class: 'num' }, formatCell(r.max_abs)), el('td', { class: 'num' }, formatCell(r.min_nonzero_abs)),
-        (r.fits || []).map((f) => el('td', { class: `num ${f.overflow ? 'level-text-error' : f.underflow ? 'level-text-warning' : ''}` },
-          f.overflow ? 'overflow' : f.underflow ? 'underflow' : formatNumber(f.headroom_log2)))));
+        targets.map((t) => {
+          const f = (r.fits || {})[t] || {};
+          const text = f.status && f.status !== 'ok' ? `${f.status} (${formatNumber(f.headroom_log2)})` : formatNumber(f.headroom_log2);
+          return el('td', { class: `num ${f.overflow ? 'level-text-error' : f.underflow ? 'level-text-warning' : ''}` }, text);
+        })));
     }
     state.offset += page.rows.length;
     more.hidden = state.offset >= page.total;
@@ -157,7 +164,7 @@ export async function render({ backend, info, params, root }) {
   const scan = await backend.scan();
   const tab = TABS.some(([t]) => t === params.get('tab')) ? params.get('tab') : 'anomalies';
   root.append(
-    el('div', { class: 'muted' }, `${scan.file} · dump ${scan.dump || ''} · task ${scan.task || ''} · ${formatCount(scan.entries || 0)} entries, ${formatCount(scan.tensors || 0)} tensors, ${formatCount(scan.ranks || 0)} rank folder(s)`),
+    el('div', { class: 'muted' }, `${scan.file} · dump ${scan.dump || ''} · task ${scan.task || ''} · ${formatCount(scan.entries || 0)} entries, ${formatCount(scan.tensors || 0)} tensors, ${formatCount(scan.ranks || 0)} rank folder(s)${Array.isArray(scan.steps) && scan.steps.length ? `, ${scan.steps.join(', ')}` : ''}`),
     el('nav', { class: 'tabs' }, TABS.map(([t, title]) => el('a', { href: href('scan', { tab: t }), class: t === tab ? 'active' : '', 'data-testid': `scan-tab-${t}` }, title))),
   );
   if (Array.isArray(scan.warnings) && scan.warnings.length) {
