@@ -57,6 +57,7 @@ struct MetricCell {
     return kind == Kind::kValue || kind == Kind::kValueText || kind == Kind::kPercent;
   }
   std::string Text() const;  // as in msprobe's CSV
+  void AppendText(std::string* out) const;
 };
 
 // numprobe's metrics beyond msprobe's (tensor mode), over positions finite on both sides.
@@ -83,6 +84,9 @@ enum class MatchKind : uint8_t {
   kNone,           // no golden row
   kDtypeMismatch,  // a golden row of this name whose dtype cannot be compared (msprobe: N/A)
 };
+
+// "exact", "fuzzy", "mapped", "aligned", "none", "dtype" (the Match column).
+std::string_view MatchKindName(MatchKind kind);
 
 struct CompareRow {
   uint32_t target = 0;  // index into the target DumpFile's rows
@@ -120,6 +124,8 @@ struct CompareTable {
   std::vector<std::string> Header() const;
   // The cells of row `i` as msprobe's CSV writes them, aligned with Header().
   std::vector<std::string> CsvCells(size_t i) const;
+  // The same into *cells, reusing its strings (no allocation per row once they have grown).
+  void CsvCells(size_t i, std::vector<std::string>* cells) const;
 };
 
 struct CompareOptions {

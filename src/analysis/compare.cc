@@ -28,6 +28,24 @@ std::string_view CompareModeName(CompareMode mode) {
   return "statistics";
 }
 
+std::string_view MatchKindName(MatchKind kind) {
+  switch (kind) {
+    case MatchKind::kExact:
+      return "exact";
+    case MatchKind::kFuzzy:
+      return "fuzzy";
+    case MatchKind::kMapped:
+      return "mapped";
+    case MatchKind::kAligned:
+      return "aligned";
+    case MatchKind::kNone:
+      return "none";
+    case MatchKind::kDtypeMismatch:
+      return "dtype";
+  }
+  return "none";
+}
+
 std::string_view ResultLevelName(ResultLevel level) {
   switch (level) {
     case ResultLevel::kPass:
@@ -43,34 +61,54 @@ std::string_view ResultLevelName(ResultLevel level) {
 }
 
 std::string MetricCell::Text() const {
+  std::string out;
+  AppendText(&out);
+  return out;
+}
+
+void MetricCell::AppendText(std::string* out) const {
   switch (kind) {
     case Kind::kEmpty:
-      return "";
+      return;
     case Kind::kValue:
-      if (std::isinf(value)) return value > 0 ? " inf" : " -inf";
-      return detail::PyFloatRepr(value);
+      if (std::isinf(value)) {
+        *out += value > 0 ? " inf" : " -inf";
+        return;
+      }
+      detail::AppendPyFloatRepr(value, out);
+      return;
     case Kind::kValueText:
-      return detail::PyFloatRepr(value);
+      detail::AppendPyFloatRepr(value, out);
+      return;
     case Kind::kPercent:
-      return detail::PyFloatRepr(value) + "%";
+      detail::AppendPyFloatRepr(value, out);
+      *out += '%';
+      return;
     case Kind::kZero:
-      return "0";
+      *out += '0';
+      return;
     case Kind::kNA:
-      return "N/A";
+      *out += "N/A";
+      return;
     case Kind::kNan:
-      return "Nan";
+      *out += "Nan";
+      return;
     case Kind::kInf:
-      return "inf";
+      *out += "inf";
+      return;
     case Kind::kNegInf:
-      return "-inf";
+      *out += "-inf";
+      return;
     case Kind::kDiff:
-      return "Diff";
+      *out += "Diff";
+      return;
     case Kind::kUnsupported:
-      return "unsupported";
+      *out += "unsupported";
+      return;
     case Kind::kShapeUnmatched:
-      return "shape unmatched";
+      *out += "shape unmatched";
+      return;
   }
-  return "";
 }
 
 namespace detail {
@@ -177,6 +215,49 @@ using detail::SummaryOf;
 
 bool IsDebugFile(const DumpLocation& loc) { return loc.dump_json.filename() == "debug.json"; }
 
+// msprobe's check_op_str_pattern_valid: text that starts (or continues after ';') with + - = % @
+// (or their full-width forms) would be a formula when the table is opened in a spreadsheet, so
+// msprobe refuses such dumps; so does numprobe. Plain numbers ("-1") are fine.
+bool LooksLikeFormula(std::string_view text) {
+  static constexpr std::string_view kFullWidth[] = {"\xef\xbc\x8b", "\xef\xbc\x8d", "\xef\xbc\x9d",
+                                                    "\xef\xbc\x85", "\xef\xbc\xa0"};
+  auto starts_bad = [](std::string_view t) {
+    if (t.empty()) return false;
+    if (t[0] == '+' || t[0] == '-' || t[0] == '=' || t[0] == '%' || t[0] == '@') return true;
+    for (const std::string_view w : kFullWidth) {
+      if (t.substr(0, w.size()) == w) return true;
+    }
+    return false;
+  };
+  double number = 0;
+  if (detail::ParsePyNumber(text, &number)) return false;
+  if (starts_bad(text)) return true;
+  for (size_t pos = text.find(';'); pos != std::string_view::npos; pos = text.find(';', pos + 1)) {
+    if (starts_bad(text.substr(pos + 1))) return true;
+  }
+  return false;
+}
+
+Status CheckFormulaText(const DumpFile& f) {
+  for (const DumpEntry& e : f.entries) {
+    if (LooksLikeFormula(e.name)) {
+      return Status::Rejected(
+          fmt::format("entry {} would run as a spreadsheet formula in the result table",
+                      detail::PyStrRepr(e.name.substr(0, 60))));
+    }
+  }
+  for (const DumpRow& r : f.rows) {
+    for (const PyValue& v : r.stats) {
+      if (v.kind() == PyValue::Kind::kStr && LooksLikeFormula(f.Text(v.text_id()))) {
+        return Status::Rejected(
+            fmt::format("{}: value {} would run as a spreadsheet formula in the result table",
+                        r.name, detail::PyStrRepr(f.Text(v.text_id()).substr(0, 60))));
+      }
+    }
+  }
+  return Status::Ok();
+}
+
 Result<CompareMode> DecideMode(const DumpFile& target, const DumpFile& golden) {
   if (target.task.empty()) return Status::InvalidArgument("the target dump.json names no task");
   if (golden.task.empty()) return Status::InvalidArgument("the golden dump.json names no task");
@@ -230,85 +311,123 @@ std::vector<std::string> CompareTable::Header() const {
              {"Mean AbsErr", "Mean RelErr", "RMSE", "SQNR(dB)", "Max ULP", "Mean ULP", "ULP Dtype",
               "Allclose Ratio", "NaN Mismatch", "+Inf Mismatch", "-Inf Mismatch", "Worst Index"});
   }
-  h.insert(h.end(), {"Rel Error", "Dtype Tolerance", "Judgment"});
+  h.insert(h.end(), {"Rel Error", "Dtype Tolerance", "Judgment", "Match"});
   return h;
 }
 
 std::vector<std::string> CompareTable::CsvCells(size_t i) const {
+  std::vector<std::string> cells;
+  CsvCells(i, &cells);
+  return cells;
+}
+
+void CompareTable::CsvCells(size_t i, std::vector<std::string>* out) const {
+  // Cells are written into the strings already in *out, so that a writer reusing one vector
+  // allocates nothing per row once the strings have grown.
+  size_t k = 0;
+  auto next = [&]() -> std::string& {
+    if (k == out->size()) out->emplace_back();
+    std::string& cell = (*out)[k++];
+    cell.clear();
+    return cell;
+  };
+  auto put = [&](std::string_view text) { next().append(text); };
+  const std::string_view na = "N/A";
   const CompareRow& row = rows[i];
   const DumpRow& t = target->rows[row.target];
   const DumpRow* g = row.paired() ? &golden->rows[static_cast<size_t>(row.golden)] : nullptr;
-  std::vector<std::string> c;
-  c.reserve(32);
-  const std::string na = "N/A";
-  c.push_back(t.name);
-  c.push_back(g ? g->name : na);
-  c.push_back(target->Text(t.dtype));
-  c.push_back(g ? golden->Text(g->dtype) : na);
-  c.push_back(target->Text(t.shape));
-  c.push_back(g ? golden->Text(g->shape) : na);
+  put(t.name);
+  put(g ? std::string_view(g->name) : na);
+  put(target->Text(t.dtype));
+  put(g ? std::string_view(golden->Text(g->dtype)) : na);
+  put(target->Text(t.shape));
+  put(g ? std::string_view(golden->Text(g->shape)) : na);
   const std::string t_rg = detail::RequiresGradText(*target, t);
-  const std::string g_rg = g ? detail::RequiresGradText(*golden, *g) : na;
-  c.push_back(t_rg);
-  c.push_back(g_rg);
+  const std::string g_rg = g ? detail::RequiresGradText(*golden, *g) : std::string(na);
+  put(t_rg);
+  put(g_rg);
   auto summary = [&] {
-    for (int k = 0; k < 4; ++k) c.push_back(SummaryCsvText(SummaryOf(*target, t.stats[k])));
-    for (int k = 0; k < 4; ++k) {
-      c.push_back(g ? SummaryCsvText(SummaryOf(*golden, g->stats[k])) : na);
+    for (int s = 0; s < 4; ++s) detail::AppendSummaryCsv(SummaryOf(*target, t.stats[s]), &next());
+    for (int s = 0; s < 4; ++s) {
+      if (g != nullptr) {
+        detail::AppendSummaryCsv(SummaryOf(*golden, g->stats[s]), &next());
+      } else {
+        put(na);
+      }
     }
   };
   switch (mode) {
     case CompareMode::kStatistics:
-      for (int k = 0; k < 8; ++k) c.push_back(row.metrics[k].Text());
+      for (int m = 0; m < 8; ++m) row.metrics[m].AppendText(&next());
       summary();
       break;
     case CompareMode::kTensor:
-      for (int k = 0; k < 6; ++k) c.push_back(row.metrics[k].Text());
+      for (int m = 0; m < 6; ++m) row.metrics[m].AppendText(&next());
       summary();
       break;
     case CompareMode::kMd5:
-      c.push_back(t.md5.value_or(na));
-      c.push_back(g ? g->md5.value_or(na) : na);
+      put(t.md5.has_value() ? std::string_view(*t.md5) : na);
+      put(g && g->md5.has_value() ? std::string_view(*g->md5) : na);
       break;
   }
-  c.push_back(t_rg == g_rg ? "True" : "False");
-  c.push_back(std::string(ResultLevelName(row.result)));
-  std::vector<std::string> messages;
-  for (const uint8_t m : row.messages) messages.emplace_back(MessageText(m));
-  c.push_back(detail::JsonStringList(messages));
+  put(t_rg == g_rg ? "True" : "False");
+  put(ResultLevelName(row.result));
+  if (row.messages.empty()) {
+    put("[]");
+  } else {
+    std::vector<std::string> messages;
+    for (const uint8_t m : row.messages) messages.emplace_back(MessageText(m));
+    put(detail::JsonStringList(messages));
+  }
   if (has_stack()) {
     const DumpEntry& entry = target->entries[t.entry];
     const std::vector<std::string>* lines =
         row.target == entry.first_row ? stack->Find(entry.name) : nullptr;
-    c.push_back(lines != nullptr ? detail::PyStrListRepr(*lines) : na);
-  }
-  if (mode == CompareMode::kTensor) {
-    const std::string t_data = t.data_name.empty() ? "-1" : t.data_name;
-    const std::string g_data = g ? (g->data_name.empty() ? "-1" : g->data_name) : na;
-    c.push_back(detail::PyStrListRepr({t_data, g_data}));
-    if (row.extras.has_value()) {
-      const TensorExtras& e = *row.extras;
-      auto num = [](double v) {
-        return std::isnan(v) ? std::string("N/A") : detail::PyFloatRepr(v);
-      };
-      c.insert(c.end(), {num(e.mean_abs_err), num(e.mean_rel_err), num(e.rmse), num(e.sqnr_db),
-                         num(e.max_ulp), num(e.mean_ulp), e.ulp_dtype.empty() ? na : e.ulp_dtype,
-                         num(e.allclose_ratio), std::to_string(e.nan_mismatch),
-                         std::to_string(e.pos_inf_mismatch), std::to_string(e.neg_inf_mismatch),
-                         std::to_string(e.worst_index)});
+    if (lines != nullptr) {
+      put(detail::PyStrListRepr(*lines));
     } else {
-      c.insert(c.end(), 12, na);
+      put(na);
     }
   }
-  auto num = [&](double v) { return std::isnan(v) ? na : detail::PyFloatRepr(v); };
-  c.push_back(num(row.error));
-  c.push_back(num(row.tolerance));
-  if (std::isnan(row.error) || std::isnan(row.tolerance)) {
-    c.push_back(na);
-  } else {
-    c.push_back(row.error > row.tolerance ? "differs" : "ok");
+  auto num = [&](double v) {
+    std::string& cell = next();
+    if (std::isnan(v)) {
+      cell.append(na);
+    } else {
+      detail::AppendPyFloatRepr(v, &cell);
+    }
+  };
+  if (mode == CompareMode::kTensor) {
+    const std::string t_data = t.data_name.empty() ? "-1" : t.data_name;
+    const std::string g_data = g ? (g->data_name.empty() ? "-1" : g->data_name) : std::string(na);
+    put(detail::PyStrListRepr({t_data, g_data}));
+    if (row.extras.has_value()) {
+      const TensorExtras& e = *row.extras;
+      num(e.mean_abs_err);
+      num(e.mean_rel_err);
+      num(e.rmse);
+      num(e.sqnr_db);
+      num(e.max_ulp);
+      num(e.mean_ulp);
+      put(e.ulp_dtype.empty() ? na : std::string_view(e.ulp_dtype));
+      num(e.allclose_ratio);
+      put(std::to_string(e.nan_mismatch));
+      put(std::to_string(e.pos_inf_mismatch));
+      put(std::to_string(e.neg_inf_mismatch));
+      put(std::to_string(e.worst_index));
+    } else {
+      for (int m = 0; m < 12; ++m) put(na);
+    }
   }
-  return c;
+  num(row.error);
+  num(row.tolerance);
+  if (std::isnan(row.error) || std::isnan(row.tolerance)) {
+    put(na);
+  } else {
+    put(row.error > row.tolerance ? "differs" : "ok");
+  }
+  put(MatchKindName(row.match));
+  out->resize(k);
 }
 
 Result<CompareTable> CompareDumps(const DumpLocation& target, const DumpLocation& golden,
@@ -322,6 +441,22 @@ Result<CompareTable> CompareDumps(const DumpLocation& target, const DumpLocation
   if (!target.stack_json.empty()) {
     NUMPROBE_ASSIGN_OR_RETURN(auto stack, ReadStackJson(target.stack_json));
     table.stack = std::make_shared<const StackMap>(std::move(stack));
+  }
+
+  NUMPROBE_RETURN_IF_ERROR(CheckFormulaText(*table.target).WithContext(target.dump_json.string()));
+  NUMPROBE_RETURN_IF_ERROR(CheckFormulaText(*table.golden).WithContext(golden.dump_json.string()));
+  if (table.stack != nullptr) {
+    for (const DumpEntry& e : table.target->entries) {
+      const std::vector<std::string>* lines = table.stack->Find(e.name);
+      if (lines == nullptr) continue;
+      for (const std::string& line : *lines) {
+        if (LooksLikeFormula(line)) {
+          return Status::Rejected(fmt::format(
+              "{}: stack of {}: {} would run as a spreadsheet formula in the result table",
+              target.stack_json.string(), e.name, detail::PyStrRepr(line.substr(0, 60))));
+        }
+      }
+    }
   }
 
   const bool debug = IsDebugFile(target) && IsDebugFile(golden);

@@ -53,6 +53,7 @@ SummaryValue SummaryNA();
 
 // The CSV text of a summary value.
 std::string SummaryCsvText(const SummaryValue& v);
+void AppendSummaryCsv(const SummaryValue& v, std::string* out);
 
 // msprobe's dtype rule: equal, or both in {fp16, fp32, bf16} of the same framework's spelling.
 bool DtypesComparable(std::string_view a, std::string_view b);

@@ -124,8 +124,24 @@ bool SummaryValue::SameText(const SummaryValue& o) const {
 }
 
 std::string SummaryCsvText(const SummaryValue& v) {
-  if (v.is_float && std::isinf(v.number)) return v.number > 0 ? " inf" : " -inf";
-  return v.Text();
+  std::string out;
+  AppendSummaryCsv(v, &out);
+  return out;
+}
+
+void AppendSummaryCsv(const SummaryValue& v, std::string* out) {
+  if (v.raw != nullptr && v.raw->kind() == PyValue::Kind::kFloat) {
+    const double f = v.raw->as_float();
+    if (std::isnan(f)) {
+      *out += "Nan";
+    } else if (std::isinf(f)) {
+      *out += f > 0 ? " inf" : " -inf";
+    } else {
+      AppendPyFloatRepr(f, out);
+    }
+    return;
+  }
+  *out += v.Text();
 }
 
 void FillStatisticsCells(const CompareTable& table, CompareRow* row) {

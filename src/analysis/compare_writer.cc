@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <map>
 #include <memory>
 
 #include <fmt/format.h>
@@ -67,20 +66,59 @@ class AtomicFile {
   FilePtr file_;
 };
 
-void WriteLine(std::FILE* f, const std::vector<std::string>& cells) {
-  std::string line;
-  for (size_t i = 0; i < cells.size(); ++i) {
-    if (i > 0) line += ',';
-    line += CsvField(cells[i]);
+// True when a CSV field must be quoted (a comma, quote or newline in it). A plain loop: the
+// character-set search of std::string scans the set once per character.
+bool NeedsQuotes(std::string_view text) {
+  for (const char c : text) {
+    if (c == ',' || c == '"' || c == '\n' || c == '\r') return true;
   }
-  line += '\n';
-  std::fwrite(line.data(), 1, line.size(), f);
+  return false;
+}
+
+// Appends one CSV line to `line` (quoting as pandas does).
+void AppendLine(const std::vector<std::string>& cells, std::string* line) {
+  for (size_t i = 0; i < cells.size(); ++i) {
+    if (i > 0) *line += ',';
+    const std::string& c = cells[i];
+    if (!NeedsQuotes(c)) {
+      *line += c;
+    } else {
+      *line += CsvField(c);
+    }
+  }
+  *line += '\n';
+}
+
+// True when `s` is a number in JSON's grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+bool IsJsonNumber(std::string_view s) {
+  size_t i = 0;
+  auto digits = [&] {
+    const size_t start = i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+    return i > start;
+  };
+  if (i < s.size() && s[i] == '-') ++i;
+  if (i < s.size() && s[i] == '0') {
+    ++i;
+  } else if (!digits()) {
+    return false;
+  }
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    if (!digits()) return false;
+  }
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+    if (!digits()) return false;
+  }
+  return i == s.size();
 }
 
 }  // namespace
 
 std::string CsvField(std::string_view text) {
-  if (text.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(text);
+  if (!NeedsQuotes(text)) return std::string(text);
   std::string out = "\"";
   for (const char c : text) {
     if (c == '"') out += '"';
@@ -93,8 +131,18 @@ std::string CsvField(std::string_view text) {
 Status WriteCompareCsv(const CompareTable& table, const fs::path& path) {
   AtomicFile file(path);
   NUMPROBE_RETURN_IF_ERROR(file.Open());
-  WriteLine(file.get(), table.Header());
-  for (size_t i = 0; i < table.rows.size(); ++i) WriteLine(file.get(), table.CsvCells(i));
+  std::string buffer;
+  AppendLine(table.Header(), &buffer);
+  std::vector<std::string> cells;
+  for (size_t i = 0; i < table.rows.size(); ++i) {
+    table.CsvCells(i, &cells);
+    AppendLine(cells, &buffer);
+    if (buffer.size() > (1 << 20)) {
+      std::fwrite(buffer.data(), 1, buffer.size(), file.get());
+      buffer.clear();
+    }
+  }
+  std::fwrite(buffer.data(), 1, buffer.size(), file.get());
   return file.Commit();
 }
 
@@ -121,16 +169,18 @@ Status WriteCompareJson(const CompareTable& table, const fs::path& path,
   w.StartArray();
   for (const std::string& h : table.Header()) str(h);
   w.EndArray();
-  std::map<std::string, int64_t> counts;
+  int64_t counts[4] = {0, 0, 0, 0};  // by ResultLevel
   w.Key("rows");
   w.StartArray();
+  std::vector<std::string> cells;
   for (size_t i = 0; i < table.rows.size(); ++i) {
-    ++counts[std::string(ResultLevelName(table.rows[i].result))];
+    ++counts[static_cast<int>(table.rows[i].result)];
     w.StartArray();
-    for (const std::string& cell : table.CsvCells(i)) {
-      double v = 0;
-      if (detail::ParsePyNumber(cell, &v) && std::isfinite(v)) {
-        w.Double(v);
+    table.CsvCells(i, &cells);
+    for (const std::string& cell : cells) {
+      // Python's repr of a finite number is a JSON number as it stands: no re-formatting.
+      if (IsJsonNumber(cell)) {
+        w.RawValue(cell.c_str(), cell.size(), rapidjson::kNumberType);
       } else {
         str(cell);
       }
@@ -140,8 +190,9 @@ Status WriteCompareJson(const CompareTable& table, const fs::path& path,
   w.EndArray();
   w.Key("counts");
   w.StartObject();
-  for (const char* level : {"pass", "warning", "error", "unmatched"}) {
-    w.Key(level);
+  for (int level = 0; level < 4; ++level) {
+    const std::string name(ResultLevelName(static_cast<ResultLevel>(level)));
+    w.Key(name.c_str());
     w.Int64(counts[level]);
   }
   w.EndObject();

@@ -218,10 +218,15 @@ Status WriteDiffAnalyzeJson(const std::vector<RankDivergence>& ranks,
         if (row.state != state) continue;
         Str(w, row.name);
         w.StartObject();
-        static constexpr const char* kKeys[4] = {"NPU max", "NPU min", "NPU mean", "NPU l2norm"};
-        for (int k = 0; k < 4; ++k) {
-          w.Key(kKeys[k]);
-          SummaryJson(w, tf, row.stats[k]);
+        if (t.mode == CompareMode::kMd5) {
+          w.Key("NPU MD5");  // msprobe's md5-mode node
+          Str(w, row.md5.value_or("N/A"));
+        } else {
+          static constexpr const char* kKeys[4] = {"NPU max", "NPU min", "NPU mean", "NPU l2norm"};
+          for (int k = 0; k < 4; ++k) {
+            w.Key(kKeys[k]);
+            SummaryJson(w, tf, row.stats[k]);
+          }
         }
         w.EndObject();
       }

@@ -58,7 +58,14 @@ class StreamHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Str
     JNode n;
     n.kind = JNode::Kind::kNumber;
     const std::string_view text(str, length);
-    if (text.find_first_of(".eEIN") != std::string_view::npos) {
+    bool is_float = false;  // a fraction, an exponent, NaN or Infinity
+    for (const char c : text) {
+      if (c == '.' || c == 'e' || c == 'E' || c == 'I' || c == 'N') {
+        is_float = true;
+        break;
+      }
+    }
+    if (is_float) {
       n.is_float = true;
       if (text == "NaN") {
         n.number = std::numeric_limits<double>::quiet_NaN();

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -18,6 +19,14 @@
 namespace numprobe::testing {
 
 using CsvRows = std::vector<std::vector<std::string>>;
+
+// The first .csv file in `folder` (msprobe's result files carry a timestamp in their names).
+inline std::string FirstCsvIn(const std::filesystem::path& folder) {
+  for (const auto& e : std::filesystem::directory_iterator(folder)) {
+    if (e.path().extension() == ".csv") return e.path().string();
+  }
+  return {};
+}
 
 inline CsvRows ReadCsv(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -19,13 +19,6 @@ namespace fs = std::filesystem;
 
 const fs::path kFixtures = fs::path(NUMPROBE_FIXTURES_DIR) / "msprobe";
 
-fs::path MsprobeCsv(const std::string& folder) {
-  for (const auto& e : fs::directory_iterator(kFixtures / folder)) {
-    if (e.path().extension() == ".csv") return e.path();
-  }
-  return {};
-}
-
 TEST(CompareStatisticsGoldenTest, ReproducesMsprobesTable) {
   auto pairs = DiscoverDumpPairs(kFixtures / "dump_statistics_bf16" / "step0",
                                  kFixtures / "dump_statistics_base" / "step0");
@@ -39,7 +32,7 @@ TEST(CompareStatisticsGoldenTest, ReproducesMsprobesTable) {
   ASSERT_TRUE(WriteCompareCsv(*table, out).ok());
   const auto ours = testing::ReadCsv(out.string());
   fs::remove(out);
-  const auto theirs = testing::ReadCsv(MsprobeCsv("compare_statistics").string());
+  const auto theirs = testing::ReadCsv(testing::FirstCsvIn(kFixtures / "compare_statistics"));
   ASSERT_EQ(theirs.size(), 66u);
   testing::ExpectSameCompareCsv(
       ours, theirs,

@@ -20,13 +20,6 @@ namespace fs = std::filesystem;
 
 const fs::path kFixtures = fs::path(NUMPROBE_FIXTURES_DIR) / "msprobe";
 
-fs::path MsprobeCsv(const std::string& folder) {
-  for (const auto& e : fs::directory_iterator(kFixtures / folder)) {
-    if (e.path().extension() == ".csv") return e.path();
-  }
-  return {};
-}
-
 class CompareTensorGoldenTest : public ::testing::TestWithParam<int> {};
 
 TEST_P(CompareTensorGoldenTest, ReproducesMsprobesTable) {
@@ -47,7 +40,7 @@ TEST_P(CompareTensorGoldenTest, ReproducesMsprobesTable) {
   ASSERT_TRUE(WriteCompareCsv(*table, out).ok());
   const auto ours = testing::ReadCsv(out.string());
   fs::remove(out);
-  const auto theirs = testing::ReadCsv(MsprobeCsv("compare_tensor").string());
+  const auto theirs = testing::ReadCsv(testing::FirstCsvIn(kFixtures / "compare_tensor"));
   ASSERT_EQ(theirs.size(), 66u);
   testing::ExpectSameCompareCsv(ours, theirs,
                                 {"Cosine", "EucDist", "MaxAbsErr", "MaxRelativeErr",

@@ -168,5 +168,22 @@ TEST_F(CompareDivergenceTest, IntegerTensorsMustMatchExactly) {
   EXPECT_EQ(r.first->tolerance, 0.0);
 }
 
+TEST_F(CompareDivergenceTest, Md5ModeNamesTheFirstOpWhoseOutputChecksumChanges) {
+  auto leaf = [](const std::string& md5) {
+    return R"({"type": "torch.Tensor", "dtype": "torch.float32", "shape": [8], "requires_grad": false, "md5": ")" +
+           md5 + R"("})";
+  };
+  auto r = Analyze({Forward("Functional.a.0.forward", leaf("00000001"), leaf("00000002")),
+                    Forward("Functional.b.0.forward", leaf("00000002"), leaf("0000000f")),
+                    Forward("Functional.c.0.forward", leaf("0000000f"), leaf("0000001f"))},
+                   {Forward("Functional.a.0.forward", leaf("00000001"), leaf("00000002")),
+                    Forward("Functional.b.0.forward", leaf("00000002"), leaf("00000003")),
+                    Forward("Functional.c.0.forward", leaf("00000003"), leaf("00000004"))});
+  EXPECT_EQ(table_.mode, CompareMode::kMd5);
+  ASSERT_TRUE(r.first.has_value());
+  EXPECT_EQ(r.first->op_name, "Functional.b.0.forward");
+  EXPECT_TRUE(r.next.empty());  // c only passes the difference on
+}
+
 }  // namespace
 }  // namespace numprobe

@@ -63,6 +63,14 @@ def main():
          b'{"task": "statistics" "data": {}}', "malformed JSON at byte 22")
     case("single_quotes.json", b"{'task': 'statistics', 'data': {}}", "malformed JSON at byte 1")
 
+    case("formula_entry_name.json",
+         b'{"task": "statistics", "data": {"=HYPERLINK(\\"http://x\\").0.forward": {"output": []}}}',
+         "would run as a spreadsheet formula")
+    case("formula_string_value.json",
+         b'{"task": "statistics", "data": {"Functional.f.0.forward": {"input_args": '
+         b'[{"type": "str", "value": "@SUM(A1:A9)"}], "output": []}}}',
+         "would run as a spreadsheet formula")
+
     # A dump folder whose dump.json is fine but whose stack.json is truncated.
     folder = os.path.join(HERE, "truncated_stack")
     shutil.rmtree(folder, ignore_errors=True)
