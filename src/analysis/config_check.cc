@@ -415,20 +415,8 @@ Status WriteSnapshot(const Snapshot& snapshot, const std::filesystem::path& path
 }
 
 Result<Snapshot> ReadSnapshot(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) {
-    return Status::NotFound(path.string() + ": no such file");
-  }
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec) return Status::IoError(path.string() + ": " + ec.message());
-  if (size > kMaxSnapshotBytes) {
-    return Status::OutOfRange(fmt::format("{}: {} bytes exceeds the snapshot limit of {}",
-                                          path.string(), size, kMaxSnapshotBytes));
-  }
-  std::ifstream in(path, std::ios::binary);
-  std::string text(static_cast<size_t>(size), '\0');
-  in.read(text.data(), static_cast<std::streamsize>(size));
-  if (!in && !in.eof()) return Status::IoError(path.string() + ": read error");
+  NUMPROBE_ASSIGN_OR_RETURN(std::string text,
+                            detail::ReadCappedFile(path, kMaxSnapshotBytes, "snapshot"));
   auto s = ParseSnapshot(text);
   if (!s) return s.error().WithContext(path.string());
   return s;

@@ -3,6 +3,8 @@
 #ifndef NUMPROBE_ANALYSIS_CONFIG_CHECK_INTERNAL_H_
 #define NUMPROBE_ANALYSIS_CONFIG_CHECK_INTERNAL_H_
 
+#include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,6 +33,11 @@ bool IsSeedName(std::string_view dotted_name);
 // msprobe's hyperparameter aliases: the canonical name of the last dotted part ("lr" ->
 // "learning_rate"), lower case with '-' read as '_'.
 std::string CanonicalHyperparameterName(std::string_view dotted_name);
+
+// The whole file at `path`: kNotFound, kIoError, or kOutOfRange past `max_bytes` (the message
+// calls the file `what`).
+Result<std::string> ReadCappedFile(const std::filesystem::path& path, uint64_t max_bytes,
+                                   std::string_view what);
 
 // SHA-256 of bytes as 64 hex digits ("" in a build without OpenSSL).
 std::string Sha256Hex(std::string_view bytes);

@@ -209,6 +209,28 @@ std::string Sha256Hex(std::string_view bytes) {
 #endif
 }
 
+Result<std::string> ReadCappedFile(const std::filesystem::path& path, uint64_t max_bytes,
+                                   std::string_view what) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    return Status::NotFound(path.string() + ": no such file");
+  }
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) return Status::IoError(path.string() + ": " + ec.message());
+  if (size > max_bytes) {
+    return Status::OutOfRange(fmt::format("{}: {} bytes exceeds the {} limit of {}", path.string(),
+                                          size, what, max_bytes));
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::IoError(path.string() + ": cannot open");
+  std::string text(static_cast<size_t>(size), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(size));
+  if (static_cast<uint64_t>(in.gcount()) != size) {
+    return Status::IoError(path.string() + ": short read");
+  }
+  return text;
+}
+
 Result<std::string> RunAndCapture(const std::vector<std::string>& argv, int timeout_s,
                                   size_t max_output) {
   if (argv.empty()) return Status::InvalidArgument("no command to run");
@@ -584,27 +606,6 @@ std::string ArgValue(std::string_view v) {
   return std::string(v);
 }
 
-Result<std::string> ReadSmallFile(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) {
-    return Status::NotFound(path.string() + ": no such file");
-  }
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec) return Status::IoError(path.string() + ": " + ec.message());
-  if (size > kMaxConfigBytes) {
-    return Status::OutOfRange(fmt::format("{}: {} bytes exceeds the config file limit of {}",
-                                          path.string(), size, kMaxConfigBytes));
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::IoError(path.string() + ": cannot open");
-  std::string text(static_cast<size_t>(size), '\0');
-  in.read(text.data(), static_cast<std::streamsize>(size));
-  if (static_cast<uint64_t>(in.gcount()) != size) {
-    return Status::IoError(path.string() + ": short read");
-  }
-  return text;
-}
-
 }  // namespace
 
 Result<std::map<std::string, std::string>> ParseJsonHyperparameters(std::string_view text) {
@@ -673,7 +674,8 @@ std::map<std::string, std::string> ArgvHyperparameters(const std::vector<std::st
 }
 
 Result<std::map<std::string, std::string>> ReadHyperparameters(const std::filesystem::path& path) {
-  NUMPROBE_ASSIGN_OR_RETURN(std::string text, ReadSmallFile(path));
+  NUMPROBE_ASSIGN_OR_RETURN(std::string text,
+                            detail::ReadCappedFile(path, kMaxConfigBytes, "config file"));
   std::string ext = path.extension().string();
   for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   Result<std::map<std::string, std::string>> parsed = Status::Unsupported(

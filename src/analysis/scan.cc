@@ -122,7 +122,7 @@ struct ParamState {
 struct EntryFacts {
   uint32_t entry = 0;
   bool comm = false;
-  int comm_node = -1;  // index into the step's nodes
+  int comm_node = -1;          // index into the step's nodes
   bool in_bad = false;         // a non-finite input, scalar arguments included
   bool in_bad_tensor = false;  // a non-finite input tensor
   bool out_bad = false;
@@ -434,7 +434,9 @@ Status Scanner::ScanRank(const DumpLocation& location, int slot, RankState* rank
   // one more streaming pass.
   std::unordered_set<std::string> wanted;
   for (const EntryFacts& op : ops) {
-    if (op.comm || (!op.ignored && op.out_bad)) wanted.insert(file.entries[op.entry].name);
+    if (op.comm || (!op.ignored && !op.in_bad && op.out_bad)) {
+      wanted.insert(file.entries[op.entry].name);
+    }
   }
   std::unordered_map<std::string, std::string> raw;
   auto extract = [&](const std::unordered_set<std::string>& names) -> Status {

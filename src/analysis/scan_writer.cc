@@ -57,65 +57,66 @@ void StringList(JsonWriter& w, const std::vector<std::string>& items) {
   w.EndArray();
 }
 
+// One object member per line.
+void PutStr(JsonWriter& w, const char* key, std::string_view v) {
+  w.Key(key);
+  Str(w, v);
+}
+void PutInt(JsonWriter& w, const char* key, int64_t v) {
+  w.Key(key);
+  w.Int64(v);
+}
+void PutBool(JsonWriter& w, const char* key, bool v) {
+  w.Key(key);
+  w.Bool(v);
+}
+void PutNum(JsonWriter& w, const char* key, double v) {
+  w.Key(key);
+  Number(w, v);
+}
+void PutOpt(JsonWriter& w, const char* key, bool has, double v) {
+  w.Key(key);
+  OptionalNumber(w, has, v);
+}
+void PutList(JsonWriter& w, const char* key, const std::vector<std::string>& items) {
+  w.Key(key);
+  StringList(w, items);
+}
+
 void WriteTensor(JsonWriter& w, const ScanTensor& t) {
   w.StartObject();
-  w.Key("name");
-  Str(w, t.name);
-  w.Key("dtype");
-  Str(w, t.dtype);
-  w.Key("shape");
-  Str(w, t.shape);
-  w.Key("is_tensor");
-  w.Bool(t.is_tensor);
-  w.Key("max");
-  OptionalNumber(w, t.has_max, t.max);
-  w.Key("min");
-  OptionalNumber(w, t.has_min, t.min);
-  w.Key("mean");
-  OptionalNumber(w, t.has_mean, t.mean);
-  w.Key("norm");
-  OptionalNumber(w, t.has_norm, t.norm);
-  w.Key("nonfinite");
-  w.Bool(t.nonfinite);
-  w.Key("exact");
-  w.Bool(t.exact);
+  PutStr(w, "name", t.name);
+  PutStr(w, "dtype", t.dtype);
+  PutStr(w, "shape", t.shape);
+  PutBool(w, "is_tensor", t.is_tensor);
+  PutOpt(w, "max", t.has_max, t.max);
+  PutOpt(w, "min", t.has_min, t.min);
+  PutOpt(w, "mean", t.has_mean, t.mean);
+  PutOpt(w, "norm", t.has_norm, t.norm);
+  PutBool(w, "nonfinite", t.nonfinite);
+  PutBool(w, "exact", t.exact);
   if (t.exact) {
-    w.Key("count");
-    w.Int64(t.count);
-    w.Key("nan_count");
-    w.Int64(t.nan_count);
-    w.Key("inf_count");
-    w.Int64(t.inf_count);
-    w.Key("zero_count");
-    w.Int64(t.zero_count);
-    w.Key("file");
-    Str(w, t.file);
+    PutInt(w, "count", t.count);
+    PutInt(w, "nan_count", t.nan_count);
+    PutInt(w, "inf_count", t.inf_count);
+    PutInt(w, "zero_count", t.zero_count);
+    PutStr(w, "file", t.file);
   }
   w.EndObject();
 }
 
 void WriteNode(JsonWriter& w, const AnomalyNode& n) {
   w.StartObject();
-  w.Key("kind");
-  Str(w, AnomalyKindName(n.kind));
-  w.Key("scope");
-  Str(w, n.scope);
-  w.Key("step");
-  w.Int64(n.step);
-  w.Key("rank");
-  w.Int64(n.rank);
-  w.Key("rank_folder");
-  Str(w, n.rank_folder);
-  w.Key("op_name");
-  Str(w, n.op_name);
-  w.Key("entry_index");
-  w.Uint(n.entry_index);
-  w.Key("comm_time");
-  w.Double(n.time);
-  w.Key("module_path");
-  StringList(w, n.module_path);
-  w.Key("stack");
-  StringList(w, n.stack);
+  PutStr(w, "kind", AnomalyKindName(n.kind));
+  PutStr(w, "scope", n.scope);
+  PutInt(w, "step", n.step);
+  PutInt(w, "rank", n.rank);
+  PutStr(w, "rank_folder", n.rank_folder);
+  PutStr(w, "op_name", n.op_name);
+  PutInt(w, "entry_index", n.entry_index);
+  PutNum(w, "comm_time", n.time);
+  PutList(w, "module_path", n.module_path);
+  PutList(w, "stack", n.stack);
   w.Key("inputs");
   w.StartArray();
   for (const auto& t : n.inputs) WriteTensor(w, t);
@@ -148,39 +149,25 @@ void WriteThresholds(JsonWriter& w, const ScanThresholds& th) {
   } else {
     w.Null();
   }
-  w.Key("act_range_pct_lt");
-  OptionalNumber(w, th.act_range_pct_lt.has_value(), th.act_range_pct_lt.value_or(0));
-  w.Key("act_range_pct_gt");
-  OptionalNumber(w, th.act_range_pct_gt.has_value(), th.act_range_pct_gt.value_or(0));
+  PutOpt(w, "act_range_pct_lt", th.act_range_pct_lt.has_value(), th.act_range_pct_lt.value_or(0));
+  PutOpt(w, "act_range_pct_gt", th.act_range_pct_gt.has_value(), th.act_range_pct_gt.value_or(0));
   w.EndObject();
 }
 
 void WriteHit(JsonWriter& w, const WatchpointHit& h) {
   w.StartObject();
-  w.Key("watchpoint");
-  Str(w, WatchpointName(h.watchpoint));
-  w.Key("scope");
-  Str(w, h.scope);
-  w.Key("step");
-  w.Int64(h.step);
-  w.Key("rank");
-  w.Int64(h.rank);
-  w.Key("rank_folder");
-  Str(w, h.rank_folder);
-  w.Key("op_name");
-  Str(w, h.op_name);
-  w.Key("tensor");
-  Str(w, h.tensor);
-  w.Key("condition");
-  Str(w, h.condition);
-  w.Key("actual");
-  Number(w, h.actual);
-  w.Key("threshold");
-  Number(w, h.threshold);
-  w.Key("exact");
-  w.Bool(h.exact);
-  w.Key("detail");
-  Str(w, h.detail);
+  PutStr(w, "watchpoint", WatchpointName(h.watchpoint));
+  PutStr(w, "scope", h.scope);
+  PutInt(w, "step", h.step);
+  PutInt(w, "rank", h.rank);
+  PutStr(w, "rank_folder", h.rank_folder);
+  PutStr(w, "op_name", h.op_name);
+  PutStr(w, "tensor", h.tensor);
+  PutStr(w, "condition", h.condition);
+  PutNum(w, "actual", h.actual);
+  PutNum(w, "threshold", h.threshold);
+  PutBool(w, "exact", h.exact);
+  PutStr(w, "detail", h.detail);
   w.EndObject();
 }
 
@@ -193,24 +180,15 @@ std::string Status4(const TargetFit& f) {
 
 void WriteHeadroomRow(JsonWriter& w, const HeadroomRow& r, const std::vector<DType>& targets) {
   w.StartObject();
-  w.Key("step");
-  w.Int64(r.step);
-  w.Key("rank");
-  w.Int64(r.rank);
-  w.Key("op_name");
-  Str(w, r.op_name);
-  w.Key("tensor");
-  Str(w, r.tensor);
-  w.Key("layer");
-  Str(w, r.layer);
-  w.Key("dtype");
-  Str(w, r.dtype);
-  w.Key("exact");
-  w.Bool(r.exact);
-  w.Key("max_abs");
-  Number(w, r.max_abs);
-  w.Key("min_nonzero_abs");
-  OptionalNumber(w, !std::isnan(r.min_nonzero_abs), r.min_nonzero_abs);
+  PutInt(w, "step", r.step);
+  PutInt(w, "rank", r.rank);
+  PutStr(w, "op_name", r.op_name);
+  PutStr(w, "tensor", r.tensor);
+  PutStr(w, "layer", r.layer);
+  PutStr(w, "dtype", r.dtype);
+  PutBool(w, "exact", r.exact);
+  PutNum(w, "max_abs", r.max_abs);
+  PutOpt(w, "min_nonzero_abs", !std::isnan(r.min_nonzero_abs), r.min_nonzero_abs);
   w.Key("fits");
   w.StartObject();
   for (size_t t = 0; t < targets.size() && t < r.fits.size(); ++t) {
@@ -218,18 +196,12 @@ void WriteHeadroomRow(JsonWriter& w, const HeadroomRow& r, const std::vector<DTy
     const std::string_view name = HeadroomTargetName(targets[t]);
     w.Key(name.data(), static_cast<rapidjson::SizeType>(name.size()));
     w.StartObject();
-    w.Key("status");
-    Str(w, Status4(f));
-    w.Key("overflow");
-    w.Bool(f.overflow);
-    w.Key("underflow");
-    w.Bool(f.underflow);
-    w.Key("subnormal");
-    w.Bool(f.subnormal);
-    w.Key("min_known");
-    w.Bool(f.min_known);
-    w.Key("headroom_log2");
-    OptionalNumber(w, !std::isnan(f.headroom_log2), f.headroom_log2);
+    PutStr(w, "status", Status4(f));
+    PutBool(w, "overflow", f.overflow);
+    PutBool(w, "underflow", f.underflow);
+    PutBool(w, "subnormal", f.subnormal);
+    PutBool(w, "min_known", f.min_known);
+    PutOpt(w, "headroom_log2", !std::isnan(f.headroom_log2), f.headroom_log2);
     w.EndObject();
   }
   w.EndObject();
@@ -240,16 +212,11 @@ void WriteLayers(JsonWriter& w, const std::vector<LayerHeadroom>& layers) {
   w.StartArray();
   for (const auto& l : layers) {
     w.StartObject();
-    w.Key("layer");
-    Str(w, l.layer);
-    w.Key("tensors");
-    w.Int64(l.tensors);
-    w.Key("max_abs");
-    Number(w, l.max_abs);
-    w.Key("worst_headroom_log2");
-    Number(w, l.worst_headroom_log2);
-    w.Key("worst_tensor");
-    Str(w, l.worst_tensor);
+    PutStr(w, "layer", l.layer);
+    PutInt(w, "tensors", l.tensors);
+    PutNum(w, "max_abs", l.max_abs);
+    PutNum(w, "worst_headroom_log2", l.worst_headroom_log2);
+    PutStr(w, "worst_tensor", l.worst_tensor);
     w.EndObject();
   }
   w.EndArray();
@@ -262,26 +229,16 @@ std::string ScanJson(const ScanReport& r) {
   w.StartObject();
   w.Key("numprobe_scan");
   w.Int(1);
-  w.Key("dump");
-  Str(w, r.dump);
-  w.Key("task");
-  Str(w, r.task);
-  w.Key("framework");
-  Str(w, r.framework);
-  w.Key("level");
-  Str(w, r.level);
-  w.Key("md5_mode");
-  w.Bool(r.md5_mode);
-  w.Key("steps");
-  StringList(w, r.scopes);
-  w.Key("ranks");
-  w.Int64(r.ranks);
-  w.Key("entries");
-  w.Int64(r.entries);
-  w.Key("tensors");
-  w.Int64(r.tensors);
-  w.Key("tensor_files_read");
-  w.Int64(r.tensor_files_read);
+  PutStr(w, "dump", r.dump);
+  PutStr(w, "task", r.task);
+  PutStr(w, "framework", r.framework);
+  PutStr(w, "level", r.level);
+  PutBool(w, "md5_mode", r.md5_mode);
+  PutList(w, "steps", r.scopes);
+  PutInt(w, "ranks", r.ranks);
+  PutInt(w, "entries", r.entries);
+  PutInt(w, "tensors", r.tensors);
+  PutInt(w, "tensor_files_read", r.tensor_files_read);
   w.Key("first_anomaly");
   if (const AnomalyNode* first = r.first_anomaly()) {
     WriteNode(w, *first);
@@ -328,18 +285,12 @@ std::string ScanJson(const ScanReport& r) {
   w.StartArray();
   for (const auto& s : r.headroom_summary) {
     w.StartObject();
-    w.Key("target");
-    Str(w, HeadroomTargetName(s.target));
-    w.Key("tensors");
-    w.Int64(s.tensors);
-    w.Key("overflow");
-    w.Int64(s.overflow);
-    w.Key("underflow");
-    w.Int64(s.underflow);
-    w.Key("subnormal");
-    w.Int64(s.subnormal);
-    w.Key("min_unknown");
-    w.Int64(s.min_unknown);
+    PutStr(w, "target", HeadroomTargetName(s.target));
+    PutInt(w, "tensors", s.tensors);
+    PutInt(w, "overflow", s.overflow);
+    PutInt(w, "underflow", s.underflow);
+    PutInt(w, "subnormal", s.subnormal);
+    PutInt(w, "min_unknown", s.min_unknown);
     w.Key("keep_higher_precision");
     WriteLayers(w, s.keep_higher);
     w.Key("underflowing_layers");
@@ -357,8 +308,7 @@ std::string ScanJson(const ScanReport& r) {
   }
   w.EndArray();
   w.EndObject();
-  w.Key("warnings");
-  StringList(w, r.warnings);
+  PutList(w, "warnings", r.warnings);
   w.EndObject();
   return std::string(buffer.GetString(), buffer.GetSize());
 }
@@ -511,8 +461,7 @@ std::string AnomalyAnalyzeJson(const ScanReport& r) {
         w.EndArray();
       }
       // numprobe's additions; msprobe's readers ignore them.
-      w.Key("step");
-      w.Int64(n->step);
+      PutInt(w, "step", n->step);
       w.Key("kind");
       w.String(std::string(AnomalyKindName(n->kind)).c_str());
       w.EndObject();

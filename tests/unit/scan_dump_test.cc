@@ -173,6 +173,28 @@ TEST_F(ScanDumpTest, TensorFilesGiveExactStatistics) {
   EXPECT_TRUE(seen);
 }
 
+TEST_F(ScanDumpTest, Md5ModeComparesWeightsByChecksum) {
+  auto module = [](const std::string& md5_w, const std::string& md5_b) {
+    return R"("Module.fc.Linear.forward.0": {"input_args": [], "input_kwargs": {}, "output": [],
+        "parameters": {"weight": {"type": "torch.Tensor", "dtype": "torch.float32",
+        "shape": [2, 2], "requires_grad": true, "md5": ")" +
+           md5_w + R"("}, "bias": {"type": "torch.Tensor", "dtype": "torch.float32",
+        "shape": [2], "requires_grad": true, "md5": ")" +
+           md5_b + R"("}}})";
+  };
+  WriteDump("step0/rank0", module("0a0a0a0a", "1b1b1b1b"), "statistics");
+  WriteDump("step1/rank0", module("0a0a0a0a", "2c2c2c2c"), "statistics");
+  auto report = ScanDump(root_);
+  ASSERT_TRUE(report.ok()) << report.error().ToString();
+  EXPECT_TRUE(report->md5_mode);
+  ASSERT_EQ(report->hits.size(), 1u);  // the weight kept its checksum, the bias did not
+  EXPECT_EQ(report->hits[0].watchpoint, Watchpoint::kWeightNotChanged);
+  EXPECT_EQ(report->hits[0].tensor, "Module.fc.Linear.weight");
+  EXPECT_EQ(report->hits[0].step, 1);
+  EXPECT_TRUE(report->hits[0].exact);
+  EXPECT_TRUE(report->headroom.empty());  // no statistics, no headroom
+}
+
 TEST_F(ScanDumpTest, WritesJsonCsvAndMsprobesAnomalyFile) {
   WriteDump("step0/rank0", Op("Torch.exp.0.forward", Tensor("100.0", "1.5"),
                               Tensor("Infinity", "4.4816890703380645")));

@@ -19,6 +19,8 @@ enum ExitCode : int {
 int ReportError(const Status& status);
 // Prints "numprobe: warning: <message>" on one line to stderr.
 void ReportWarning(std::string_view message);
+// The {ts} of output file names: local time as %Y%m%d%H%M%S.
+std::string FileTimestamp();
 
 // Subcommands: each binds its options to `app` and sets the callback that sets `*exit_code`.
 void SetupInspect(CLI::App& app, int* exit_code);

@@ -2,7 +2,6 @@
 // (docs/config-check.md).
 #include <algorithm>
 #include <cstdio>
-#include <ctime>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -36,15 +35,6 @@ struct CompareCli {
   std::string out_dir = ".";
   bool xlsx = false;
 };
-
-std::string Timestamp() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  localtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y%m%d%H%M%S", &tm);
-  return buf;
-}
 
 int RunCollect(const CollectCli& o) {
   CollectOptions options;
@@ -85,7 +75,7 @@ int RunCompare(const CompareCli& o) {
   auto b = ReadSnapshot(o.b);
   if (!b) return ReportError(b.error());
   const CheckReport report = CompareSnapshots(*a, *b, o.a, o.b);
-  const std::string ts = Timestamp();
+  const std::string ts = FileTimestamp();
   const std::filesystem::path dir(o.out_dir);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);

@@ -29,15 +29,6 @@ struct ScanCliOptions {
   double act_range_pct_gt = -1;
 };
 
-std::string Timestamp() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  localtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y%m%d%H%M%S", &tm);
-  return buf;
-}
-
 std::string Num(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
@@ -214,7 +205,7 @@ int RunScan(ScanCliOptions& o) {
   o.scan.read_tensor_files = !o.no_tensors;
   auto report = ScanDump(o.dump, o.scan);
   if (!report) return ReportError(report.error());
-  auto files = WriteScanReport(*report, o.out_dir, Timestamp());
+  auto files = WriteScanReport(*report, o.out_dir, FileTimestamp());
   if (!files) return ReportError(files.error());
   constexpr size_t kShownWarnings = 5;
   for (size_t i = 0; i < report->warnings.size() && i < kShownWarnings; ++i) {
@@ -229,6 +220,15 @@ int RunScan(ScanCliOptions& o) {
 }
 
 }  // namespace
+
+std::string FileTimestamp() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y%m%d%H%M%S", &tm);
+  return buf;
+}
 
 void SetupScan(CLI::App& app, int* exit_code) {
   auto o = std::make_shared<ScanCliOptions>();
