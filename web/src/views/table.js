@@ -6,6 +6,9 @@ import { clear, debounce, el, formatCell, formatCount, levelBadge, shortName } f
 
 const ROW_HEIGHT = 28;
 const BLOCK = 200;
+// Browsers cap an element's height (Chromium near 33.5 million pixels): past this height the
+// scrollbar maps onto the rows proportionally instead of one row per 28 pixels.
+const MAX_HEIGHT = 8_000_000;
 const FILTER_LEVELS = ['error', 'warning', 'unmatched', 'pass'];
 
 function columnWidth(name) {
@@ -138,13 +141,13 @@ export async function render({ backend, info, params, root, run, isCurrent }) {
     paint();
   }
 
-  function rowElement(row, index) {
+  function rowElement(row, index, shift) {
     const selected = String(row.i) === state.row;
     return el(
       'div',
       {
         class: `grid-row level-${row.l}${selected ? ' selected' : ''}`,
-        style: { top: `${index * ROW_HEIGHT}px`, gridTemplateColumns: template, width: `${width}px` },
+        style: { top: `${index * ROW_HEIGHT + shift}px`, gridTemplateColumns: template, width: `${width}px` },
         dataset: { row: row.i, level: row.l },
         'data-testid': 'table-row',
         onclick: () => select(row.i),
@@ -154,17 +157,25 @@ export async function render({ backend, info, params, root, run, isCurrent }) {
   }
 
   let painted = '';
+  // Pixel offset of the rows' top edge for the current scroll position, in the rows' own space
+  // (row k starts at k * ROW_HEIGHT there).
+  function rowSpaceTop() {
+    const real = total * ROW_HEIGHT - scroller.clientHeight;
+    const virtual = Math.min(total * ROW_HEIGHT, MAX_HEIGHT) - scroller.clientHeight;
+    return virtual > 0 && real > virtual ? (scroller.scrollTop * real) / virtual : scroller.scrollTop;
+  }
   function paint() {
     totalLabel.textContent = `${formatCount(total)} rows`;
-    spacer.style.height = `${total * ROW_HEIGHT}px`;
-    const first = Math.max(0, Math.floor(scroller.scrollTop / ROW_HEIGHT) - 10);
+    spacer.style.height = `${Math.min(total * ROW_HEIGHT, MAX_HEIGHT)}px`;
+    const realTop = rowSpaceTop();
+    const first = Math.max(0, Math.floor(realTop / ROW_HEIGHT) - 10);
     const count = Math.ceil(scroller.clientHeight / ROW_HEIGHT) + 20;
     const last = Math.min(total, first + count);
     const mine = token;
     for (let b = Math.floor(first / BLOCK); b <= Math.floor(Math.max(first, last - 1) / BLOCK); b++) {
       if (!blocks.has(b) && b * BLOCK < Math.max(total, 1)) fetchBlock(b, mine).catch(showError);
     }
-    const key = `${mine}:${first}:${last}:${state.row}:${[...blocks.values()].filter(Boolean).length}`;
+    const key = `${mine}:${first}:${last}:${Math.round(realTop - scroller.scrollTop)}:${state.row}:${[...blocks.values()].filter(Boolean).length}`;
     if (key === painted) return;
     painted = key;
     for (const node of [...spacer.querySelectorAll('.grid-row')]) node.remove();
@@ -173,7 +184,7 @@ export async function render({ backend, info, params, root, run, isCurrent }) {
       const rows = blocks.get(Math.floor(k / BLOCK));
       if (!rows) continue;
       const row = rows[k % BLOCK];
-      if (row) fragment.append(rowElement(row, k));
+      if (row) fragment.append(rowElement(row, k, scroller.scrollTop - realTop));
     }
     spacer.append(fragment);
     spacer.dataset.loaded = 'true';
