@@ -87,7 +87,11 @@ class DumpFile {
   std::string level;
   std::string framework;  // "pytorch", "mindspore", ...
   std::optional<std::string> dump_data_dir;
-  bool has_md5 = false;            // a tensor leaf carries "md5": msprobe compares in md5 mode
+  bool has_md5 = false;  // a tensor leaf carries "md5": msprobe compares in md5 mode
+  // Rebuilt from dump.json.journal (dump_journal.h): the run stopped before dump.json was
+  // (re)written, e.g. it was killed. journal_truncated_tail: its last record was cut short.
+  bool from_journal = false;
+  bool journal_truncated_tail = false;
   std::vector<DumpEntry> entries;  // in file order (the order the run executed them)
   // Rows of each entry in msprobe's order: inputs, parameters, outputs, parameter gradients.
   std::vector<DumpRow> rows;
@@ -111,6 +115,9 @@ class DumpFile {
 // deeper than 400 levels: kOutOfRange; a root without a "data" object: kCorrupt.
 Result<DumpFile> ParseDumpJson(std::span<const char> bytes);
 // Maps and parses the file at `path`; errors are prefixed with the path.
+// A path named dump.json whose folder holds a capture journal newer than it (or a dump.json that
+// does not exist beside a journal) is read from the journal instead, as are stack.json and
+// construct.json below: a run killed mid-step is read back whole.
 Result<DumpFile> ReadDumpJson(const std::filesystem::path& path);
 
 // stack.json in either form: v26's de-duplicated {"0": [[apis...], [lines...]], ...} or the

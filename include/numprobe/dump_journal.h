@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -45,6 +46,14 @@ struct DumpJsonText {
   bool from_journal = false;  // rebuilt from the journal
   bool truncated_tail = false;
 };
+
+// True when `rank_dir` holds a capture journal.
+bool HasDumpJournal(const std::filesystem::path& rank_dir);
+
+// The journal of `rank_dir` when it must be read instead of the JSON files: dump.json is missing,
+// or the journal holds records written after it. nullopt when the files are current or there is
+// no journal.
+Result<std::optional<RecoveredDump>> ReadJournalIfNewer(const std::filesystem::path& rank_dir);
 
 // dump.json of the rank folder `rank_dir`: the file itself, or the journal's reconstruction when
 // dump.json is missing or the journal holds records written after it. kNotFound if neither exists.

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "numprobe/divergence.h"
+#include "numprobe/dump_journal.h"
 
 #include "analysis/compare_internal.h"
 #include "analysis/op_names.h"
@@ -435,6 +436,14 @@ Result<CompareTable> CompareDumps(const DumpLocation& target, const DumpLocation
   CompareTable table;
   NUMPROBE_ASSIGN_OR_RETURN(auto t_file, ReadDumpJson(target.dump_json));
   NUMPROBE_ASSIGN_OR_RETURN(auto g_file, ReadDumpJson(golden.dump_json));
+  for (const auto& [file, where] : {std::pair{&t_file, &target}, std::pair{&g_file, &golden}}) {
+    if (!file->from_journal) continue;
+    table.warnings.push_back(fmt::format(
+        "{}: dump.json is missing or older than the capture journal (the run did not stop "
+        "cleanly); read {} entries from {}{}",
+        where->dir.string(), file->entries.size(), kDumpJournalName,
+        file->journal_truncated_tail ? " (its last, incomplete record skipped)" : ""));
+  }
   table.target = std::make_shared<const DumpFile>(std::move(t_file));
   table.golden = std::make_shared<const DumpFile>(std::move(g_file));
   NUMPROBE_ASSIGN_OR_RETURN(table.mode, DecideMode(*table.target, *table.golden));

@@ -5,6 +5,8 @@
 
 #include "numprobe/buffer.h"
 #include "numprobe/dump.h"
+#include "numprobe/dump_journal.h"
+#include "numprobe/json_value.h"
 
 #include "analysis/json_stream.h"
 
@@ -78,6 +80,10 @@ Result<StackMap> ParseStackJson(std::span<const char> bytes) {
 }
 
 Result<StackMap> ReadStackJson(const std::filesystem::path& path) {
+  if (path.filename() == "stack.json") {
+    NUMPROBE_ASSIGN_OR_RETURN(auto journal, ReadJournalIfNewer(path.parent_path()));
+    if (journal.has_value()) return ParseStackJson(ToJson(journal->stack, 0));
+  }
   NUMPROBE_ASSIGN_OR_RETURN(auto buffer, Map(path));
   if (buffer->size() == 0) return StackMap();  // extra_info: false leaves it empty
   auto stack = ParseStackJson(Chars(*buffer));
@@ -111,6 +117,10 @@ Result<ConstructMap> ParseConstructJson(std::span<const char> bytes) {
 }
 
 Result<ConstructMap> ReadConstructJson(const std::filesystem::path& path) {
+  if (path.filename() == "construct.json") {
+    NUMPROBE_ASSIGN_OR_RETURN(auto journal, ReadJournalIfNewer(path.parent_path()));
+    if (journal.has_value()) return ParseConstructJson(ToJson(journal->construct, 0));
+  }
   NUMPROBE_ASSIGN_OR_RETURN(auto buffer, Map(path));
   if (buffer->size() == 0) return ConstructMap();
   auto map = ParseConstructJson(Chars(*buffer));

@@ -13,6 +13,7 @@
 
 #include "numprobe/buffer.h"
 #include "numprobe/dump.h"
+#include "numprobe/dump_journal.h"
 
 #include "analysis/json_stream.h"
 #include "analysis/op_names.h"
@@ -425,6 +426,19 @@ Result<DumpFile> ParseDumpJson(std::span<const char> bytes) {
 }
 
 Result<DumpFile> ReadDumpJson(const std::filesystem::path& path) {
+  if (path.filename() == "dump.json" && HasDumpJournal(path.parent_path())) {
+    NUMPROBE_ASSIGN_OR_RETURN(DumpJsonText text, LoadDumpJson(path.parent_path()));
+    if (text.from_journal) {
+      auto file = ParseDumpJson(text.text);
+      if (!file) {
+        return file.error().WithContext(
+            (path.parent_path() / std::string(kDumpJournalName)).string());
+      }
+      file->from_journal = true;
+      file->journal_truncated_tail = text.truncated_tail;
+      return file;
+    }
+  }
   auto buffer = Buffer::MapFile(path);
   if (!buffer) return buffer.error().WithContext(path.string());
   const auto bytes = (*buffer)->bytes();

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "numprobe/dump_journal.h"
+
 #include "analysis/op_names.h"
 
 namespace numprobe {
@@ -202,15 +204,20 @@ std::optional<DumpLocation> LocateDump(const fs::path& dir) {
   std::error_code ec;
   DumpLocation loc;
   loc.dir = dir;
-  if (fs::is_regular_file(dir / "dump.json", ec)) {
+  // A journal without dump.json is a run that was killed before its first write: ReadDumpJson and
+  // friends read the journal for these names (dump_journal.h).
+  const bool journal = HasDumpJournal(dir);
+  if (fs::is_regular_file(dir / "dump.json", ec) || journal) {
     loc.dump_json = dir / "dump.json";
   } else if (fs::is_regular_file(dir / "debug.json", ec)) {
     loc.dump_json = dir / "debug.json";
   } else {
     return std::nullopt;
   }
-  if (fs::is_regular_file(dir / "stack.json", ec)) loc.stack_json = dir / "stack.json";
-  if (fs::is_regular_file(dir / "construct.json", ec)) loc.construct_json = dir / "construct.json";
+  if (fs::is_regular_file(dir / "stack.json", ec) || journal) loc.stack_json = dir / "stack.json";
+  if (fs::is_regular_file(dir / "construct.json", ec) || journal) {
+    loc.construct_json = dir / "construct.json";
+  }
   loc.tensor_dir = dir / "dump_tensor_data";
   return loc;
 }

@@ -134,26 +134,37 @@ Result<RecoveredDump> ReadDumpJournal(const std::filesystem::path& path) {
   return out;
 }
 
+bool HasDumpJournal(const std::filesystem::path& rank_dir) {
+  std::error_code ec;
+  return fs::is_regular_file(rank_dir / std::string(kDumpJournalName), ec);
+}
+
+Result<std::optional<RecoveredDump>> ReadJournalIfNewer(const std::filesystem::path& rank_dir) {
+  if (!HasDumpJournal(rank_dir)) return std::optional<RecoveredDump>();
+  const fs::path journal = rank_dir / std::string(kDumpJournalName);
+  auto recovered = ReadDumpJournal(journal);
+  if (!recovered) return recovered.error().WithContext(journal.string());
+  std::error_code ec;
+  if (fs::exists(rank_dir / "dump.json", ec) && recovered->dump_json_current) {
+    return std::optional<RecoveredDump>();
+  }
+  return std::optional<RecoveredDump>(std::move(*recovered));
+}
+
 Result<DumpJsonText> LoadDumpJson(const std::filesystem::path& rank_dir) {
   const fs::path dump_json = rank_dir / "dump.json";
-  const fs::path journal = rank_dir / std::string(kDumpJournalName);
   std::error_code ec;
-  const bool has_dump = fs::exists(dump_json, ec);
-  const bool has_journal = fs::exists(journal, ec);
-  if (!has_dump && !has_journal) {
+  if (!fs::exists(dump_json, ec) && !HasDumpJournal(rank_dir)) {
     return Status::NotFound(rank_dir.string() + ": no dump.json and no " +
                             std::string(kDumpJournalName));
   }
   DumpJsonText out;
-  if (has_journal) {
-    auto recovered = ReadDumpJournal(journal);
-    if (!recovered) return recovered.error().WithContext(journal.string());
-    if (!has_dump || !recovered->dump_json_current) {
-      out.text = ToJson(recovered->dump, 1);
-      out.from_journal = true;
-      out.truncated_tail = recovered->truncated_tail;
-      return out;
-    }
+  NUMPROBE_ASSIGN_OR_RETURN(auto recovered, ReadJournalIfNewer(rank_dir));
+  if (recovered.has_value()) {
+    out.text = ToJson(recovered->dump, 1);
+    out.from_journal = true;
+    out.truncated_tail = recovered->truncated_tail;
+    return out;
   }
   NUMPROBE_ASSIGN_OR_RETURN(out.text, ReadWholeFile(dump_json));
   return out;

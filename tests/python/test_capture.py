@@ -182,6 +182,35 @@ def test_sigkill_mid_step_loses_no_recorded_entry(tmp_path):
     journal = numprobe.read_journal(os.path.join(rank_dir, "dump.json.journal"))
     assert len(journal["dump"]["data"]) == recorded and not journal["dump_json_current"]
 
+    # The command-line readers fall back to the journal too.
+    binary = os.environ["NUMPROBE_BIN"]
+    inspect = subprocess.run([binary, "inspect", "--json", rank_dir], capture_output=True,
+                             text=True, timeout=120)
+    assert inspect.returncode == 0, inspect.stderr
+    assert "dump.json.journal" in inspect.stderr  # the user is told where the entries came from
+    (dump,) = json.loads(inspect.stdout)["dumps"]
+    assert dump["entries"] == recorded and dump["from_journal"] and dump["task"] == "statistics"
+
+    # A clean run of the same script is the golden: every recorded entry pairs and agrees.
+    clean = tmp_path / "clean"
+    clean.mkdir()
+    run_script(clean, TRAIN_ONE_STEP, {"task": "statistics", "level": "mix"})
+    (golden_dir,) = glob.glob(str(clean / "dump" / "step0" / "*"))
+    out = tmp_path / "cmp"
+    cmp = subprocess.run([binary, "compare", "-tp", rank_dir, "-gp", golden_dir, "-o", str(out)],
+                         capture_output=True, text=True, timeout=120)
+    assert cmp.returncode in (0, 1), cmp.stderr
+    (csv_path,) = glob.glob(str(out / "compare_result_*.csv"))
+    import csv
+    with open(csv_path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    names = [r["NPU Name"] for r in rows]
+    missing = [e for e in data if not any(n.startswith(e + ".") for n in names)]
+    assert not missing, missing
+    assert all(r["Bench Name"] != "N/A" for r in rows)
+    assert all(r["Result"] == "pass" for r in rows), [r["NPU Name"] for r in rows
+                                                      if r["Result"] != "pass"][:5]
+
 
 def test_numprobe_run_dumps_an_unmodified_script(tmp_path):
     binary = os.environ.get("NUMPROBE_BIN")

@@ -13,6 +13,8 @@
 #include <rapidjson/writer.h>
 
 #include "numprobe/buffer.h"
+#include "numprobe/dump.h"
+#include "numprobe/dump_journal.h"
 #include "numprobe/stats.h"
 #include "numprobe/tensor_file.h"
 
@@ -39,6 +41,41 @@ struct InspectedFile {
   TensorFile file;
   std::vector<TensorStats> stats;
 };
+
+// A capture dump (dump.json, or its journal when the run did not stop cleanly) in a rank folder.
+struct InspectedDump {
+  std::string path;  // the rank folder
+  DumpFile file;
+  size_t tensor_rows = 0;
+};
+
+bool IsDumpFileName(const fs::path& p) {
+  return p.filename() == "dump.json" || p.filename() == std::string(kDumpJournalName);
+}
+
+Result<InspectedDump> InspectDump(const fs::path& dir) {
+  InspectedDump out;
+  out.path = dir.string();
+  NUMPROBE_ASSIGN_OR_RETURN(out.file, ReadDumpJson(dir / "dump.json"));
+  for (const DumpRow& row : out.file.rows) {
+    if (row.is_tensor) ++out.tensor_rows;
+  }
+  return out;
+}
+
+std::string DumpSource(const InspectedDump& d) {
+  if (!d.file.from_journal) return "dump.json";
+  return d.file.journal_truncated_tail ? std::string(kDumpJournalName) + " (last record cut short)"
+                                       : std::string(kDumpJournalName);
+}
+
+void PrintDump(const InspectedDump& d) {
+  std::printf("%s: %s dump, task %s, level %s: %zu entries, %zu rows (%zu tensors), read from %s\n",
+              d.path.c_str(), d.file.framework.empty() ? "msprobe" : d.file.framework.c_str(),
+              d.file.task.empty() ? "?" : d.file.task.c_str(),
+              d.file.level.empty() ? "?" : d.file.level.c_str(), d.file.entries.size(),
+              d.file.rows.size(), d.tensor_rows, DumpSource(d).c_str());
+}
 
 // Files of a folder, recursively, sorted by path so that output is stable. Symlinks are skipped:
 // inspect reads only what it was given.
@@ -262,6 +299,29 @@ void WriteJsonFile(JsonWriter& w, const InspectedFile& f) {
   w.EndObject();
 }
 
+void WriteJsonDump(JsonWriter& w, const InspectedDump& d) {
+  w.StartObject();
+  w.Key("path");
+  w.String(d.path.c_str());
+  for (const auto& [key, value] :
+       {std::pair{"framework", &d.file.framework}, std::pair{"task", &d.file.task},
+        std::pair{"level", &d.file.level}}) {
+    w.Key(key);
+    w.String(value->c_str());
+  }
+  w.Key("entries");
+  w.Uint64(d.file.entries.size());
+  w.Key("rows");
+  w.Uint64(d.file.rows.size());
+  w.Key("tensor_rows");
+  w.Uint64(d.tensor_rows);
+  w.Key("from_journal");
+  w.Bool(d.file.from_journal);
+  w.Key("journal_truncated_tail");
+  w.Bool(d.file.journal_truncated_tail);
+  w.EndObject();
+}
+
 Result<InspectedFile> InspectOne(const fs::path& path, const ReadOptions& read_options) {
   InspectedFile out;
   out.path = path.string();
@@ -283,11 +343,20 @@ int RunInspect(const InspectOptions& options) {
   read_options.inert_pickle = options.inert;
   std::vector<fs::path> files;
   std::vector<std::string> skipped;
+  std::vector<fs::path> dump_dirs;
   const bool folder = fs::is_directory(root, ec);
   if (folder) {
     for (const fs::path& p : ListFiles(root, &skipped)) {
-      if (LooksLikeTensorFile(p)) files.push_back(p);
+      if (IsDumpFileName(p)) {
+        if (dump_dirs.empty() || dump_dirs.back() != p.parent_path()) {
+          dump_dirs.push_back(p.parent_path());
+        }
+      } else if (LooksLikeTensorFile(p)) {
+        files.push_back(p);
+      }
     }
+  } else if (IsDumpFileName(root)) {
+    dump_dirs.push_back(root.parent_path());
   } else {
     files.push_back(root);
   }
@@ -296,7 +365,21 @@ int RunInspect(const InspectOptions& options) {
   // Read and summarize everything before printing anything, so that a bad file never leaves a
   // partial report that looks complete.
   std::vector<InspectedFile> inspected;
+  std::vector<InspectedDump> dumps;
   int exit_code = kExitOk;
+  for (const fs::path& dir : dump_dirs) {
+    auto result = InspectDump(dir);
+    if (!result) {
+      exit_code = ReportError(result.error());
+      continue;
+    }
+    if (result->file.from_journal) {
+      ReportWarning(dir.string() + ": dump.json is missing or older than " +
+                    std::string(kDumpJournalName) + " (the run did not stop cleanly); read " +
+                    DumpSource(*result));
+    }
+    dumps.push_back(std::move(*result));
+  }
   for (const fs::path& p : files) {
     auto result = InspectOne(p, read_options);
     if (!result) {
@@ -310,7 +393,8 @@ int RunInspect(const InspectOptions& options) {
   if (exit_code != kExitOk) {
     // A folder with some bad files: report the good ones but still fail.
     std::fprintf(stderr, "numprobe: %zu of %zu files could not be read\n",
-                 files.size() - inspected.size(), files.size());
+                 files.size() + dump_dirs.size() - inspected.size() - dumps.size(),
+                 files.size() + dump_dirs.size());
     return exit_code;
   }
   if (options.json) {
@@ -323,10 +407,17 @@ int RunInspect(const InspectOptions& options) {
     w.StartArray();
     for (const auto& f : inspected) WriteJsonFile(w, f);
     w.EndArray();
+    w.Key("dumps");
+    w.StartArray();
+    for (const auto& d : dumps) WriteJsonDump(w, d);
+    w.EndArray();
     w.EndObject();
     std::printf("%s\n", buffer.GetString());
   } else {
-    if (inspected.empty()) std::printf("%s: no tensor files found\n", options.path.c_str());
+    if (inspected.empty() && dumps.empty()) {
+      std::printf("%s: no tensor files or dumps found\n", options.path.c_str());
+    }
+    for (const auto& d : dumps) PrintDump(d);
     for (const auto& f : inspected) PrintText(f);
   }
   return kExitOk;
@@ -338,7 +429,9 @@ void SetupInspect(CLI::App& app, int* exit_code) {
   auto options = std::make_shared<InspectOptions>();
   CLI::App* sub = app.add_subcommand(
       "inspect", "Tensors, dtypes, shapes and statistics of a file or a folder of files");
-  sub->add_option("PATH", options->path, "A .npy/.npz/.safetensors/.pt/.pth/.ckpt file or a folder")
+  sub->add_option("PATH", options->path,
+                  "A .npy/.npz/.safetensors/.pt/.pth/.ckpt file, a dump.json, or a folder (tensor "
+                  "files and dumps in it, recursively)")
       ->required();
   sub->add_flag("--json", options->json, "Machine-readable output (docs/inspect-json.md)");
   sub->add_flag("--inert", options->inert,
