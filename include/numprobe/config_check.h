@@ -18,6 +18,8 @@
 #include <vector>
 
 #include "numprobe/result.h"
+#include "numprobe/stats.h"
+#include "numprobe/tensor.h"
 
 namespace numprobe {
 
@@ -69,6 +71,10 @@ std::string SnapshotToJson(const Snapshot& snapshot);
 Result<Snapshot> ParseSnapshot(std::string_view json);
 Status WriteSnapshot(const Snapshot& snapshot, const std::filesystem::path& path);
 Result<Snapshot> ReadSnapshot(const std::filesystem::path& path);
+
+// A tensor's fingerprint item as snapshots record it: "f32 [10, 144] max=0.083 min=-0.083
+// mean=-0.00055 norm=1.86" (numbers in shortest form; mean and norm only for float tensors).
+std::string TensorFingerprintText(const TensorView& view, const TensorStats& stats);
 
 // Secret handling: a name is secret when it contains KEY, TOKEN, SECRET, PASSWORD, PASSWD,
 // CREDENTIAL, AUTH, PRIVATE, COOKIE, SESSION, SIGNATURE or SALT (any case). Its value becomes

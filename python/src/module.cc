@@ -9,6 +9,7 @@
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
 
+#include "numprobe/config_check.h"
 #include "numprobe/dump_config.h"
 #include "numprobe/dump_journal.h"
 #include "numprobe/dumper.h"
@@ -513,6 +514,55 @@ PYBIND11_MODULE(_numprobe, m) {
         return out;
       });
 
+  m.def(
+      "tensor_fingerprint",
+      [](uintptr_t data_ptr, int dtype, std::vector<int64_t> shape, std::vector<int64_t> strides) {
+        if (dtype < 0 || dtype >= kDTypeCount)
+          ThrowIfError(Status::InvalidArgument("unknown dtype"));
+        if (shape.size() != strides.size()) {
+          ThrowIfError(Status::InvalidArgument("shape and strides differ in length"));
+        }
+        TensorView v;
+        v.data = reinterpret_cast<const std::byte*>(data_ptr);
+        v.dtype = static_cast<DType>(dtype);
+        v.shape = std::move(shape);
+        v.strides = std::move(strides);
+        if (v.numel() > 0 && v.data == nullptr)
+          ThrowIfError(Status::InvalidArgument("null data pointer"));
+        Result<TensorStats> s = [&] {
+          py::gil_scoped_release release;
+          return ComputeStats(v);
+        }();
+        return TensorFingerprintText(v, ValueOrThrow(std::move(s)));
+      },
+      py::arg("data_ptr"), py::arg("dtype"), py::arg("shape"), py::arg("strides"),
+      "The config-check fingerprint item of a tensor: 'dtype [shape] max= min= mean= norm='.");
+  m.def(
+      "collect_snapshot",
+      [](std::vector<std::string> configs, std::vector<std::string> data,
+         std::vector<std::string> weights, std::vector<std::string> command,
+         std::vector<std::string> set, std::string python, bool tensor_stats,
+         std::optional<std::string> output) {
+        CollectOptions options;
+        options.configs.assign(configs.begin(), configs.end());
+        options.data.assign(data.begin(), data.end());
+        options.weights.assign(weights.begin(), weights.end());
+        options.command = std::move(command);
+        options.set = std::move(set);
+        options.python = std::move(python);
+        options.tensor_stats = tensor_stats;
+        Result<Snapshot> snapshot = [&] {
+          py::gil_scoped_release release;  // runs the probe interpreter and hashes files
+          return CollectSnapshot(options);
+        }();
+        Snapshot s = ValueOrThrow(std::move(snapshot));
+        if (output) ThrowIfError(WriteSnapshot(s, *output));
+        return SnapshotToJson(s);
+      },
+      py::arg("configs"), py::arg("data"), py::arg("weights"), py::arg("command"),
+      py::arg("set"), py::arg("python"), py::arg("tensor_stats") = true,
+      py::arg("output") = std::nullopt,
+      "config-check collect: the snapshot as JSON text, also written atomically to `output`.");
   m.def(
       "load_dump_json",
       [](const std::string& rank_dir) {

@@ -174,20 +174,6 @@ void AddProbe(const std::string& json, Snapshot* s) {
   }
 }
 
-std::string StatsText(const NamedTensor& t, const TensorStats& st) {
-  std::string shape = fmt::format("[{}]", fmt::join(t.tensor.shape(), ", "));
-  std::string text = fmt::format("{} {}", Name(t.tensor.dtype()), shape);
-  if (st.has_minmax) {
-    text += fmt::format(" max={} min={}", detail::CanonicalDouble(st.max),
-                        detail::CanonicalDouble(st.min));
-  }
-  if (st.has_mean_norm) {
-    text += fmt::format(" mean={} norm={}", detail::CanonicalDouble(st.mean),
-                        detail::CanonicalDouble(st.norm));
-  }
-  return text;
-}
-
 Status Fingerprint(const std::vector<std::filesystem::path>& roots, CheckCategory category,
                    bool tensor_stats, Snapshot* s) {
   namespace fs = std::filesystem;
@@ -247,7 +233,8 @@ Status Fingerprint(const std::vector<std::filesystem::path>& roots, CheckCategor
               fmt::format("{}: {}: {}", path.string(), t.name, st.error().message()));
           continue;
         }
-        items[name + ":" + (t.name.empty() ? "(array)" : t.name)] = StatsText(t, *st);
+        items[name + ":" + (t.name.empty() ? "(array)" : t.name)] =
+            TensorFingerprintText(t.tensor.view(), *st);
       }
     }
   }
@@ -271,6 +258,19 @@ Status ApplySet(const std::string& spec, Snapshot* s) {
 }
 
 }  // namespace
+
+std::string TensorFingerprintText(const TensorView& view, const TensorStats& stats) {
+  std::string text = fmt::format("{} [{}]", Name(view.dtype), fmt::join(view.shape, ", "));
+  if (stats.has_minmax) {
+    text += fmt::format(" max={} min={}", detail::CanonicalDouble(stats.max),
+                        detail::CanonicalDouble(stats.min));
+  }
+  if (stats.has_mean_norm) {
+    text += fmt::format(" mean={} norm={}", detail::CanonicalDouble(stats.mean),
+                        detail::CanonicalDouble(stats.norm));
+  }
+  return text;
+}
 
 Result<Snapshot> CollectSnapshot(const CollectOptions& options) {
   Snapshot s;

@@ -426,3 +426,45 @@ def test_forked_child_does_not_touch_the_parents_dump(tmp_path):
                                   "Functional.linear.1.forward", "Torch.sigmoid.0.forward"]
     journal = numprobe.read_journal(os.path.join(rank_dir, "dump.json.journal"))
     assert list(journal["dump"]["data"]) == list(dump["data"]) and journal["dump_json_current"]
+
+
+CUDA = pytest.mark.skipif(not __import__("torch").cuda.is_available(),
+                          reason="needs a CUDA device (none on this machine)")
+
+
+@CUDA
+def test_cuda_run_matches_the_cpu_run(tmp_path):
+    """The same training step dumped on the GPU (batched device statistics, one transfer per op)
+    and on the CPU: same entries, and `numprobe compare` pairs every row without an error."""
+    body = """
+    from numprobe.pytorch import PrecisionDebugger
+    device = sys.argv[1]
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    model.to(device)
+    dbg = PrecisionDebugger(config_path="config.json")
+    dbg.start(model)
+    model(x.to(device)).sum().backward()
+    dbg.stop()
+    """
+    dirs = {}
+    for device in ("cpu", "cuda"):
+        sub = tmp_path / device
+        sub.mkdir()
+        run_script(sub, body, {"task": "statistics", "level": "mix"}, args=(device,))
+        (dirs[device],) = glob.glob(str(sub / "dump" / "step0" / "*"))
+    with open(os.path.join(dirs["cuda"], "dump.json")) as f:
+        cuda_data = json.load(f)["data"]
+    with open(os.path.join(dirs["cpu"], "dump.json")) as f:
+        cpu_data = json.load(f)["data"]
+    assert list(cuda_data) == list(cpu_data)
+    out = tmp_path / "cmp"
+    cmp = subprocess.run([os.environ["NUMPROBE_BIN"], "compare", "-tp", dirs["cuda"], "-gp",
+                          dirs["cpu"], "-o", str(out)], capture_output=True, text=True, timeout=120)
+    assert cmp.returncode in (0, 1), cmp.stderr
+    (csv_path,) = glob.glob(str(out / "compare_result_*.csv"))
+    import csv
+    with open(csv_path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert rows and all(r["Bench Name"] != "N/A" for r in rows)
+    assert not [r["NPU Name"] for r in rows if r["Result"] == "error"]
