@@ -127,11 +127,21 @@ def config_block(out):
 
 
 def diff_block(out):
-    path = newest(os.path.join(out, "diff", "*.json"))
+    path = newest(os.path.join(out, "diff", "diff*.json"))
     if path is None:
         return ["  diff: no result"]
     doc = load(path)
-    return ["  diff: " + json.dumps(doc.get("summary", doc.get("counts", {})))]
+    summary = doc["summary"]
+    lines = [f"  diff (final weights): {summary['pairs']} tensors paired, {summary['equal']} equal, "
+             f"{summary['differs']} differ beyond rtol={doc['rtol']:g} atol={doc['atol']:g}, "
+             f"{summary['only_a'] + summary['only_b']} unpaired ({os.path.relpath(path, out)})"]
+    differing = [p for p in doc["pairs"] if p.get("max_abs_diff") is not None and
+                 p.get("status", p.get("result")) not in ("equal", "pass")]
+    differing.sort(key=lambda p: -p["max_abs_diff"])
+    for p in differing[:3]:
+        lines.append(f"    {p['name_a']}: max |diff| {p['max_abs_diff']:.3g}, "
+                     f"cosine {p.get('cosine')}")
+    return lines
 
 
 def main():
