@@ -244,8 +244,13 @@ export async function checkMainViews(page, base, prefix) {
   await page.waitForSelector('[data-testid=tree-hit]');
   await shot(page, `${prefix}-tree`);
 
-  // A histogram renders for the culprit's failing output, from the tensor files.
-  await open(page, `${base}#/tensor?run=0&row=${failing.row}`);
+  // A histogram renders for the culprit's output tensor (its failing one when an output fails;
+  // the failing row may be a non-tensor argument, such as the demo's GELU `approximate`), from
+  // the tensor files.
+  const outputs = culpritRows.filter((r) => r.name.includes('.output.'));
+  const shown = outputs.find((r) => r.level === 'error' || r.level === 'warning') || outputs[0];
+  assert.ok(shown, 'the culprit has no output row');
+  await open(page, `${base}#/tensor?run=0&row=${shown.row}`);
   await page.waitForSelector('[data-testid=histogram][data-rendered=true] canvas', { timeout: 30000 });
   await page.waitForSelector('[data-testid=heatmap][data-rendered=true] canvas');
   assert.ok((await page.$$('[data-testid=worst] tbody tr')).length > 0, 'no worst elements');

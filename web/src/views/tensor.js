@@ -141,7 +141,7 @@ export async function render({ backend, info, params, root, run }) {
         grid: { left: 50, right: 80, top: 10, bottom: 40 },
         xAxis: { type: 'category', data: Array.from({ length: h.cols }, (_, k) => k * h.cell[1]) },
         yAxis: { type: 'category', data: Array.from({ length: h.rows }, (_, k) => k * h.cell[0]), inverse: true },
-        visualMap: { min: 0, max: max || 1, calculable: true, orient: 'vertical', right: 0, top: 'center', inRange: { color: ['#f7fbff', '#fdd49e', '#d64545'] } },
+        visualMap: { min: 0, max: max || 1, calculable: true, formatter: (v) => formatNumber(v), orient: 'vertical', right: 0, top: 'center', inRange: { color: ['#f7fbff', '#fdd49e', '#d64545'] } },
         series: [{ type: 'heatmap', data, progressive: 0 }],
       });
     }
