@@ -559,9 +559,8 @@ PYBIND11_MODULE(_numprobe, m) {
         if (output) ThrowIfError(WriteSnapshot(s, *output));
         return SnapshotToJson(s);
       },
-      py::arg("configs"), py::arg("data"), py::arg("weights"), py::arg("command"),
-      py::arg("set"), py::arg("python"), py::arg("tensor_stats") = true,
-      py::arg("output") = std::nullopt,
+      py::arg("configs"), py::arg("data"), py::arg("weights"), py::arg("command"), py::arg("set"),
+      py::arg("python"), py::arg("tensor_stats") = true, py::arg("output") = std::nullopt,
       "config-check collect: the snapshot as JSON text, also written atomically to `output`.");
   m.def(
       "load_dump_json",

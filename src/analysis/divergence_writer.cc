@@ -12,6 +12,7 @@
 #include "numprobe/status.h"
 
 #include "analysis/compare_internal.h"
+#include "analysis/json_number.h"
 #include "analysis/op_names.h"
 
 namespace numprobe {
@@ -23,16 +24,7 @@ void Str(Writer& w, const std::string& s) {
   w.String(s.c_str(), static_cast<rapidjson::SizeType>(s.size()));
 }
 
-// Non-finite numbers as the strings "Infinity", "-Infinity", "NaN" (standard JSON).
-void Num(Writer& w, double v) {
-  if (std::isnan(v)) {
-    w.String("NaN");
-  } else if (std::isinf(v)) {
-    w.String(v > 0 ? "Infinity" : "-Infinity");
-  } else {
-    w.Double(v);
-  }
-}
+void Num(Writer& w, double v) { detail::WriteJsonNumber(w, v); }
 
 void WriteOp(Writer& w, const DivergenceOp& op) {
   w.StartObject();

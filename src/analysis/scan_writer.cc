@@ -14,6 +14,7 @@
 #include "numprobe/compare_writer.h"
 #include "numprobe/scan.h"
 
+#include "analysis/json_number.h"
 #include "analysis/scan_internal.h"
 #include "io/atomic_output.h"
 
@@ -33,15 +34,7 @@ void Str(JsonWriter& w, std::string_view s) {
   w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
 }
 
-void Number(JsonWriter& w, double v) {
-  if (std::isnan(v)) {
-    w.String("NaN");
-  } else if (std::isinf(v)) {
-    w.String(v > 0 ? "Infinity" : "-Infinity");
-  } else {
-    w.Double(v);
-  }
-}
+void Number(JsonWriter& w, double v) { detail::WriteJsonNumber(w, v); }
 
 void OptionalNumber(JsonWriter& w, bool has, double v) {
   if (has) {
