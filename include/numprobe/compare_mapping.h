@@ -9,7 +9,8 @@
 //   -lm  layer mapping YAML {LayerClass: {target sub-layer: golden sub-layer}}: each target
 //        module's path is rewritten along its enclosing modules (construct.json), class by class,
 //        and dump entries pair by that scope path, direction and call (APIs by their enclosing
-//        module's scope and their order in it); their rows then pair by the row suffix
+//        module's scope and their order in it); their rows then pair by the row suffix (no dtype
+//        check, as -dm: msprobe turns -lm into a data mapping)
 // Only one of -dm/-cm/-am applies (msprobe's precedence: -am, then -cm, then -dm). -lm pairs
 // first; the rows it leaves (and rows -dm names) go through the other modes. Rows still
 // unpaired after that are aligned by numprobe's sequence alignment over (API name without call

@@ -282,7 +282,8 @@ class Pairing {
           a = CrossDtype(a);
           b = CrossDtype(b);
         }
-        const bool comparable = (m_.data_mapping && !by_layer[r]) || DtypesComparable(a, b);
+        // -lm pairs are a data mapping in msprobe, which skips the dtype check as -dm does.
+        const bool comparable = m_.data_mapping || by_layer[r] || DtypesComparable(a, b);
         if (!comparable) {
           row.match = MatchKind::kDtypeMismatch;
         } else if (by_layer[r]) {

@@ -337,6 +337,29 @@ TEST_F(LayerMappingTest, CompareDumpsPairsRowsOfMappedEntriesBySuffix) {
             Pair("Tensor.add.0.forward.input.0", MatchKind::kExact));
 }
 
+TEST_F(LayerMappingTest, LayerPairsSkipTheDtypeCheckAsDataMappingDoes) {
+  WriteFile("t/dump.json",
+            R"({"task": "statistics", "framework": "mindspore", "data": {)" +
+                Fwd("Cell.net.Dense.forward.0", Tensor("Int64", 1), Tensor("Float32", 1)) + "}}");
+  WriteFile("t/construct.json", R"({"Cell.net.Dense.forward.0": null})");
+  WriteFile("g/dump.json", R"({"task": "statistics", "framework": "pytorch", "data": {)" +
+                               Fwd("Module.model.Linear.forward.0", Tensor("torch.float32", 1),
+                                   Tensor("torch.float32", 1)) +
+                               "}}");
+  WriteFile("g/construct.json", R"({"Module.model.Linear.forward.0": null})");
+  CompareOptions options;
+  options.mapping.layer_mapping = true;
+  options.mapping.align = false;
+  options.mapping.layer_map = Load("TopLayer:\n  net: model\n");
+  auto table = CompareDumps(*LocateDump(root_ / "t"), *LocateDump(root_ / "g"), options);
+  ASSERT_TRUE(table.ok()) << table.error().ToString();
+  ASSERT_EQ(table->rows.size(), 2u);
+  // Int64 against torch.float32: compared all the same, like a -dm pair.
+  EXPECT_EQ(table->rows[0].match, MatchKind::kMapped);
+  EXPECT_TRUE(table->rows[0].paired());
+  EXPECT_EQ(table->rows[1].match, MatchKind::kMapped);
+}
+
 TEST_F(LayerMappingTest, CompareDumpsNeedsConstructJsonOnBothSides) {
   WriteFile("t/dump.json", DumpText("mindspore", {"Cell.net.Dense.forward.0"}));
   WriteFile("t/construct.json", "{}");
