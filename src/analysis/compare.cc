@@ -5,6 +5,7 @@
 #include <cmath>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -469,7 +470,29 @@ Result<CompareTable> CompareDumps(const DumpLocation& target, const DumpLocation
   }
 
   const bool debug = IsDebugFile(target) && IsDebugFile(golden);
-  detail::PairRows(&table, options.mapping, debug);
+  std::vector<int64_t> entry_partner;
+  if (options.mapping.layer_mapping) {
+    // -lm keys entries by the module scopes construct.json records, on both sides.
+    ConstructMap constructs[2];
+    const DumpLocation* sides[2] = {&target, &golden};
+    for (int i = 0; i < 2; ++i) {
+      if (sides[i]->construct_json.empty()) {
+        return Status::InvalidArgument(fmt::format(
+            "{}: -lm/--layer_mapping needs the construct.json beside dump.json, and there is none",
+            sides[i]->dir.string()));
+      }
+      NUMPROBE_ASSIGN_OR_RETURN(constructs[i], ReadConstructJson(sides[i]->construct_json));
+      if (constructs[i].size() == 0) {
+        table.warnings.push_back(fmt::format(
+            "{} is empty (a dump at level L1?): -lm pairs only by top-level names and API order",
+            sides[i]->construct_json.string()));
+      }
+    }
+    entry_partner = PairEntriesByLayers(*table.target, constructs[0], *table.golden, constructs[1],
+                                        options.mapping.layer_map);
+  }
+  detail::PairRows(&table, options.mapping, debug,
+                   options.mapping.layer_mapping ? &entry_partner : nullptr);
 
   if (table.mode == CompareMode::kStatistics) {
     for (CompareRow& row : table.rows) detail::FillStatisticsCells(table, &row);

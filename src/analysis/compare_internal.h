@@ -64,10 +64,17 @@ bool DtypesComparable(std::string_view a, std::string_view b);
 std::vector<std::optional<std::string>> CompareKeys(const DumpFile& file, bool renumber_backward,
                                                     bool is_debug_file);
 
+// msprobe's -am name rewrite of a MindSpore row or entry name into PyTorch's ("Functional.abs.0.
+// forward" -> "Torch.abs.0.forward", "Mint." -> "Torch.", "MintFunctional." -> "Functional.").
+std::string MsToPtApiKey(const std::string& name);
+
 // Pairs the rows of table->target with table->golden per `mapping` (exact keys, -dm/-cm/-am,
 // -fm), applies msprobe's dtype rule, then aligns what is left (mapping.align) and appends a
 // CompareRow per target row msprobe parses.
-void PairRows(CompareTable* table, const CompareMapping& mapping, bool debug_files);
+// `entry_partner` (-lm): the golden entry of each target entry or -1 (PairEntriesByLayers); rows of
+// paired entries pair by their suffix first.
+void PairRows(CompareTable* table, const CompareMapping& mapping, bool debug_files,
+              const std::vector<int64_t>* entry_partner = nullptr);
 
 // The statistics-mode cells (Max diff .. NormRelativeErr) of one row.
 void FillStatisticsCells(const CompareTable& table, CompareRow* row);

@@ -1,6 +1,7 @@
 // Mapping files (yaml-cpp) and the built-in MindSpore -> PyTorch API table.
 #include "numprobe/compare_mapping.h"
 
+#include <algorithm>
 #include <string>
 
 #include <fmt/format.h>
@@ -114,6 +115,88 @@ Result<std::vector<ApiArgMapping>> LoadApiArgMappings(const std::filesystem::pat
     }
   } catch (const YAML::Exception& e) {
     return Status::InvalidArgument(fmt::format("{}: {}", path.string(), e.msg));
+  }
+  return out;
+#else
+  return Status::Unsupported(path.string() +
+                             ": mapping files need yaml-cpp, which this build left out");
+#endif
+}
+
+#ifdef NUMPROBE_WITH_YAML
+namespace {
+
+// "language_model.embedding" -> {"language_model", "embedding"}; "" -> {}.
+Result<std::vector<std::string>> LayerSegments(const std::string& name, bool allow_empty,
+                                               const std::filesystem::path& path, int line) {
+  std::vector<std::string> out;
+  if (name.empty()) {
+    if (allow_empty) return out;
+    return Status::InvalidArgument(
+        fmt::format("{}: line {}: empty layer name", path.string(), line));
+  }
+  size_t start = 0;
+  while (true) {
+    const size_t dot = name.find('.', start);
+    const std::string part = name.substr(start, dot == std::string::npos ? dot : dot - start);
+    if (part.empty()) {
+      return Status::InvalidArgument(
+          fmt::format("{}: line {}: layer name '{}' has an empty part", path.string(), line, name));
+    }
+    out.push_back(part);
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  return out;
+}
+
+}  // namespace
+#endif
+
+Result<LayerMapping> LoadLayerMapping(const std::filesystem::path& path) {
+#ifdef NUMPROBE_WITH_YAML
+  NUMPROBE_ASSIGN_OR_RETURN(YAML::Node root, LoadYaml(path));
+  LayerMapping out;
+  if (root.IsNull()) return out;
+  if (!root.IsMap()) {
+    return Status::InvalidArgument(
+        fmt::format("{}: expected a mapping of layer classes to {{sub-layer: sub-layer}} mappings",
+                    path.string()));
+  }
+  try {
+    for (const auto& kv : root) {
+      NUMPROBE_ASSIGN_OR_RETURN(std::string cls, Scalar(kv.first, path));
+      const int line = kv.first.Mark().line + 1;
+      if (cls.empty()) {
+        return Status::InvalidArgument(
+            fmt::format("{}: line {}: empty layer class", path.string(), line));
+      }
+      std::vector<LayerRename>& renames = out.classes[cls];
+      if (kv.second.IsNull()) continue;
+      if (!kv.second.IsMap()) {
+        return Status::InvalidArgument(
+            fmt::format("{}: line {}: layer class {} must map sub-layer names to names, not a {}",
+                        path.string(), kv.second.Mark().line + 1, cls,
+                        kv.second.IsSequence() ? "list" : "name"));
+      }
+      for (const auto& sub : kv.second) {
+        const int sub_line = sub.first.Mark().line + 1;
+        NUMPROBE_ASSIGN_OR_RETURN(std::string from, Scalar(sub.first, path));
+        NUMPROBE_ASSIGN_OR_RETURN(std::string to, Scalar(sub.second, path));
+        LayerRename r;
+        NUMPROBE_ASSIGN_OR_RETURN(r.from, LayerSegments(from, false, path, sub_line));
+        NUMPROBE_ASSIGN_OR_RETURN(r.to, LayerSegments(to, true, path, sub_line));
+        renames.push_back(std::move(r));
+      }
+    }
+  } catch (const YAML::Exception& e) {
+    return Status::InvalidArgument(fmt::format("{}: {}", path.string(), e.msg));
+  }
+  for (auto& [cls, renames] : out.classes) {
+    // Longest first; equal lengths keep file order (the first of two equal names wins).
+    std::stable_sort(
+        renames.begin(), renames.end(),
+        [](const LayerRename& a, const LayerRename& b) { return a.from.size() > b.from.size(); });
   }
   return out;
 #else

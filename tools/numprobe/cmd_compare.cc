@@ -42,6 +42,7 @@ struct CompareArgs {
   std::string cell_mapping;
   CLI::Option* api_option = nullptr;
   std::string api_mapping;
+  std::string layer_mapping;
   bool no_align = false;
   bool xlsx = false;
 };
@@ -70,6 +71,11 @@ constexpr OptionSpec kOptions[] = {
      "MindSpore cells against PyTorch modules: Cell -> Module, then the YAML's cell renames"},
     {"-am", "--api_mapping", "[MAP.yaml]",
      "MindSpore APIs against PyTorch APIs: the built-in table, then the YAML's argument mappings"},
+    {"-lm", "--layer_mapping", "MAP.yaml",
+     "MindSpore layers against PyTorch layers: a YAML of {LayerClass: {target sub-layer: golden "
+     "sub-layer}} (TopLayer: the outermost names) applied along construct.json's module paths; "
+     "modules pair by the renamed path, APIs by their order inside them (needs construct.json on "
+     "both sides)"},
     {nullptr, "--no_align", nullptr,
      "Leave rows unpaired by name as unmatched (no sequence alignment over API, shape, dtype)"},
     {"-da", "--diff_analyze", nullptr,
@@ -228,6 +234,12 @@ int RunCompare(const CompareArgs& args) {
       mapping.api_args = std::move(*map);
     }
   }
+  if (!args.layer_mapping.empty()) {
+    auto map = LoadLayerMapping(args.layer_mapping);
+    if (!map) return ReportError(map.error());
+    mapping.layer_mapping = true;
+    mapping.layer_map = std::move(*map);
+  }
   auto pairs = DiscoverDumpPairs(args.target, args.golden);
   if (!pairs) return ReportError(pairs.error());
 
@@ -360,6 +372,8 @@ int RunCompareArgs(const std::vector<std::string>& raw) {
       args.cell_option = parser.add_option(names, args.cell_mapping)->expected(0, 1);
     } else if (names == "--api_mapping") {
       args.api_option = parser.add_option(names, args.api_mapping)->expected(0, 1);
+    } else if (names == "--layer_mapping") {
+      parser.add_option(names, args.layer_mapping);
     } else if (names == "--no_align") {
       parser.add_flag(names, args.no_align);
     } else if (names == "--xlsx") {
