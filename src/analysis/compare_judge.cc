@@ -100,6 +100,22 @@ double Extreme(const CompareTable& t, const std::vector<size_t>& rows, int col, 
   return out;
 }
 
+// msprobe normalises dtypes across frameworks before comparing them: MindSpore's "Float32" and
+// PyTorch's "torch.float32" are the same dtype. Lower case, without the framework prefix.
+std::string CrossFrameworkDtype(std::string_view dtype) {
+  for (std::string_view prefix : {"torch.", "mindspore."}) {
+    if (dtype.substr(0, prefix.size()) == prefix) {
+      dtype.remove_prefix(prefix.size());
+      break;
+    }
+  }
+  std::string out(dtype);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
 bool IsInfOrNan(const SummaryValue& v) {
   return v.type == ValType::kNan || v.type == ValType::kInf || v.type == ValType::kNegInf;
 }
@@ -259,7 +275,9 @@ class ApiRules {
     for (const size_t i : data_) {
       const DumpRow* g = Golden(i);
       if (g == nullptr) continue;
-      if (t_.target->Text(Target(i).dtype) != t_.golden->Text(g->dtype)) {
+      const std::string& t_dtype = t_.target->Text(Target(i).dtype);
+      const std::string& g_dtype = t_.golden->Text(g->dtype);
+      if (t_dtype != g_dtype && CrossFrameworkDtype(t_dtype) != CrossFrameworkDtype(g_dtype)) {
         Mark(&t_.rows[i], ResultLevel::kError, kMsgDtype);
       }
     }

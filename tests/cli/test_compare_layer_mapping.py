@@ -140,6 +140,9 @@ def test_layer_mapping_pairs_renamed_modules_and_their_apis(tmp_path):
     for npu in (MS_WQ + ".output.0", "Functional.matmul.5.forward.output.0"):
         assert [t[npu][c] for c in ("Max diff", "Min diff", "Mean diff", "L2norm diff")] == ["0"] * 4
     assert "model.py, line 10" in t[MS_WQ + ".input.0"]["NPU_Stack_Info"]
+    # MindSpore's Float32 and PyTorch's torch.float32 are one dtype (msprobe normalises them).
+    for npu in (MS_WQ + ".output.0", "Functional.matmul.5.forward.output.0"):
+        assert t[npu]["Result"] == "pass" and t[npu]["Err_message"] == "[]", t[npu]
     assert t["Functional.softmax.0.forward.output.0"]["Result"] == "unmatched"
 
     # Without -lm the renamed modules and the MindSpore matmuls find nothing to pair with.
