@@ -5,7 +5,8 @@
 // to stay valid for the duration of the Record* call; tensor files are written from a private
 // copy on a background thread. Every recorded part is appended to a journal (dump.json.journal,
 // one JSON line per record, copied into a shared mapping of the file, so that it survives even a
-// SIGKILL) before the call returns, and
+// SIGKILL) before the call returns (with async_dump, once their device statistics have been
+// resolved: see ResolvePending), and
 // dump.json is replaced atomically at Stop()/Step(), so a crash loses nothing already recorded
 // (see dump_journal.h for reading it back). The PyTorch layer (python/numprobe) is built on this
 // class; C++ programs use it directly to dump their own kernels. All methods are thread-safe.
@@ -36,6 +37,9 @@ struct TensorArg {
   // Max, Min, Mean, Norm computed elsewhere (on a device), as they should appear in dump.json.
   // When set, no statistics are computed here and no tensor file can be written.
   std::optional<std::vector<JsonValue>> precomputed;
+  // async_dump: the statistics are still being computed on the device and arrive later through
+  // Dumper::ResolvePending as values[pending_slot]; -1 = not pending.
+  int64_t pending_slot = -1;
 };
 
 // A recorded value: a tensor, a plain value written as {"type": T, "value": V}, None, a literal
@@ -153,6 +157,15 @@ class Dumper {
   void AddStack(std::string_view name, std::vector<std::string> frames);
   // construct.json: `name`'s parent module (nullopt = null). A name keeps its first position.
   void AddConstruct(std::string_view name, std::optional<std::string_view> parent);
+
+  // async_dump: the statistics of the TensorArgs recorded with a pending_slot since the last call,
+  // values[slot] = [Max, Min, Mean, Norm]. Until then those records, and every record after the
+  // first of them (so that dump.json keeps the execution order), wait in memory; here they are
+  // journaled and merged, in order. Call it before Stop()/Step(), which otherwise write the
+  // waiting records with null statistics. kInvalidArgument for a slot without a value.
+  Status ResolvePending(const std::vector<std::vector<JsonValue>>& values);
+  // Records waiting for ResolvePending.
+  int64_t pending_records() const;
 
   // overflow_check: the first overflow not yet taken, once.
   std::optional<OverflowReport> TakeOverflowReport();

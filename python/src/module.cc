@@ -221,6 +221,10 @@ class Converter {
         py::object entry = device_stats_[py::int_(next_device_++)];
         // (stats, host copy or None)
         py::object stats = entry[py::int_(0)];
+        if (PyLong_Check(stats.ptr())) {  // async_dump: a slot, resolved at the step's end
+          arg.pending_slot = stats.cast<int64_t>();
+          return DumpValue::Tensor(std::move(arg));
+        }
         std::vector<JsonValue> values;
         for (py::handle v : stats) values.push_back(PyToJson(v, 0));
         py::object host = entry[py::int_(1)];
@@ -392,6 +396,21 @@ PYBIND11_MODULE(_numprobe, m) {
       .def_property_readonly("rank_dir", [](const Dumper& d) { return d.rank_dir().string(); })
       .def_property_readonly("entry_count", &Dumper::entry_count)
       .def("set_rank", [](Dumper& d, int64_t r) { ThrowIfError(d.SetRank(r)); })
+      .def(
+          "resolve_pending",
+          [](Dumper& d, py::list values) {
+            std::vector<std::vector<JsonValue>> slots;
+            slots.reserve(py::len(values));
+            for (py::handle stats : values) {
+              std::vector<JsonValue> v;
+              for (py::handle x : stats) v.push_back(PyToJson(x, 0));
+              slots.push_back(std::move(v));
+            }
+            py::gil_scoped_release release;
+            ThrowIfError(d.ResolvePending(slots));
+          },
+          "async_dump: the statistics of the pending slots, [[Max, Min, Mean, Norm], ...].")
+      .def_property_readonly("pending_records", &Dumper::pending_records)
       .def("start", [](Dumper& d) { ThrowIfError(d.Start()); })
       .def("stop",
            [](Dumper& d) {

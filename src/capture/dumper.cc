@@ -407,6 +407,52 @@ Result<LeafStats> ComputeLeafStats(const TensorView& view, StatsPrecision precis
   return out;
 }
 
+// The member a pending tensor leaf carries until ResolvePending fills its statistics.
+constexpr std::string_view kPendingMarker = "\x01pending_slot";
+
+// Fills the statistics of every pending leaf under `v` from `values`.
+Status FillPending(JsonValue& v, const std::vector<std::vector<JsonValue>>& values, int depth) {
+  if (depth > 64) return Status::Ok();
+  if (v.is_array()) {
+    for (JsonValue& item : v.array())
+      NUMPROBE_RETURN_IF_ERROR(FillPending(item, values, depth + 1));
+    return Status::Ok();
+  }
+  if (!v.is_object()) return Status::Ok();
+  JsonValue::Object& members = v.object();
+  for (auto it = members.begin(); it != members.end(); ++it) {
+    if (it->first != kPendingMarker) continue;
+    const int64_t slot = it->second.int_value();
+    members.erase(it);
+    if (slot < 0 || static_cast<uint64_t>(slot) >= values.size()) {
+      return Status::InvalidArgument("ResolvePending: no statistics for slot " +
+                                     std::to_string(slot));
+    }
+    static constexpr const char* kStatNames[] = {"Max", "Min", "Mean", "Norm"};
+    const std::vector<JsonValue>& stats = values[static_cast<size_t>(slot)];
+    for (size_t i = 0; i < 4; ++i) {
+      v.Set(kStatNames[i], i < stats.size() ? stats[i] : JsonValue());
+    }
+    return Status::Ok();
+  }
+  for (auto& member : members)
+    NUMPROBE_RETURN_IF_ERROR(FillPending(member.second, values, depth + 1));
+  return Status::Ok();
+}
+
+// Removes the pending markers (the statistics stay null): records written without ResolvePending.
+void DropPending(JsonValue& v, int depth) {
+  if (depth > 64) return;
+  if (v.is_array()) {
+    for (JsonValue& item : v.array()) DropPending(item, depth + 1);
+    return;
+  }
+  if (!v.is_object()) return;
+  JsonValue::Object& members = v.object();
+  std::erase_if(members, [](const auto& m) { return m.first == kPendingMarker; });
+  for (auto& member : members) DropPending(member.second, depth + 1);
+}
+
 bool PrecomputedNonFinite(const std::vector<JsonValue>& values) {
   for (const JsonValue& v : values) {
     if (v.kind() == JsonValue::Kind::kDouble && !std::isfinite(v.double_value())) return true;
@@ -503,6 +549,10 @@ struct Dumper::Impl {
 
   // overflow_check
   std::unordered_map<std::string, std::pair<JsonValue, bool>> pending_inputs;
+  // async_dump: records waiting for their device statistics (ResolvePending), in record order,
+  // and whether the part being built has a pending leaf.
+  std::vector<std::pair<std::string, JsonValue>> deferred;
+  bool part_pending = false;
   std::unordered_map<std::string, std::vector<std::string>> stack_by_name;
   int64_t overflow_count = 0;
   std::deque<OverflowReport> overflow_reports;
@@ -606,7 +656,12 @@ struct Dumper::Impl {
     for (int64_t d : t.view.shape) shape.push_back(JsonValue::Int(d));
     leaf.emplace_back("shape", JsonValue::MakeArray(std::move(shape)));
     std::vector<JsonValue> stats;
-    if (t.precomputed) {
+    if (t.pending_slot >= 0) {
+      // Filled by ResolvePending; the marker member is removed then.
+      stats.resize(4);
+      leaf.emplace_back(std::string(kPendingMarker), JsonValue::Int(t.pending_slot));
+      part_pending = true;
+    } else if (t.precomputed) {
       stats = *t.precomputed;
       stats.resize(4);
       w.nonfinite = w.nonfinite || PrecomputedNonFinite(stats);
@@ -703,6 +758,15 @@ struct Dumper::Impl {
 
   // ---- writing ----
   Status Commit(std::string_view name, JsonValue part) {
+    if (part_pending || !deferred.empty()) {
+      part_pending = false;
+      deferred.emplace_back(std::string(name), std::move(part));
+      return Status::Ok();
+    }
+    return CommitNow(name, std::move(part));
+  }
+
+  Status CommitNow(std::string_view name, JsonValue part) {
     JsonValue record = JsonValue::MakeObject();
     record.Set("k", JsonValue::String("d"));
     record.Set("n", JsonValue::String(std::string(name)));
@@ -742,8 +806,31 @@ struct Dumper::Impl {
     overflow_reports.push_back(std::move(r));
   }
 
+  // Journals and merges the waiting records in order, their statistics from `values` (or null
+  // when `values` is nullptr).
+  Status FlushDeferred(const std::vector<std::vector<JsonValue>>* values) {
+    std::vector<std::pair<std::string, JsonValue>> waiting;
+    waiting.swap(deferred);
+    Status first;
+    for (auto& [name, part] : waiting) {
+      if (values != nullptr) {
+        Status st = FillPending(part, *values, 0);
+        if (!st.ok()) {
+          if (first.ok()) first = st;
+          DropPending(part, 0);
+        }
+      } else {
+        DropPending(part, 0);
+      }
+      Status st = CommitNow(name, std::move(part));
+      if (!st.ok() && first.ok()) first = st;
+    }
+    return first;
+  }
+
   Status WriteJsonFiles() {
     if (!step_opened) return Status::Ok();
+    NUMPROBE_RETURN_IF_ERROR(FlushDeferred(nullptr));
     NUMPROBE_RETURN_IF_ERROR(writer.Drain());
     NUMPROBE_RETURN_IF_ERROR(
         WriteFileAtomic(current_dir / "dump.json", ToJson(entries.ToDumpJson(header), 1)));
@@ -789,6 +876,8 @@ struct Dumper::Impl {
   }
 
   void ResetStepState() {
+    deferred.clear();  // (WriteJsonFiles has written them)
+    part_pending = false;
     entries.Clear();
     stacks.Clear();
     construct.Clear();
@@ -1074,6 +1163,16 @@ void Dumper::AddConstruct(std::string_view name, std::optional<std::string_view>
                                                 {"n", JsonValue::String(std::string(name))},
                                                 {"p", p ? JsonValue::String(*p) : JsonValue()}}));
   d.construct.Add(name, std::move(p));
+}
+
+Status Dumper::ResolvePending(const std::vector<std::vector<JsonValue>>& values) {
+  std::lock_guard lock(impl_->mu);
+  return impl_->FlushDeferred(&values);
+}
+
+int64_t Dumper::pending_records() const {
+  std::lock_guard lock(impl_->mu);
+  return static_cast<int64_t>(impl_->deferred.size());
 }
 
 std::optional<OverflowReport> Dumper::TakeOverflowReport() {

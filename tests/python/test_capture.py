@@ -335,6 +335,43 @@ def test_batched_device_path_gives_the_same_statistics(tmp_path):
                 assert abs(k[key] - d[key]) <= 2**-22 * max(abs(k["Max"]), abs(k["Min"]), 1e-30) * 4
 
 
+def test_async_dump_fetches_device_statistics_once_per_step(tmp_path):
+    """async_dump on the device path (forced onto CPU tensors): the statistics stay on the device
+    and are fetched in one transfer at each step's end, and the dump is the one the synchronous
+    device path writes, value for value, in the same order."""
+    body = """
+    import numprobe._numprobe as core
+    from numprobe.pytorch import PrecisionDebugger
+    core.set_force_device_path(True)
+    dbg = PrecisionDebugger(config_path="config.json")
+    rt = dbg._runtime
+    waiting = []
+    for _ in range(2):
+        dbg.start(model)
+        model(x).sum().backward()
+        opt.step()
+        opt.zero_grad()
+        waiting.append(dbg.dumper.pending_records)
+        dbg.stop()
+        dbg.step()
+    print(json.dumps({"transfers": rt.device_transfers, "waiting": waiting}))
+    """
+    results = {}
+    for mode in ("sync", "async"):
+        sub = tmp_path / mode
+        sub.mkdir()
+        proc = run_script(sub, body, {"task": "statistics", "level": "mix",
+                                      "async_dump": mode == "async"})
+        results[mode] = json.loads(proc.stdout.strip().splitlines()[-1])
+        results[mode]["dumps"] = [load(sub, step)[0] for step in (0, 1)]
+    sync, asynchronous = results["sync"], results["async"]
+    assert asynchronous["dumps"] == sync["dumps"]  # same entries, order and values
+    assert len(sync["dumps"][0]["data"]) >= 8
+    assert asynchronous["transfers"] == 2  # one fetch per step
+    assert sync["transfers"] >= 2 * 8  # one per recorded op
+    assert min(asynchronous["waiting"]) >= 8 and sync["waiting"] == [0, 0]
+
+
 def test_save_writes_debug_json_with_the_gradient(tmp_path):
     body = """
     from numprobe.pytorch import PrecisionDebugger

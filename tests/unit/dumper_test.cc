@@ -93,6 +93,80 @@ TEST_F(DumperTest, WritesMsprobeLayoutAndLeafOrder) {
   EXPECT_EQ(ToJson(ReadJson(dir / "construct.json"), -1), "{}");  // L1: no construct
 }
 
+// async_dump: leaves whose statistics are still on the device wait, with every record after them,
+// until ResolvePending; then they are journaled and merged in record order.
+DumpValue Pending(int64_t slot, std::vector<int64_t> shape) {
+  TensorArg a;
+  a.view.dtype = DType::kF32;
+  a.view.shape = std::move(shape);
+  a.view.strides = {1};
+  a.pending_slot = slot;
+  return DumpValue::Tensor(std::move(a));
+}
+
+TEST_F(DumperTest, PendingDeviceStatisticsAreFilledInRecordOrder) {
+  auto d = Open(R"(, "async_dump": true)");
+  const fs::path dir = root_ / "step0" / "rank0";
+  std::vector<float> host = {1, 2};
+  ASSERT_TRUE(d->Start().ok());
+  ASSERT_TRUE(d->RecordForward("Functional.a.0.forward", DumpValue::List({Pending(0, {2})}),
+                               DumpValue::Dict({}), DumpValue::List({Pending(1, {2})}))
+                  .ok());
+  // A host tensor recorded after a pending one waits too, so that the order stays.
+  ASSERT_TRUE(d->RecordForward("Functional.b.0.forward", DumpValue::List({F32(host, {2})}),
+                               DumpValue::Dict({}), DumpValue::List({F32(host, {2})}))
+                  .ok());
+  EXPECT_EQ(d->pending_records(), 4);
+  EXPECT_EQ(ReadDumpJournal(dir / "dump.json.journal")->records, 0);
+
+  using V = std::vector<JsonValue>;
+  ASSERT_TRUE(d->ResolvePending({V{JsonValue::Double(3), JsonValue::Double(-1),
+                                   JsonValue::Double(1), JsonValue::Double(3.1622776601683795)},
+                                 V{JsonValue::Double(9), JsonValue::Double(0), JsonValue::Double(4),
+                                   JsonValue::Double(9.5)}})
+                  .ok());
+  EXPECT_EQ(d->pending_records(), 0);
+  EXPECT_EQ(ReadDumpJournal(dir / "dump.json.journal")->records, 4);
+  ASSERT_TRUE(d->Stop().ok());
+  JsonValue dump = ReadJson(dir / "dump.json");
+  std::vector<std::string> names;
+  for (const auto& m : dump.Find("data")->object()) names.push_back(m.first);
+  EXPECT_EQ(names, (std::vector<std::string>{"Functional.a.0.forward", "Functional.b.0.forward"}));
+  const JsonValue* a = dump.Find("data")->Find("Functional.a.0.forward");
+  EXPECT_EQ(ToJson(a->Find("input_args")->array()[0], -1),
+            R"({"type":"torch.Tensor","dtype":"torch.float32","shape":[2],"Max":3.0,"Min":-1.0,)"
+            R"("Mean":1.0,"Norm":3.1622776601683795,"requires_grad":false})");
+  EXPECT_EQ(a->Find("output")->array()[0].Find("Norm")->double_value(), 9.5);
+  EXPECT_EQ(dump.Find("data")
+                ->Find("Functional.b.0.forward")
+                ->Find("output")
+                ->array()[0]
+                .Find("Max")
+                ->double_value(),
+            2.0);
+}
+
+TEST_F(DumperTest, UnresolvedPendingStatisticsAreWrittenAsNullAndAMissingSlotIsAnError) {
+  auto d = Open(R"(, "async_dump": true)");
+  ASSERT_TRUE(d->Start().ok());
+  ASSERT_TRUE(d->RecordForward("Functional.a.0.forward", DumpValue::List({Pending(0, {2})}),
+                               DumpValue::Dict({}), DumpValue::List({Pending(1, {2})}))
+                  .ok());
+  Status st = d->ResolvePending({{JsonValue::Int(1), JsonValue::Int(0)}});  // slot 1 missing
+  EXPECT_EQ(st.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("slot 1"), std::string::npos) << st.message();
+  ASSERT_TRUE(d->RecordForward("Functional.b.0.forward", DumpValue::List({Pending(0, {2})}),
+                               DumpValue::Dict({}), DumpValue::List({}))
+                  .ok());
+  ASSERT_TRUE(d->Stop().ok());  // without ResolvePending
+  const std::string text = ToJson(ReadJson(root_ / "step0" / "rank0" / "dump.json"), -1);
+  EXPECT_EQ(text.find("pending_slot"), std::string::npos) << text;
+  JsonValue dump = ReadJson(root_ / "step0" / "rank0" / "dump.json");
+  const JsonValue& leaf =
+      dump.Find("data")->Find("Functional.b.0.forward")->Find("input_args")->array()[0];
+  EXPECT_TRUE(leaf.Find("Max")->is_null() && leaf.Find("Norm")->is_null());
+}
+
 TEST_F(DumperTest, Bf16StatisticsAreReportedAtBf16PrecisionAndIntsBoolsScalarsFollowMsprobe) {
   auto d = Open("");
   ASSERT_TRUE(d->Start().ok());

@@ -58,6 +58,12 @@ class _Runtime:
         self.param_handles = {}
         self.stack_cache = {}
         self.on_overflow = None
+        # async_dump (statistics task): device statistics stay on the device until the step ends
+        # (or MAX_PENDING_SLOTS accumulate) and are fetched in one transfer (_tensors.flush).
+        self.async_stats = bool(config.async_dump) and config.task == "statistics"
+        self.pending_parts = []  # stacked device statistics, one tensor per op
+        self.pending_kinds = []  # per slot: how to read its values back
+        self.device_transfers = 0  # device -> host fetches of statistics (tests, benchmarks)
         self.reset_step()
 
     # ---- per-step state ----

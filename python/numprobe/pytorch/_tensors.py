@@ -101,65 +101,112 @@ def _runtime():
     return r.CURRENT
 
 
+# async_dump: pending statistics are fetched at the latest after this many tensors (bounded
+# device memory: 4 values each).
+MAX_PENDING_SLOTS = 1 << 16
+
+
+def _reduce(tensors):
+    """Stacked statistics of each tensor on its device (no transfer): [(part or None, kind)]."""
+    out = []
+    for t in tensors:
+        t = t.detach()
+        if t.is_meta or t.numel() == 0 or t.dtype in _FLOAT8:
+            out.append((None, "null"))
+        elif t.is_complex():
+            a = t.abs()
+            out.append((torch.stack([a.max(), a.min(), a.mean()]).to(torch.float64), "complex"))
+        elif t.dtype == torch.bool:
+            out.append((torch.stack([t.any(), t.all()]).to(torch.float64),
+                        "bool0" if t.dim() == 0 else "bool"))
+        elif t.dim() == 0:
+            out.append((t.reshape(1).to(torch.float64),
+                        "scalar_float" if t.is_floating_point() else "scalar_int"))
+        elif t.is_floating_point():
+            out.append((torch.stack([t.max(), t.min(), t.mean(), t.norm()]).to(torch.float64),
+                        "float"))
+        else:
+            out.append((torch.stack([t.max(), t.min()]).to(torch.float64), "int"))
+    return out
+
+
+_WIDTH = {"null": 0, "complex": 3, "bool": 2, "bool0": 2, "scalar_float": 1, "scalar_int": 1,
+          "float": 4, "int": 2}
+
+
+def _decode(flat, kinds):
+    """Reads [max, min, mean, norm] per kind from the fetched values, as msprobe writes them."""
+    out, pos = [], 0
+    for kind in kinds:
+        v = flat[pos:pos + _WIDTH[kind]]
+        pos += _WIDTH[kind]
+        if kind == "null":
+            stats = [None] * 4
+        elif kind == "complex":
+            stats = v + [None]
+        elif kind == "bool":
+            stats = [bool(v[0]), bool(v[1]), None, None]
+        elif kind == "bool0":
+            stats = [bool(v[0])] * 4
+        elif kind == "scalar_float":
+            stats = [v[0]] * 4
+        elif kind == "scalar_int":
+            stats = [int(v[0])] * 4
+        elif kind == "float":
+            stats = v
+        else:
+            stats = [int(v[0]), int(v[1]), None, None]
+        out.append(stats)
+    return out
+
+
 def device_batch(tensors, need_data):
     """Statistics of `tensors` reduced on their device in one stacked computation per call and
     fetched with a single transfer; msprobe's rules (dtype precision, bool any/all, 0-d, empty,
-    fp8 -> null). Returns [(stats, host_copy_or_None)]."""
+    fp8 -> null). Returns [(stats, host_copy_or_None)]. With async_dump (statistics task) the
+    values stay on the device: stats is then a slot number that flush() resolves."""
+    rt = _runtime()
     with _Inner(_runtime):
         with torch.no_grad():
-            parts, kinds = [], []
-            for t in tensors:
-                t = t.detach()
-                if t.is_meta or t.numel() == 0 or t.dtype in _FLOAT8:
-                    kinds.append("null")
-                    continue
-                if t.is_complex():
-                    a = t.abs()
-                    parts.append(torch.stack([a.max(), a.min(), a.mean()]).to(torch.float64))
-                    kinds.append("complex")
-                elif t.dtype == torch.bool:
-                    parts.append(torch.stack([t.any(), t.all()]).to(torch.float64))
-                    kinds.append("bool0" if t.dim() == 0 else "bool")
-                elif t.dim() == 0:
-                    parts.append(t.reshape(1).to(torch.float64))
-                    kinds.append("scalar_float" if t.is_floating_point() else "scalar_int")
-                elif t.is_floating_point():
-                    parts.append(torch.stack([t.max(), t.min(), t.mean(), t.norm()]).to(torch.float64))
-                    kinds.append("float")
-                else:
-                    parts.append(torch.stack([t.max(), t.min()]).to(torch.float64))
-                    kinds.append("int")
+            reduced = _reduce(tensors)
+            parts = [p for p, _ in reduced if p is not None]
+            if rt is not None and rt.async_stats and not need_data:
+                if len(rt.pending_kinds) >= MAX_PENDING_SLOTS:
+                    flush(rt)
+                out = []
+                if parts:
+                    rt.pending_parts.append(torch.cat(parts))
+                for part, kind in reduced:
+                    if part is None:
+                        out.append(([None] * 4, None))
+                    else:
+                        out.append((len(rt.pending_kinds), None))
+                        rt.pending_kinds.append(kind)
+                return out
             flat = torch.cat(parts).cpu().tolist() if parts else []
-            out, pos = [], 0
-            for t, kind in zip(tensors, kinds):
-                if kind == "null":
-                    stats = [None] * 4
-                elif kind == "complex":
-                    stats = flat[pos:pos + 3] + [None]
-                    pos += 3
-                elif kind == "bool":
-                    stats = [bool(flat[pos]), bool(flat[pos + 1]), None, None]
-                    pos += 2
-                elif kind == "bool0":
-                    stats = [bool(flat[pos])] * 4
-                    pos += 2
-                elif kind == "scalar_float":
-                    stats = [flat[pos]] * 4
-                    pos += 1
-                elif kind == "scalar_int":
-                    stats = [int(flat[pos])] * 4
-                    pos += 1
-                elif kind == "float":
-                    stats = flat[pos:pos + 4]
-                    pos += 4
-                else:
-                    stats = [int(flat[pos]), int(flat[pos + 1]), None, None]
-                    pos += 2
+            if rt is not None and parts:
+                rt.device_transfers += 1
+            out = []
+            for t, stats in zip(tensors, _decode(flat, [k for _, k in reduced])):
                 host = None
                 if need_data and not t.is_meta:
                     host = t.detach().to("cpu").contiguous()
                 out.append((stats, host))
             return out
+
+
+def flush(rt):
+    """async_dump: fetches every pending statistic in one transfer and hands them to the dumper,
+    which then journals the waiting records in order."""
+    if not rt.pending_kinds:
+        return
+    with _Inner(lambda: rt):
+        with torch.no_grad():
+            flat = torch.cat(rt.pending_parts).cpu().tolist()
+    rt.device_transfers += 1
+    kinds = rt.pending_kinds
+    rt.pending_parts, rt.pending_kinds = [], []
+    rt.dumper.resolve_pending(_decode(flat, kinds))
 
 
 def register():

@@ -115,6 +115,7 @@ class PrecisionDebugger:
         rt = self._runtime
         rt.running = False
         rt.stop_dispatch()
+        _tensors.flush(rt)
         self.dumper.stop()
 
     def forward_backward_dump_end(self):
@@ -125,6 +126,7 @@ class PrecisionDebugger:
         rt = self._runtime
         rt.running = False
         rt.stop_dispatch()
+        _tensors.flush(rt)
         self.dumper.step_forward()
         rt.reset_step()
 
@@ -137,26 +139,33 @@ class PrecisionDebugger:
         rt = self._runtime
         count = rt.api_counts.get(("save", name), 0)
         rt.api_counts[("save", name)] = count + 1
+        # debug.json is written as it is recorded: its statistics are fetched now, even with
+        # async_dump.
         rt.inner += 1
+        deferred, rt.async_stats = rt.async_stats, False
         try:
             self.dumper.record_debug(f"{name}.{count}", var)
         finally:
             rt.inner -= 1
+            rt.async_stats = deferred
         if save_backward and isinstance(var, torch.Tensor) and var.requires_grad:
             grad_name = f"{name}_grad.{count}"
 
             def hook(grad):
                 rt.inner += 1
+                deferred, rt.async_stats = rt.async_stats, False
                 try:
                     self.dumper.record_debug(grad_name, grad)
                 finally:
                     rt.inner -= 1
+                    rt.async_stats = deferred
 
             var.register_hook(hook)
 
     def _at_exit(self):
         if self._initialized and PrecisionDebugger._instance is self:
             try:
+                _tensors.flush(self._runtime)
                 self.dumper.close()
             except _numprobe.Error:
                 pass
