@@ -278,6 +278,23 @@ bool NeedData(const Dumper& d) {
          d.config().summary_mode == SummaryMode::kMd5;
 }
 
+// A view of tensor memory handed over from Python (torch's data_ptr, shape and strides).
+TensorView ViewOfMemory(uintptr_t data_ptr, int dtype, std::vector<int64_t> shape,
+                        std::vector<int64_t> strides) {
+  if (dtype < 0 || dtype >= kDTypeCount) ThrowIfError(Status::InvalidArgument("unknown dtype"));
+  if (shape.size() != strides.size()) {
+    ThrowIfError(Status::InvalidArgument("shape and strides differ in length"));
+  }
+  TensorView v;
+  v.data = reinterpret_cast<const std::byte*>(data_ptr);
+  v.dtype = static_cast<DType>(dtype);
+  v.shape = std::move(shape);
+  v.strides = std::move(strides);
+  if (v.numel() > 0 && v.data == nullptr)
+    ThrowIfError(Status::InvalidArgument("null data pointer"));
+  return v;
+}
+
 py::dict StatsToDict(const TensorStats& s) {
   py::dict d;
   d["count"] = s.count;
@@ -329,18 +346,7 @@ PYBIND11_MODULE(_numprobe, m) {
   m.def(
       "tensor_stats",
       [](uintptr_t data_ptr, int dtype, std::vector<int64_t> shape, std::vector<int64_t> strides) {
-        if (dtype < 0 || dtype >= kDTypeCount)
-          ThrowIfError(Status::InvalidArgument("unknown dtype"));
-        if (shape.size() != strides.size()) {
-          ThrowIfError(Status::InvalidArgument("shape and strides differ in length"));
-        }
-        TensorView v;
-        v.data = reinterpret_cast<const std::byte*>(data_ptr);
-        v.dtype = static_cast<DType>(dtype);
-        v.shape = std::move(shape);
-        v.strides = std::move(strides);
-        if (v.numel() > 0 && v.data == nullptr)
-          ThrowIfError(Status::InvalidArgument("null data pointer"));
+        const TensorView v = ViewOfMemory(data_ptr, dtype, std::move(shape), std::move(strides));
         Result<TensorStats> s = [&] {
           py::gil_scoped_release release;
           return ComputeStats(v);
@@ -536,18 +542,7 @@ PYBIND11_MODULE(_numprobe, m) {
   m.def(
       "tensor_fingerprint",
       [](uintptr_t data_ptr, int dtype, std::vector<int64_t> shape, std::vector<int64_t> strides) {
-        if (dtype < 0 || dtype >= kDTypeCount)
-          ThrowIfError(Status::InvalidArgument("unknown dtype"));
-        if (shape.size() != strides.size()) {
-          ThrowIfError(Status::InvalidArgument("shape and strides differ in length"));
-        }
-        TensorView v;
-        v.data = reinterpret_cast<const std::byte*>(data_ptr);
-        v.dtype = static_cast<DType>(dtype);
-        v.shape = std::move(shape);
-        v.strides = std::move(strides);
-        if (v.numel() > 0 && v.data == nullptr)
-          ThrowIfError(Status::InvalidArgument("null data pointer"));
+        const TensorView v = ViewOfMemory(data_ptr, dtype, std::move(shape), std::move(strides));
         Result<TensorStats> s = [&] {
           py::gil_scoped_release release;
           return ComputeStats(v);

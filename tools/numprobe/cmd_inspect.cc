@@ -18,6 +18,7 @@
 #include "numprobe/stats.h"
 #include "numprobe/tensor_file.h"
 
+#include "analysis/json_number.h"
 #include "cli.h"
 
 namespace numprobe::cli {
@@ -222,15 +223,7 @@ using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
 
 // Non-finite numbers are written as the strings "NaN", "Infinity", "-Infinity" so that the output
 // stays standard JSON (docs/inspect-json.md).
-void WriteNumber(JsonWriter& w, double v) {
-  if (std::isnan(v)) {
-    w.String("NaN");
-  } else if (std::isinf(v)) {
-    w.String(v > 0 ? "Infinity" : "-Infinity");
-  } else {
-    w.Double(v);
-  }
-}
+void WriteNumber(JsonWriter& w, double v) { detail::WriteJsonNumber(w, v); }
 
 void WriteJsonStats(JsonWriter& w, const TensorStats& s) {
   w.StartObject();
