@@ -11,6 +11,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/compare_hwy.cc"
@@ -340,6 +343,17 @@ namespace numprobe::detail {
 HWY_EXPORT(SelectAccumulate);
 
 CmpAccumulateFn HwyCmpAccumulateFn() { return HWY_DYNAMIC_DISPATCH(SelectAccumulate)(); }
+
+std::vector<std::pair<std::string, CmpAccumulateFn>> HwyCmpAccumulateFnsPerTarget() {
+  std::vector<std::pair<std::string, CmpAccumulateFn>> out;
+  for (const int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    const CmpAccumulateFn fn = HWY_DYNAMIC_DISPATCH(SelectAccumulate)();
+    if (fn != nullptr) out.emplace_back(hwy::TargetName(target), fn);
+  }
+  hwy::SetSupportedTargetsForTest(0);
+  return out;
+}
 
 }  // namespace numprobe::detail
 #endif  // HWY_ONCE

@@ -13,6 +13,9 @@
 
 #include <cstdint>
 #include <limits>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "numprobe/dtype.h"
 
@@ -129,6 +132,9 @@ void CmpAccumulateScalar(const CmpSetup& s, const double* t, const double* g, co
 // The Highway kernel for the best target of this CPU, or nullptr (no Highway, or only its
 // one-lane HWY_SCALAR target). NUMPROBE_FORCE_SCALAR=1 makes CmpAccumulate return the reference.
 CmpAccumulateFn HwyCmpAccumulateFn();
+// For tests: the kernel of every compiled target this CPU runs, by target name (the dispatch is
+// redirected while this runs, so nothing else may compare meanwhile).
+std::vector<std::pair<std::string, CmpAccumulateFn>> HwyCmpAccumulateFnsPerTarget();
 CmpAccumulateFn CmpAccumulate(bool force_scalar = false);
 
 }  // namespace numprobe::detail

@@ -7,6 +7,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "numprobe/float_convert.h"
 
@@ -246,6 +249,7 @@ CmpAccumulateFn CmpAccumulate(bool force_scalar) {
 
 #if !defined(NUMPROBE_WITH_HWY)
 CmpAccumulateFn HwyCmpAccumulateFn() { return nullptr; }
+std::vector<std::pair<std::string, CmpAccumulateFn>> HwyCmpAccumulateFnsPerTarget() { return {}; }
 #endif
 
 }  // namespace numprobe::detail
