@@ -54,12 +54,19 @@ template <RelMode kRel>
 HWY_INLINE V RelError(const CmpSetup& s, V tz, V gz) {
   const D d;
   const M bz = hn::Eq(gz, hn::Zero(d));
-  const V n = hn::IfThenElse(bz, AddEps(tz, s.t_rel == CmpFloat::kF32), tz);
-  const V b = hn::IfThenElse(bz, AddEps(gz, s.g_rel == CmpFloat::kF32), gz);
+  V n = tz;
+  V b = gz;
+  if (HWY_UNLIKELY(!hn::AllFalse(d, bz))) {
+    n = hn::IfThenElse(bz, AddEps(tz, s.t_rel == CmpFloat::kF32), tz);
+    b = hn::IfThenElse(bz, AddEps(gz, s.g_rel == CmpFloat::kF32), gz);
+  }
   if constexpr (kRel == RelMode::kF64) {
     return hn::Abs(hn::Div(hn::Sub(n, b), b));
   } else {
-    return hn::Abs(RoundF32(hn::Div(RoundF32(hn::Sub(n, b)), b)));
+    // n and b are exactly floats: the f32 difference, then an f32 division as numpy's.
+    const hn::Rebind<float, D> df;
+    const auto diff = hn::DemoteTo(df, hn::Sub(n, b));
+    return hn::Abs(hn::PromoteTo(d, hn::Div(diff, hn::DemoteTo(df, b))));
   }
 }
 
@@ -207,14 +214,15 @@ void Accumulate(const CmpSetup& s, const double* tp, const double* gp, const dou
       worst_index = hn::IfThenElse(better, index, worst_index);
       index = hn::Add(index, step);
 
-      const M t_nan = hn::IsNaN(t);
-      const M g_nan = hn::IsNaN(g);
-      const M t_inf = hn::IsInf(t);
       const M close_fin = hn::And(both, hn::Le(az, hn::Add(atol, hn::Mul(rtol, hn::Abs(gz)))));
-      const M close_nf = hn::Or(hn::And(t_nan, g_nan), hn::And(t_inf, hn::Eq(t, g)));
-      close = hn::Add(close, hn::IfThenElseZero(hn::Or(close_fin, close_nf), one));
-      if (!hn::AllTrue(d, both)) {
+      close = hn::Add(close, hn::IfThenElseZero(close_fin, one));
+      if (HWY_UNLIKELY(!hn::AllTrue(d, both))) {  // NaN or Inf: counted on their own
+        const M t_nan = hn::IsNaN(t);
+        const M g_nan = hn::IsNaN(g);
+        const M t_inf = hn::IsInf(t);
         const M g_inf = hn::IsInf(g);
+        const M close_nf = hn::Or(hn::And(t_nan, g_nan), hn::And(t_inf, hn::Eq(t, g)));
+        close = hn::Add(close, hn::IfThenElseZero(close_nf, one));
         const M nan_x = hn::Xor(t_nan, g_nan);
         const M inf_x = hn::Xor(t_inf, g_inf);
         nan_mm = hn::Add(nan_mm, hn::IfThenElseZero(nan_x, one));
