@@ -136,6 +136,9 @@ double LoadOne(const std::byte* p) {
 
 // Decodes logical elements [start, start + count) of `f` into out.
 void Load(const Flat& f, int64_t start, int64_t count, double* out) {
+  if (f.contiguous && detail::CmpDecode(f.dtype, f.base + start * ItemSize(f.dtype), count, out)) {
+    return;
+  }
   Dispatch(f.dtype, [&]<DType D>() {
     const int64_t item = ItemSize(D);
     if (f.contiguous) {

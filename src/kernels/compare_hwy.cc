@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -335,9 +337,54 @@ void Dispatch(const CmpSetup& s, const double* t, const double* g, const double*
 
 CmpAccumulateFn SelectAccumulate() { return &Dispatch; }
 
+// Contiguous f32 / bf16 / f64 elements to doubles (all exact).
+bool Decode(DType dtype, const std::byte* src, int64_t n, double* out) {
+  const D d;
+  const hn::Rebind<float, D> df;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  int64_t k = 0;
+  switch (dtype) {
+    case DType::kF32:
+      for (; k + lanes <= n; k += lanes) {
+        const auto f = hn::LoadU(df, reinterpret_cast<const float*>(src) + k);
+        hn::StoreU(hn::PromoteTo(d, f), d, out + k);
+      }
+      for (; k < n; ++k) {
+        float f;
+        std::memcpy(&f, src + k * 4, sizeof(f));
+        out[k] = f;
+      }
+      return true;
+    case DType::kBF16: {
+      const hn::Rebind<uint16_t, D> d16;
+      const hn::Rebind<uint32_t, D> d32;
+      for (; k + lanes <= n; k += lanes) {
+        const auto h = hn::LoadU(d16, reinterpret_cast<const uint16_t*>(src) + k);
+        const auto f = hn::BitCast(df, hn::ShiftLeft<16>(hn::PromoteTo(d32, h)));
+        hn::StoreU(hn::PromoteTo(d, f), d, out + k);
+      }
+      for (; k < n; ++k) {
+        uint16_t h;
+        std::memcpy(&h, src + k * 2, sizeof(h));
+        const uint32_t bits = uint32_t{h} << 16;
+        float f;
+        std::memcpy(&f, &bits, sizeof(f));
+        out[k] = f;
+      }
+      return true;
+    }
+    case DType::kF64:
+      std::memcpy(out, src, static_cast<size_t>(n) * sizeof(double));
+      return true;
+    default:
+      return false;
+  }
+}
+
 #else
 
 CmpAccumulateFn SelectAccumulate() { return nullptr; }
+bool Decode(DType, const std::byte*, int64_t, double*) { return false; }
 
 #endif  // HWY_TARGET != HWY_SCALAR
 
@@ -350,7 +397,13 @@ namespace numprobe::detail {
 
 HWY_EXPORT(SelectAccumulate);
 
+HWY_EXPORT(Decode);
+
 CmpAccumulateFn HwyCmpAccumulateFn() { return HWY_DYNAMIC_DISPATCH(SelectAccumulate)(); }
+
+bool CmpDecode(DType dtype, const std::byte* src, int64_t n, double* out) {
+  return HWY_DYNAMIC_DISPATCH(Decode)(dtype, src, n, out);
+}
 
 std::vector<std::pair<std::string, CmpAccumulateFn>> HwyCmpAccumulateFnsPerTarget() {
   std::vector<std::pair<std::string, CmpAccumulateFn>> out;

@@ -11,6 +11,7 @@
 #ifndef NUMPROBE_KERNELS_COMPARE_INTERNAL_H_
 #define NUMPROBE_KERNELS_COMPARE_INTERNAL_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -136,6 +137,10 @@ CmpAccumulateFn HwyCmpAccumulateFn();
 // redirected while this runs, so nothing else may compare meanwhile).
 std::vector<std::pair<std::string, CmpAccumulateFn>> HwyCmpAccumulateFnsPerTarget();
 CmpAccumulateFn CmpAccumulate(bool force_scalar = false);
+
+// Decodes n contiguous f32 / bf16 / f64 elements at `src` into doubles (exactly) with vector
+// loads; false (nothing written) for other dtypes or without a Highway kernel.
+bool CmpDecode(DType dtype, const std::byte* src, int64_t n, double* out);
 
 }  // namespace numprobe::detail
 

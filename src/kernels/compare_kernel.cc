@@ -249,6 +249,7 @@ CmpAccumulateFn CmpAccumulate(bool force_scalar) {
 
 #if !defined(NUMPROBE_WITH_HWY)
 CmpAccumulateFn HwyCmpAccumulateFn() { return nullptr; }
+bool CmpDecode(DType, const std::byte*, int64_t, double*) { return false; }
 std::vector<std::pair<std::string, CmpAccumulateFn>> HwyCmpAccumulateFnsPerTarget() { return {}; }
 #endif
 

@@ -333,6 +333,29 @@ void ExpectSameMetrics(const TensorPairMetrics& a, const TensorPairMetrics& b,
   EXPECT_EQ(Bits(a.rel_l2), Bits(b.rel_l2)) << where;
 }
 
+TEST(CompareKernelTest, VectorDecodeIsExact) {
+  std::mt19937_64 rng(5);
+  for (DType dtype : {DType::kF32, DType::kBF16, DType::kF64}) {
+    for (int64_t n : {1, 7, 8, 9, 33, 1024}) {
+      std::vector<double> values(static_cast<size_t>(n));
+      for (double& v : values) v = Draw(rng, dtype);
+      const Stored s = Store(values, dtype);
+      std::vector<double> out(static_cast<size_t>(n), -1.0);
+      if (!detail::CmpDecode(dtype, reinterpret_cast<const std::byte*>(s.bytes.data()), n,
+                             out.data())) {
+        GTEST_SKIP() << "no vector decode on this build";
+      }
+      for (int64_t k = 0; k < n; ++k) {
+        if (std::isnan(values[k])) {
+          EXPECT_TRUE(std::isnan(out[k])) << Name(dtype) << " " << k;
+        } else {
+          EXPECT_EQ(Bits(out[k]), Bits(values[k])) << Name(dtype) << " " << k;
+        }
+      }
+    }
+  }
+}
+
 TEST(CompareKernelTest, PairMetricsAreTheSameWithAnyKernelAndThreadCount) {
   std::mt19937_64 rng(77);
   // Three chunks and an odd tail; one pair without NaN/Inf so that msprobe's columns are values.
