@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -166,7 +167,90 @@ void Accumulate(const CmpSetup& s, const double* tp, const double* gp, const dou
   V max_abs = zero, max_rel = zero, max_ulp = zero;
   V worst = hn::Set(d, -1.0), worst_index = hn::Set(d, -1.0);
   V index = hn::Iota(d, static_cast<double>(first_index));
-  const V step = hn::Set(d, static_cast<double>(kN));
+  const V step_n = hn::Set(d, static_cast<double>(kN));
+
+  // While a chunk has only finite pairs, numprobe's sums of t^2, g^2 and (t - g)^2 are msprobe's
+  // tt, gg and dd lane for lane, so only those are accumulated (the fast step); the first NaN or
+  // Inf copies them over and every later vector takes the full step.
+  bool all_finite = a->all_finite;
+  auto step = [&](auto finite_tag, size_t v, size_t i, V t, V g, M both) HWY_ATTR {
+    constexpr bool kFinite = decltype(finite_tag)::value;
+    const V tz = kFinite ? t : hn::IfThenElseZero(hn::IsFinite(t), t);
+    const V gz = kFinite ? g : hn::IfThenElseZero(hn::IsFinite(g), g);
+    const V dz = hn::Sub(tz, gz);
+    const V az = hn::Abs(dz);
+    const V d2 = hn::Mul(dz, dz);
+    const V t2 = hn::Mul(tz, tz);
+    const V g2 = hn::Mul(gz, gz);
+    dot[v] = hn::Add(dot[v], hn::Mul(tz, gz));
+    tt[v] = hn::Add(tt[v], t2);
+    gg[v] = hn::Add(gg[v], g2);
+    dd[v] = hn::Add(dd[v], d2);
+    max_abs = hn::Max(max_abs, az);
+
+    V r;
+    if constexpr (kRel == RelMode::kPre) {
+      r = hn::LoadU(d, rel + i);
+    } else {
+      r = RelError<kRel>(s, tz, gz);
+    }
+    const M r_nan = hn::IsNaN(r);
+    rel_nan = hn::Or(rel_nan, hn::IfThenElseZero(r_nan, one));
+    max_rel = hn::Max(max_rel, hn::IfThenZeroElse(r_nan, r));
+    below1 = hn::Add(below1, hn::IfThenElseZero(hn::Lt(r, thr1), one));
+    below5 = hn::Add(below5, hn::IfThenElseZero(hn::Lt(r, thr5), one));
+
+    if constexpr (kFinite) {
+      finite = hn::Add(finite, one);
+      sabs[v] = hn::Add(sabs[v], az);
+    } else {
+      finite = hn::Add(finite, hn::IfThenElseZero(both, one));
+      sabs[v] = hn::Add(sabs[v], hn::IfThenElseZero(both, az));
+      ssq[v] = hn::Add(ssq[v], hn::IfThenElseZero(both, d2));
+      sg2[v] = hn::Add(sg2[v], hn::IfThenElseZero(both, g2));
+      st2[v] = hn::Add(st2[v], hn::IfThenElseZero(both, t2));
+    }
+    const M has_rel = hn::And(both, hn::Ne(gz, zero));
+    srel[v] = hn::Add(srel[v], hn::IfThenElseZero(has_rel, hn::Div(az, hn::Abs(gz))));
+    rel_count = hn::Add(rel_count, hn::IfThenElseZero(has_rel, one));
+    const V aw = kFinite ? az : hn::IfThenElse(both, az, hn::Set(d, -1.0));
+    const M better = hn::Gt(aw, worst);
+    worst = hn::IfThenElse(better, aw, worst);
+    worst_index = hn::IfThenElse(better, index, worst_index);
+    index = hn::Add(index, step_n);
+
+    const M close_fin = hn::And(both, hn::Le(az, hn::Add(atol, hn::Mul(rtol, hn::Abs(gz)))));
+    close = hn::Add(close, hn::IfThenElseZero(close_fin, one));
+    if (!kFinite && !hn::AllTrue(d, both)) {  // NaN or Inf: counted on their own
+      const M t_nan = hn::IsNaN(t);
+      const M g_nan = hn::IsNaN(g);
+      const M t_inf = hn::IsInf(t);
+      const M g_inf = hn::IsInf(g);
+      const M close_nf = hn::Or(hn::And(t_nan, g_nan), hn::And(t_inf, hn::Eq(t, g)));
+      close = hn::Add(close, hn::IfThenElseZero(close_nf, one));
+      const M nan_x = hn::Xor(t_nan, g_nan);
+      const M inf_x = hn::Xor(t_inf, g_inf);
+      nan_mm = hn::Add(nan_mm, hn::IfThenElseZero(nan_x, one));
+      pinf_mm = hn::Add(pinf_mm, hn::IfThenElseZero(hn::Xor(hn::Eq(t, inf), hn::Eq(g, inf)), one));
+      ninf_mm =
+          hn::Add(ninf_mm, hn::IfThenElseZero(hn::Xor(hn::Eq(t, ninf), hn::Eq(g, ninf)), one));
+      mask_mm = hn::Or(mask_mm, hn::IfThenElseZero(hn::Or(nan_x, inf_x), one));
+    }
+
+    if constexpr (kUlp != CmpUlp::kNone) {
+      V u;
+      if constexpr (kUlp == CmpUlp::kOther) {
+        u = hn::LoadU(d, ulp + i);
+      } else {
+        u = UlpDistance<kUlp>(t, g);
+      }
+      const M has = hn::AndNot(hn::IsNaN(u), both);
+      const V uz = hn::IfThenElseZero(has, u);
+      max_ulp = hn::Max(max_ulp, uz);
+      sulp[v] = hn::Add(sulp[v], uz);
+      ulp_count = hn::Add(ulp_count, hn::IfThenElseZero(has, one));
+    }
+  };
 
   const int64_t groups = n / kCmpLanes * kCmpLanes;
   for (int64_t k = 0; k < groups; k += kCmpLanes) {
@@ -174,82 +258,30 @@ void Accumulate(const CmpSetup& s, const double* tp, const double* gp, const dou
       const size_t i = static_cast<size_t>(k) + v * kN;
       const V t = hn::LoadU(d, tp + i);
       const V g = hn::LoadU(d, gp + i);
-      const M t_fin = hn::IsFinite(t);
-      const M g_fin = hn::IsFinite(g);
-      const M both = hn::And(t_fin, g_fin);
-      const V tz = hn::IfThenElseZero(t_fin, t);
-      const V gz = hn::IfThenElseZero(g_fin, g);
-      const V dz = hn::Sub(tz, gz);
-      const V az = hn::Abs(dz);
-      const V d2 = hn::Mul(dz, dz);
-      const V t2 = hn::Mul(tz, tz);
-      const V g2 = hn::Mul(gz, gz);
-      dot[v] = hn::Add(dot[v], hn::Mul(tz, gz));
-      tt[v] = hn::Add(tt[v], t2);
-      gg[v] = hn::Add(gg[v], g2);
-      dd[v] = hn::Add(dd[v], d2);
-      max_abs = hn::Max(max_abs, az);
-
-      V r;
-      if constexpr (kRel == RelMode::kPre) {
-        r = hn::LoadU(d, rel + i);
-      } else {
-        r = RelError<kRel>(s, tz, gz);
-      }
-      const M r_nan = hn::IsNaN(r);
-      rel_nan = hn::Or(rel_nan, hn::IfThenElseZero(r_nan, one));
-      max_rel = hn::Max(max_rel, hn::IfThenZeroElse(r_nan, r));
-      below1 = hn::Add(below1, hn::IfThenElseZero(hn::Lt(r, thr1), one));
-      below5 = hn::Add(below5, hn::IfThenElseZero(hn::Lt(r, thr5), one));
-
-      finite = hn::Add(finite, hn::IfThenElseZero(both, one));
-      sabs[v] = hn::Add(sabs[v], hn::IfThenElseZero(both, az));
-      ssq[v] = hn::Add(ssq[v], hn::IfThenElseZero(both, d2));
-      sg2[v] = hn::Add(sg2[v], hn::IfThenElseZero(both, g2));
-      st2[v] = hn::Add(st2[v], hn::IfThenElseZero(both, t2));
-      const M has_rel = hn::And(both, hn::Ne(gz, zero));
-      srel[v] = hn::Add(srel[v], hn::IfThenElseZero(has_rel, hn::Div(az, hn::Abs(gz))));
-      rel_count = hn::Add(rel_count, hn::IfThenElseZero(has_rel, one));
-      const V aw = hn::IfThenElse(both, az, hn::Set(d, -1.0));
-      const M better = hn::Gt(aw, worst);
-      worst = hn::IfThenElse(better, aw, worst);
-      worst_index = hn::IfThenElse(better, index, worst_index);
-      index = hn::Add(index, step);
-
-      const M close_fin = hn::And(both, hn::Le(az, hn::Add(atol, hn::Mul(rtol, hn::Abs(gz)))));
-      close = hn::Add(close, hn::IfThenElseZero(close_fin, one));
-      if (HWY_UNLIKELY(!hn::AllTrue(d, both))) {  // NaN or Inf: counted on their own
-        const M t_nan = hn::IsNaN(t);
-        const M g_nan = hn::IsNaN(g);
-        const M t_inf = hn::IsInf(t);
-        const M g_inf = hn::IsInf(g);
-        const M close_nf = hn::Or(hn::And(t_nan, g_nan), hn::And(t_inf, hn::Eq(t, g)));
-        close = hn::Add(close, hn::IfThenElseZero(close_nf, one));
-        const M nan_x = hn::Xor(t_nan, g_nan);
-        const M inf_x = hn::Xor(t_inf, g_inf);
-        nan_mm = hn::Add(nan_mm, hn::IfThenElseZero(nan_x, one));
-        pinf_mm =
-            hn::Add(pinf_mm, hn::IfThenElseZero(hn::Xor(hn::Eq(t, inf), hn::Eq(g, inf)), one));
-        ninf_mm =
-            hn::Add(ninf_mm, hn::IfThenElseZero(hn::Xor(hn::Eq(t, ninf), hn::Eq(g, ninf)), one));
-        mask_mm = hn::Or(mask_mm, hn::IfThenElseZero(hn::Or(nan_x, inf_x), one));
-      }
-
-      if constexpr (kUlp != CmpUlp::kNone) {
-        V u;
-        if constexpr (kUlp == CmpUlp::kOther) {
-          u = hn::LoadU(d, ulp + i);
-        } else {
-          u = UlpDistance<kUlp>(t, g);
+      const M both = hn::And(hn::IsFinite(t), hn::IsFinite(g));
+      if (HWY_LIKELY(all_finite)) {
+        if (HWY_LIKELY(hn::AllTrue(d, both))) {
+          step(std::true_type(), v, i, t, g, both);
+          continue;
         }
-        const M has = hn::AndNot(hn::IsNaN(u), both);
-        const V uz = hn::IfThenElseZero(has, u);
-        max_ulp = hn::Max(max_ulp, uz);
-        sulp[v] = hn::Add(sulp[v], uz);
-        ulp_count = hn::Add(ulp_count, hn::IfThenElseZero(has, one));
+        for (size_t w = 0; w < kV; ++w) {
+          st2[w] = tt[w];
+          sg2[w] = gg[w];
+          ssq[w] = dd[w];
+        }
+        all_finite = false;
       }
+      step(std::false_type(), v, i, t, g, both);
     }
   }
+  if (all_finite) {  // the numprobe sums are still msprobe's
+    for (size_t v = 0; v < kV; ++v) {
+      st2[v] = tt[v];
+      sg2[v] = gg[v];
+      ssq[v] = dd[v];
+    }
+  }
+  a->all_finite = all_finite;
 
   for (size_t v = 0; v < kV; ++v) {
     hn::StoreU(dot[v], d, a->dot + v * kN);

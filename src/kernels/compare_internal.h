@@ -97,6 +97,7 @@ struct CmpAcc {
   int64_t below_1, below_5;  // msprobe relative errors below thr1 / thr5
   bool mask_mismatch;        // NaN or Inf at different positions (msprobe's "N/A")
   bool rel_nan;              // a relative error was NaN
+  bool all_finite;           // no NaN/Inf so far (lets the vector kernel skip three sums)
   double max_abs;            // msprobe: max |tz - gz|
   double max_rel;            // msprobe: max relative error (NaNs excluded)
   double max_ulp;

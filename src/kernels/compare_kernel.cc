@@ -128,6 +128,7 @@ void ResetCmpAcc(CmpAcc* a) {
   a->finite = a->rel_count = a->ulp_count = a->close = 0;
   a->nan_mm = a->pinf_mm = a->ninf_mm = a->below_1 = a->below_5 = 0;
   a->mask_mismatch = a->rel_nan = false;
+  a->all_finite = true;
   a->max_abs = a->max_rel = a->max_ulp = 0.0;
   a->worst = -1.0;
   a->worst_index = -1;
@@ -226,6 +227,7 @@ void CmpAccumulateScalar(const CmpSetup& s, const double* tv, const double* gv, 
         }
       }
     } else {
+      a->all_finite = false;
       const bool t_nan = std::isnan(t);
       const bool g_nan = std::isnan(g);
       const bool t_inf = !t_fin && !t_nan;

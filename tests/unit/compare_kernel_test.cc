@@ -165,6 +165,7 @@ void ExpectSameAcc(const CmpAcc& a, const CmpAcc& b, const std::string& where) {
   EXPECT_EQ(a.below_5, b.below_5) << where;
   EXPECT_EQ(a.mask_mismatch, b.mask_mismatch) << where;
   EXPECT_EQ(a.rel_nan, b.rel_nan) << where;
+  EXPECT_EQ(a.all_finite, b.all_finite) << where;
   EXPECT_EQ(Bits(a.max_abs), Bits(b.max_abs)) << where;
   EXPECT_EQ(Bits(a.max_rel), Bits(b.max_rel)) << where;
   EXPECT_EQ(Bits(a.max_ulp), Bits(b.max_ulp)) << where;
@@ -179,63 +180,80 @@ TEST(CompareKernelTest, HighwayKernelGivesTheReferenceBits) {
   for (const auto& [target, simd] : kernels) {
     std::cout << "target " << target << "\n";
     for (const Case& c : Cases()) {
-      for (int64_t n : {1, 15, 16, 17, 33, 1000, 1024}) {
-        std::vector<double> t(static_cast<size_t>(n));
-        std::vector<double> g(static_cast<size_t>(n));
-        for (int64_t k = 0; k < n; ++k) {
-          t[k] = Draw(rng, c.t);
-          g[k] = DrawNear(rng, t[k], c.g);
-        }
-        if (n > 40) {  // equal largest |t - g| in several lanes: the first index must win
-          const double top = c.t == DType::kI32
-                                 ? 2e9
-                                 : static_cast<double>(c.t == DType::kF16   ? 65504.0f
-                                                       : c.t == DType::kF64 ? 1e300
-                                                                            : 3.38e38f);
-          const double bottom = c.g == DType::kF16   ? -65504.0
-                                : c.g == DType::kF64 ? -1e300
-                                                     : -3.38e38;
-          for (int64_t k : {int64_t{5}, int64_t{21}, n - 3}) {
-            t[k] = top;
-            g[k] = c.g == DType::kBF16 ? BF16ToF32(F32ToBF16(static_cast<float>(bottom))) : bottom;
+      // Mode 0: NaN/Inf anywhere; 1: finite only; 2: finite but one NaN late in the second call.
+      for (int mode : {0, 1, 2}) {
+        for (int64_t n : {1, 15, 16, 17, 33, 1000, 1024}) {
+          std::vector<double> t(static_cast<size_t>(n));
+          std::vector<double> g(static_cast<size_t>(n));
+          for (int64_t k = 0; k < n; ++k) {
+            do {
+              t[k] = Draw(rng, c.t);
+              g[k] = DrawNear(rng, t[k], c.g);
+            } while (mode != 0 && (!std::isfinite(t[k]) || !std::isfinite(g[k])));
+          }
+          if (mode == 2) g[n * 3 / 4] = std::nan("");
+          if (n > 40) {  // equal largest |t - g| in several lanes: the first index must win
+            const double top = c.t == DType::kI32
+                                   ? 2e9
+                                   : static_cast<double>(c.t == DType::kF16   ? 65504.0f
+                                                         : c.t == DType::kF64 ? 1e300
+                                                                              : 3.38e38f);
+            const double bottom = c.g == DType::kF16   ? -65504.0
+                                  : c.g == DType::kF64 ? -1e300
+                                                       : -3.38e38;
+            for (int64_t k : {int64_t{5}, int64_t{21}, n - 3}) {
+              t[k] = top;
+              g[k] =
+                  c.g == DType::kBF16 ? BF16ToF32(F32ToBF16(static_cast<float>(bottom))) : bottom;
+            }
+          }
+          // What the vector kernel is given precomputed for setups it does not compute itself.
+          std::vector<double> rel(static_cast<size_t>(n));
+          std::vector<double> ulp(static_cast<size_t>(n));
+          for (int64_t k = 0; k < n; ++k) {
+            const double tz = std::isfinite(t[k]) ? t[k] : 0.0;
+            const double gz = std::isfinite(g[k]) ? g[k] : 0.0;
+            rel[k] = detail::CmpRelError(c.setup, tz, gz);
+            ulp[k] = c.setup.ulp != CmpUlp::kNone && std::isfinite(t[k]) && std::isfinite(g[k])
+                         ? detail::CmpUlpDistance(c.setup, t[k], g[k])
+                         : std::nan("");
+          }
+          const double* pre_rel = detail::CmpRelIsSimd(c.setup) ? nullptr : rel.data();
+          const double* pre_ulp =
+              c.setup.ulp != CmpUlp::kNone && !detail::CmpUlpIsSimd(c.setup) ? ulp.data() : nullptr;
+          CmpAcc ref;
+          CmpAcc vec;
+          detail::ResetCmpAcc(&ref);
+          detail::ResetCmpAcc(&vec);
+          // The reference computes relative errors and ULP distances itself; the kernel runs in two
+          // calls split at a lane-aligned offset, as blocks of a chunk are.
+          detail::CmpAccumulateScalar(c.setup, t.data(), g.data(), nullptr, nullptr, n, 100, &ref);
+          const int64_t split = n / 2 / detail::kCmpLanes * detail::kCmpLanes;
+          simd(c.setup, t.data(), g.data(), pre_rel, pre_ulp, split, 100, &vec);
+          simd(c.setup, t.data() + split, g.data() + split, pre_rel ? pre_rel + split : nullptr,
+               pre_ulp ? pre_ulp + split : nullptr, n - split, 100 + split, &vec);
+          ExpectSameAcc(
+              ref, vec,
+              target + " " + c.name + " mode " + std::to_string(mode) + " n=" + std::to_string(n));
+          // The worst index is the first index of the largest |t - g| over finite pairs.
+          double worst = -1;
+          int64_t worst_index = -1;
+          for (int64_t k = 0; k < n; ++k) {
+            if (std::isfinite(t[k]) && std::isfinite(g[k]) && std::fabs(t[k] - g[k]) > worst) {
+              worst = std::fabs(t[k] - g[k]);
+              worst_index = 100 + k;
+            }
+          }
+          EXPECT_EQ(ref.worst_index, worst_index) << c.name;
+          bool all_finite = true;
+          for (int64_t k = 0; k < n; ++k) {
+            all_finite = all_finite && std::isfinite(t[k]) && std::isfinite(g[k]);
+          }
+          EXPECT_EQ(ref.all_finite, all_finite) << c.name;
+          if (mode != 0) {
+            EXPECT_EQ(all_finite, mode == 1);
           }
         }
-        // What the vector kernel is given precomputed for setups it does not compute itself.
-        std::vector<double> rel(static_cast<size_t>(n));
-        std::vector<double> ulp(static_cast<size_t>(n));
-        for (int64_t k = 0; k < n; ++k) {
-          const double tz = std::isfinite(t[k]) ? t[k] : 0.0;
-          const double gz = std::isfinite(g[k]) ? g[k] : 0.0;
-          rel[k] = detail::CmpRelError(c.setup, tz, gz);
-          ulp[k] = c.setup.ulp != CmpUlp::kNone && std::isfinite(t[k]) && std::isfinite(g[k])
-                       ? detail::CmpUlpDistance(c.setup, t[k], g[k])
-                       : std::nan("");
-        }
-        const double* pre_rel = detail::CmpRelIsSimd(c.setup) ? nullptr : rel.data();
-        const double* pre_ulp =
-            c.setup.ulp != CmpUlp::kNone && !detail::CmpUlpIsSimd(c.setup) ? ulp.data() : nullptr;
-        CmpAcc ref;
-        CmpAcc vec;
-        detail::ResetCmpAcc(&ref);
-        detail::ResetCmpAcc(&vec);
-        // The reference computes relative errors and ULP distances itself; the kernel runs in two
-        // calls split at a lane-aligned offset, as blocks of a chunk are.
-        detail::CmpAccumulateScalar(c.setup, t.data(), g.data(), nullptr, nullptr, n, 100, &ref);
-        const int64_t split = n / 2 / detail::kCmpLanes * detail::kCmpLanes;
-        simd(c.setup, t.data(), g.data(), pre_rel, pre_ulp, split, 100, &vec);
-        simd(c.setup, t.data() + split, g.data() + split, pre_rel ? pre_rel + split : nullptr,
-             pre_ulp ? pre_ulp + split : nullptr, n - split, 100 + split, &vec);
-        ExpectSameAcc(ref, vec, target + " " + c.name + " n=" + std::to_string(n));
-        // The worst index is the first index of the largest |t - g| over finite pairs.
-        double worst = -1;
-        int64_t worst_index = -1;
-        for (int64_t k = 0; k < n; ++k) {
-          if (std::isfinite(t[k]) && std::isfinite(g[k]) && std::fabs(t[k] - g[k]) > worst) {
-            worst = std::fabs(t[k] - g[k]);
-            worst_index = 100 + k;
-          }
-        }
-        EXPECT_EQ(ref.worst_index, worst_index) << c.name;
       }
     }
   }
