@@ -1,7 +1,9 @@
 // Tensor-pair metrics (see compare_metrics.h for the msprobe semantics reproduced here). Elements
-// are decoded chunk by chunk into doubles (exact for every stored type but integers beyond 2^53,
-// which numpy rounds the same way), the per-element work runs over the chunk, and per-chunk
-// partial results are combined in chunk order.
+// are decoded block by block into doubles (exact for every stored type but integers beyond 2^53,
+// which numpy rounds the same way) and accumulated by the element kernel of
+// kernels/compare_internal.h (Highway, or its scalar reference: the same bits), whose fixed lane
+// order makes each chunk's result independent of threads and SIMD target; chunk results are
+// combined in chunk order.
 #include "numprobe/compare_metrics.h"
 
 #include <algorithm>
