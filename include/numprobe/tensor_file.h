@@ -65,6 +65,9 @@ struct ReadOptions {
   uint64_t max_inflated_bytes = uint64_t{16} << 30;
   // Cap on header / metadata sizes (npy header, safetensors JSON, pickle).
   uint64_t max_header_bytes = 100'000'000;
+  // CRC-32 of .pt storage records (a mismatch only adds a warning): callers that keep no
+  // warnings, such as compare, turn it off and save a pass over every byte.
+  bool check_crc = true;
 };
 
 // Reads the tensors of the file at `path`. kNotFound / kIoError if it cannot be read;

@@ -1,7 +1,9 @@
 // Tensor-pair metrics (see compare_metrics.h for the msprobe semantics reproduced here). Elements
-// are decoded chunk by chunk into doubles (exact for every stored type but integers beyond 2^53,
-// which numpy rounds the same way), the per-element work runs over the chunk, and per-chunk
-// partial results are combined in chunk order.
+// are decoded block by block into doubles (exact for every stored type but integers beyond 2^53,
+// which numpy rounds the same way) and accumulated by the element kernel of
+// kernels/compare_internal.h (Highway, or its scalar reference: the same bits), whose fixed lane
+// order makes each chunk's result independent of threads and SIMD target; chunk results are
+// combined in chunk order.
 #include "numprobe/compare_metrics.h"
 
 #include <algorithm>
@@ -15,14 +17,15 @@
 #include "numprobe/thread_pool.h"
 
 #include "analysis/py_format.h"
+#include "kernels/compare_internal.h"
 
 namespace numprobe {
 namespace {
 
 using Kind = MetricCell::Kind;
 
-constexpr int64_t kChunk = 1 << 16;
-constexpr double kEps = std::numeric_limits<double>::epsilon();  // msprobe's Const.FLOAT_EPSILON
+constexpr int64_t kChunk = detail::kCmpChunk;
+constexpr double kEps = detail::kCmpEps;  // msprobe's Const.FLOAT_EPSILON
 
 // The numpy dtype msprobe ends up with after reading a tensor (bf16/fp8 are widened to f32).
 enum class NpType : uint8_t { kF16, kF32, kF64, kInt, kBool };
@@ -61,39 +64,6 @@ NpType Promote(NpType a, NpType b) {
 }
 
 float RoundF16(float x) { return F16ToF32(F32ToF16(x)); }
-
-// x + eps in the type of one side (numpy adds a Python float in the array's own type).
-double AddEps(double x, NpType t) {
-  switch (t) {
-    case NpType::kF64:
-      return x + kEps;
-    case NpType::kF32:
-      return static_cast<double>(static_cast<float>(x) + static_cast<float>(kEps));
-    default:
-      return static_cast<double>(
-          RoundF16(static_cast<float>(x) + RoundF16(static_cast<float>(kEps))));
-  }
-}
-
-// msprobe's element relative error |(n' - b') / b'| in the promoted type `rt`.
-double RelError(double n, double b, NpType n_type, NpType b_type, NpType rt) {
-  if (b == 0) {
-    n = AddEps(n, n_type);
-    b = AddEps(b, b_type);
-  }
-  switch (rt) {
-    case NpType::kF64:
-      return std::fabs((n - b) / b);
-    case NpType::kF32: {
-      const float d = static_cast<float>(n) - static_cast<float>(b);
-      return std::fabs(static_cast<double>(d / static_cast<float>(b)));
-    }
-    default: {
-      const float d = RoundF16(static_cast<float>(n) - static_cast<float>(b));
-      return std::fabs(static_cast<double>(RoundF16(d / static_cast<float>(b))));
-    }
-  }
-}
 
 // A threshold as numpy compares it against an array of type `rt`.
 double ThresholdIn(double thr, NpType rt) {
@@ -168,6 +138,9 @@ double LoadOne(const std::byte* p) {
 
 // Decodes logical elements [start, start + count) of `f` into out.
 void Load(const Flat& f, int64_t start, int64_t count, double* out) {
+  if (f.contiguous && detail::CmpDecode(f.dtype, f.base + start * ItemSize(f.dtype), count, out)) {
+    return;
+  }
   Dispatch(f.dtype, [&]<DType D>() {
     const int64_t item = ItemSize(D);
     if (f.contiguous) {
@@ -219,60 +192,11 @@ int SignificandBits(DType d) {
   }
 }
 
-// Monotonic integer position of a value of `low` (already representable): +0 and -0 are both 0.
-int64_t Ordinal(DType low, double v) {
-  uint64_t bits = 0;
-  uint64_t sign = 0;
-  switch (low) {
-    case DType::kF64:
-      bits = std::bit_cast<uint64_t>(v);
-      sign = uint64_t{1} << 63;
-      break;
-    case DType::kF32:
-      bits = std::bit_cast<uint32_t>(static_cast<float>(v));
-      sign = 1u << 31;
-      break;
-    case DType::kF16:
-      bits = F32ToF16(static_cast<float>(v));
-      sign = 1u << 15;
-      break;
-    case DType::kBF16:
-      bits = F32ToBF16(static_cast<float>(v));
-      sign = 1u << 15;
-      break;
-    default:
-      bits = F32ToF8(low, static_cast<float>(v));
-      sign = 1u << 7;
-      break;
-  }
-  const auto magnitude = static_cast<int64_t>(bits & (sign - 1));
-  return (bits & sign) != 0 ? -magnitude : magnitude;
-}
-
-// `v` (a value of dtype `from`) rounded to `low`, once.
-double RoundTo(DType low, DType from, double v) {
-  if (low == DType::kF64) return v;
-  if (from == DType::kF64 || from == DType::kC128 || !IsFloating(from)) {
-    return RoundToDType(low, v);  // one correct rounding from double
-  }
-  switch (low) {  // v is exactly a float here: round from it directly
-    case DType::kF32:
-      return static_cast<double>(static_cast<float>(v));
-    case DType::kF16:
-      return F16ToF32(F32ToF16(static_cast<float>(v)));
-    case DType::kBF16:
-      return BF16ToF32(F32ToBF16(static_cast<float>(v)));
-    default:
-      return F8ToF32(low, F32ToF8(low, static_cast<float>(v)));
-  }
-}
-
 struct Partial {
   // msprobe (NaN/Inf positions zeroed)
   bool mask_mismatch = false;
   double dot = 0, tt = 0, gg = 0, dd = 0;
   double max_abs = 0;
-  bool abs_nan = false;
   double max_rel = 0;
   bool rel_nan = false;
   int64_t below_1 = 0, below_5 = 0;
@@ -294,7 +218,6 @@ struct Partial {
     gg += o.gg;
     dd += o.dd;
     max_abs = std::max(max_abs, o.max_abs);
-    abs_nan |= o.abs_nan;
     max_rel = std::max(max_rel, o.max_rel);
     rel_nan |= o.rel_nan;
     below_1 += o.below_1;
@@ -323,160 +246,98 @@ struct Partial {
 struct PairSetup {
   Flat t, g;
   NpType t_np, g_np;
-  NpType t_rel, g_rel, rel;
-  double thr1, thr5;
-  std::optional<DType> low;
-  double rtol, atol;
+  detail::CmpSetup k;  // what the element kernel needs
 };
 
-// The bf16 encoding of a finite float, rounded to nearest even.
-inline uint32_t Bf16Bits(float f) {
-  const uint32_t bits = std::bit_cast<uint32_t>(f);
-  return (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
-}
-
-// How ULP distances are taken, chosen once per pair.
-enum class UlpKind : uint8_t { kNone, kF64, kF32, kBF16, kOther };
-
-// Monotonic position of a finite value in the lower-precision dtype (+0 and -0 are both 0), or
-// nullopt when it rounds out of that dtype's range.
-template <UlpKind U>
-inline std::optional<int64_t> UlpOrdinal(const PairSetup& s, DType from, double v) {
-  if constexpr (U == UlpKind::kF64) {
-    const uint64_t bits = std::bit_cast<uint64_t>(v);
-    const auto mag = static_cast<int64_t>(bits & ~(uint64_t{1} << 63));
-    return (bits >> 63) != 0 ? -mag : mag;
-  } else if constexpr (U == UlpKind::kF32) {
-    const float f = static_cast<float>(v);  // one rounding from double, exact from narrower
-    if (!std::isfinite(f)) return std::nullopt;
-    const uint32_t bits = std::bit_cast<uint32_t>(f);
-    const auto mag = static_cast<int64_t>(bits & 0x7fffffffu);
-    return (bits >> 31) != 0 ? -mag : mag;
-  } else if constexpr (U == UlpKind::kBF16) {
-    uint32_t b = 0;
-    if (from == DType::kF64 || from == DType::kC128 || !IsFloating(from)) {
-      const double r = RoundToDType(DType::kBF16, v);
-      if (!std::isfinite(r)) return std::nullopt;
-      b = std::bit_cast<uint32_t>(static_cast<float>(r)) >> 16;
-    } else {
-      b = Bf16Bits(static_cast<float>(v));
-      if ((b & 0x7f80u) == 0x7f80u) return std::nullopt;  // rounded to Inf
-    }
-    const auto mag = static_cast<int64_t>(b & 0x7fffu);
-    return (b & 0x8000u) != 0 ? -mag : mag;
-  } else {
-    const double r = RoundTo(*s.low, from, v);
-    if (!std::isfinite(r)) return std::nullopt;
-    return Ordinal(*s.low, r);
-  }
-}
-
-template <NpType kRel, UlpKind kUlp>
-void ChunkLoop(const PairSetup& s, int64_t start, int64_t count, const double* tv, const double* gv,
-               Partial* p) {
-  for (int64_t i = 0; i < count; ++i) {
-    const double t = tv[i];
-    const double g = gv[i];
-    const bool t_fin = std::isfinite(t);
-    const bool g_fin = std::isfinite(g);
-    if (t_fin && g_fin) [[likely]] {
-      const double diff = t - g;
-      const double a = std::fabs(diff);
-      ++p->finite;
-      p->sum_abs += a;
-      p->sum_sq += diff * diff;
-      p->sum_g2 += g * g;
-      p->sum_t2 += t * t;
-      if (g != 0) {
-        p->sum_rel += a / std::fabs(g);
-        ++p->rel_count;
-      }
-      if (a > p->worst) {
-        p->worst = a;
-        p->worst_index = start + i;
-      }
-      p->close += a <= s.atol + s.rtol * std::fabs(g);
-      if constexpr (kUlp != UlpKind::kNone) {
-        const auto ot = UlpOrdinal<kUlp>(s, s.t.dtype, t);
-        const auto og = UlpOrdinal<kUlp>(s, s.g.dtype, g);
-        if (ot.has_value() && og.has_value()) {
-          const double ulp = std::fabs(static_cast<double>(*ot - *og));
-          p->max_ulp = std::max(p->max_ulp, ulp);
-          p->sum_ulp += ulp;
-          ++p->ulp_count;
-        }
-      }
-      // msprobe's metrics on the same values.
-      p->dot += t * g;
-      p->tt += t * t;
-      p->gg += g * g;
-      p->dd += diff * diff;
-      if (std::isnan(a)) {
-        p->abs_nan = true;
-      } else {
-        p->max_abs = std::max(p->max_abs, a);
-      }
-    } else {
-      const bool t_nan = std::isnan(t);
-      const bool g_nan = std::isnan(g);
-      const bool t_inf = !t_fin && !t_nan;
-      const bool g_inf = !g_fin && !g_nan;
-      p->nan_mm += t_nan != g_nan;
-      p->pinf_mm += (t_inf && t > 0) != (g_inf && g > 0);
-      p->ninf_mm += (t_inf && t < 0) != (g_inf && g < 0);
-      p->close += (t_nan && g_nan) || (t_inf && g_inf && (t > 0) == (g > 0));
-      // msprobe: NaN/Inf must sit at the same positions (Inf of either sign); they count as 0.
-      if (t_nan != g_nan || t_inf != g_inf) p->mask_mismatch = true;
-      const double tz = t_fin ? t : 0.0;
-      const double gz = g_fin ? g : 0.0;
-      p->dot += tz * gz;
-      p->tt += tz * tz;
-      p->gg += gz * gz;
-      const double d = tz - gz;
-      p->dd += d * d;
-      p->max_abs = std::max(p->max_abs, std::fabs(d));
-    }
-    const double tz = t_fin ? t : 0.0;
-    const double gz = g_fin ? g : 0.0;
-    const double r = RelError(tz, gz, s.t_rel, s.g_rel, kRel);
-    if (std::isnan(r)) {
-      p->rel_nan = true;
-    } else {
-      p->max_rel = std::max(p->max_rel, r);
-    }
-    p->below_1 += r < s.thr1;
-    p->below_5 += r < s.thr5;
-  }
-}
-
-template <NpType kRel>
-void ChunkLoopFor(const PairSetup& s, int64_t start, int64_t count, const double* tv,
-                  const double* gv, Partial* p) {
-  if (!s.low.has_value()) return ChunkLoop<kRel, UlpKind::kNone>(s, start, count, tv, gv, p);
-  switch (*s.low) {
-    case DType::kF64:
-      return ChunkLoop<kRel, UlpKind::kF64>(s, start, count, tv, gv, p);
-    case DType::kF32:
-      return ChunkLoop<kRel, UlpKind::kF32>(s, start, count, tv, gv, p);
-    case DType::kBF16:
-      return ChunkLoop<kRel, UlpKind::kBF16>(s, start, count, tv, gv, p);
-    default:
-      return ChunkLoop<kRel, UlpKind::kOther>(s, start, count, tv, gv, p);
-  }
-}
-
-void ChunkWork(const PairSetup& s, int64_t start, int64_t count, double* tv, double* gv,
-               Partial* p) {
-  Load(s.t, start, count, tv);
-  Load(s.g, start, count, gv);
-  switch (s.rel) {
-    case NpType::kF64:
-      return ChunkLoopFor<NpType::kF64>(s, start, count, tv, gv, p);
+detail::CmpFloat ToCmpFloat(NpType t) {
+  switch (t) {
+    case NpType::kF16:
+      return detail::CmpFloat::kF16;
     case NpType::kF32:
-      return ChunkLoopFor<NpType::kF32>(s, start, count, tv, gv, p);
+      return detail::CmpFloat::kF32;
     default:
-      return ChunkLoopFor<NpType::kF16>(s, start, count, tv, gv, p);
+      return detail::CmpFloat::kF64;
   }
+}
+
+detail::CmpUlp UlpKindOf(std::optional<DType> low) {
+  if (!low.has_value()) return detail::CmpUlp::kNone;
+  switch (*low) {
+    case DType::kF64:
+      return detail::CmpUlp::kF64;
+    case DType::kF32:
+      return detail::CmpUlp::kF32;
+    case DType::kBF16:
+      return detail::CmpUlp::kBF16;
+    default:
+      return detail::CmpUlp::kOther;
+  }
+}
+
+// A chunk's lane sums combined in the fixed order, with its counts and extremes.
+Partial FromAcc(const detail::CmpAcc& a) {
+  using detail::CombineCmpLanes;
+  Partial p;
+  p.mask_mismatch = a.mask_mismatch;
+  p.dot = CombineCmpLanes(a.dot);
+  p.tt = CombineCmpLanes(a.tt);
+  p.gg = CombineCmpLanes(a.gg);
+  p.dd = CombineCmpLanes(a.dd);
+  p.max_abs = a.max_abs;
+  p.max_rel = a.max_rel;
+  p.rel_nan = a.rel_nan;
+  p.below_1 = a.below_1;
+  p.below_5 = a.below_5;
+  p.finite = a.finite;
+  p.sum_abs = CombineCmpLanes(a.sum_abs);
+  p.sum_sq = CombineCmpLanes(a.sum_sq);
+  p.sum_g2 = CombineCmpLanes(a.sum_g2);
+  p.sum_t2 = CombineCmpLanes(a.sum_t2);
+  p.sum_rel = CombineCmpLanes(a.sum_rel);
+  p.rel_count = a.rel_count;
+  p.max_ulp = a.max_ulp;
+  p.sum_ulp = CombineCmpLanes(a.sum_ulp);
+  p.ulp_count = a.ulp_count;
+  p.close = a.close;
+  p.nan_mm = a.nan_mm;
+  p.pinf_mm = a.pinf_mm;
+  p.ninf_mm = a.ninf_mm;
+  p.worst = a.worst;
+  p.worst_index = a.worst_index;
+  return p;
+}
+
+// Elements [start, start + count) of one chunk (start is a multiple of kCmpChunk), decoded and
+// accumulated block by block so that both sides stay in L1; nothing is copied whole.
+Partial ChunkWork(const PairSetup& s, detail::CmpAccumulateFn fn, int64_t start, int64_t count) {
+  constexpr auto kBlock = static_cast<size_t>(detail::kCmpBlock);
+  // Per-thread scratch, reused from chunk to chunk.
+  thread_local std::vector<double> scratch(4 * kBlock);
+  double* tv = scratch.data();
+  double* gv = tv + kBlock;
+  double* rel = gv + kBlock;
+  double* ulp = rel + kBlock;
+  const bool pre_rel = !detail::CmpRelIsSimd(s.k);
+  const bool pre_ulp = s.k.ulp != detail::CmpUlp::kNone && !detail::CmpUlpIsSimd(s.k);
+  detail::CmpAcc acc;
+  detail::ResetCmpAcc(&acc);
+  for (int64_t b = 0; b < count; b += detail::kCmpBlock) {
+    const int64_t n = std::min(detail::kCmpBlock, count - b);
+    Load(s.t, start + b, n, tv);
+    Load(s.g, start + b, n, gv);
+    for (int64_t k = 0; pre_rel && k < n; ++k) {
+      const double tz = std::isfinite(tv[k]) ? tv[k] : 0.0;
+      const double gz = std::isfinite(gv[k]) ? gv[k] : 0.0;
+      rel[k] = detail::CmpRelError(s.k, tz, gz);
+    }
+    for (int64_t k = 0; pre_ulp && k < n; ++k) {
+      ulp[k] = std::isfinite(tv[k]) && std::isfinite(gv[k])
+                   ? detail::CmpUlpDistance(s.k, tv[k], gv[k])
+                   : std::nan("");
+    }
+    fn(s.k, tv, gv, pre_rel ? rel : nullptr, pre_ulp ? ulp : nullptr, n, start + b, &acc);
+  }
+  return FromAcc(acc);
 }
 
 MetricCell Value12(double v) {
@@ -497,8 +358,8 @@ TensorExtras MakeExtras(const Partial& p, const PairSetup& s, int64_t numel) {
   } else {
     e.sqnr_db = 10 * std::log10(p.sum_g2 / p.sum_sq);
   }
-  if (s.low.has_value()) {
-    e.ulp_dtype = std::string(Name(*s.low));
+  if (s.k.ulp != detail::CmpUlp::kNone) {
+    e.ulp_dtype = std::string(Name(s.k.low));
     e.max_ulp = p.max_ulp;
     e.mean_ulp = p.ulp_count > 0 ? p.sum_ulp / static_cast<double>(p.ulp_count) : 0;
   } else {
@@ -570,14 +431,21 @@ TensorPairMetrics CompareTensorPair(const TensorView& target, const TensorView& 
   }
   s.t_np = NumpyType(target.dtype);
   s.g_np = NumpyType(golden.dtype);
-  s.t_rel = RelSideType(s.t_np);
-  s.g_rel = RelSideType(s.g_np);
-  s.rel = Promote(s.t_rel, s.g_rel);
-  s.thr1 = ThresholdIn(0.001, s.rel);
-  s.thr5 = ThresholdIn(0.005, s.rel);
-  s.low = LowerPrecision(target.dtype, golden.dtype);
-  std::tie(s.rtol, s.atol) =
-      s.low.has_value() ? AllcloseTolerance(*s.low) : std::pair<double, double>{0.0, 0.0};
+  const NpType rel = Promote(RelSideType(s.t_np), RelSideType(s.g_np));
+  s.k.t_dtype = target.dtype;
+  s.k.g_dtype = golden.dtype;
+  s.k.t_rel = ToCmpFloat(RelSideType(s.t_np));
+  s.k.g_rel = ToCmpFloat(RelSideType(s.g_np));
+  s.k.rel = ToCmpFloat(rel);
+  s.k.thr1 = ThresholdIn(0.001, rel);
+  s.k.thr5 = ThresholdIn(0.005, rel);
+  const std::optional<DType> low = LowerPrecision(target.dtype, golden.dtype);
+  s.k.ulp = UlpKindOf(low);
+  if (low.has_value()) {
+    s.k.low = *low;
+    std::tie(s.k.rtol, s.k.atol) = AllcloseTolerance(*low);
+  }
+  const detail::CmpAccumulateFn fn = detail::CmpAccumulate();
   const int64_t numel = s.t.numel;
   out.compared = true;
 
@@ -607,11 +475,8 @@ TensorPairMetrics CompareTensorPair(const TensorView& target, const TensorView& 
     }
     all(Kind::kUnsupported);
     out.msprobe[2] = Value12(std::fabs(diff));
-    out.msprobe[3] = Value12(RelError(t, g, s.t_rel, s.g_rel, s.rel));
-    Partial p;
-    double tv = 0;
-    double gv = 0;
-    ChunkWork(s, 0, 1, &tv, &gv, &p);
+    out.msprobe[3] = Value12(detail::CmpRelError(s.k, t, g));
+    const Partial p = ChunkWork(s, fn, 0, 1);
     out.extras = MakeExtras(p, s, 1);
     out.rel_l2 = RelL2(p);
     return out;
@@ -621,13 +486,7 @@ TensorPairMetrics CompareTensorPair(const TensorView& target, const TensorView& 
   std::vector<Partial> partials(static_cast<size_t>(chunks));
   auto run = [&](int64_t c) {
     const int64_t start = c * kChunk;
-    const int64_t count = std::min(kChunk, numel - start);
-    // Decoded elements of one chunk, per thread, reused from pair to pair.
-    thread_local std::vector<double> tv;
-    thread_local std::vector<double> gv;
-    tv.resize(static_cast<size_t>(kChunk));
-    gv.resize(static_cast<size_t>(kChunk));
-    ChunkWork(s, start, count, tv.data(), gv.data(), &partials[static_cast<size_t>(c)]);
+    partials[static_cast<size_t>(c)] = ChunkWork(s, fn, start, std::min(kChunk, numel - start));
   };
   if (pool != nullptr && chunks > 1) {
     pool->ParallelFor(chunks, run);
@@ -665,7 +524,7 @@ TensorPairMetrics CompareTensorPair(const TensorView& target, const TensorView& 
     }
   }
   out.msprobe[1] = MetricCell::Of(Kind::kValue, std::sqrt(p.dd));
-  out.msprobe[2] = p.abs_nan ? MetricCell::Of(Kind::kNan) : Value12(p.max_abs);
+  out.msprobe[2] = Value12(p.max_abs);  // |tz - gz| of finite values is never NaN
   out.msprobe[3] = p.rel_nan ? MetricCell::Of(Kind::kNan) : Value12(p.max_rel);
   const double n = static_cast<double>(numel);
   out.msprobe[4] = Value12(static_cast<double>(p.below_1) / n);

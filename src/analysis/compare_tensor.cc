@@ -99,7 +99,10 @@ class TensorRows {
   }
 
   Result<Tensor> ReadOne(const fs::path& path) {
-    NUMPROBE_ASSIGN_OR_RETURN(TensorFile file, ReadTensorFile(path));
+    // The file's warnings (CRC mismatches) are not kept, so its CRCs are not computed.
+    ReadOptions options;
+    options.check_crc = false;
+    NUMPROBE_ASSIGN_OR_RETURN(TensorFile file, ReadTensorFile(path, options));
     if (file.tensors.size() != 1) {
       return Status::Unsupported(
           fmt::format("{}: holds {} tensors, not one", path.string(), file.tensors.size()));

@@ -632,7 +632,7 @@ Result<TensorFile> ReadZip(std::shared_ptr<const Buffer> file, const ReadOptions
     return it == by_name.end() ? nullptr : it->second;
   };
   TensorFile out;
-  uint64_t crc_budget = kCrcBudgetBytes;
+  uint64_t crc_budget = options.check_crc ? kCrcBudgetBytes : 0;
   auto check_crc = [&](const ZipEntry& e, std::span<const std::byte> bytes) {
     if (bytes.size() > crc_budget) {
       crc_budget = 0;  // the first record over budget ends checking, so what is checked is a prefix
