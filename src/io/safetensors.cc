@@ -564,7 +564,7 @@ Result<std::vector<size_t>> CheckTiling(const std::vector<Entry>& entries, uint6
 namespace detail {
 
 Result<TensorFile> ParseSafetensors(std::span<const std::byte> file,
-                                    std::shared_ptr<const Buffer> owner,
+                                    const std::shared_ptr<const Buffer>& owner,
                                     const ReadOptions& options) {
   const uint64_t file_size = file.size();
   if (file_size < kLengthFieldBytes) {

@@ -68,8 +68,8 @@ double FloatValue(const std::byte* p) {
   } else if constexpr (D == DType::kBF16) {
     return BF16ToF32(LoadAs<uint16_t>(p));
   } else if constexpr (D == DType::kC64) {
-    const float re = LoadAs<float>(p);
-    const float im = LoadAs<float>(p + 4);
+    const auto re = LoadAs<float>(p);
+    const auto im = LoadAs<float>(p + 4);
     return std::hypot(re, im);  // float overload: hypotf, like numpy's and torch's abs
   } else if constexpr (D == DType::kC128) {
     return std::hypot(LoadAs<double>(p), LoadAs<double>(p + 8));
@@ -319,7 +319,8 @@ void ProcessChunk(const Layout& layout, const KernelPlan& plan, int64_t chunk, S
   }
   std::vector<std::byte> gathered(layout.contiguous ? 0
                                                     : static_cast<size_t>(kBlock * layout.item));
-  std::vector<std::byte> decoded(plan.decode ? static_cast<size_t>(kBlock * plan.decoded_item) : 0);
+  std::vector<std::byte> decoded(
+      plan.decode != nullptr ? static_cast<size_t>(kBlock * plan.decoded_item) : 0);
   std::optional<Gatherer> gatherer;
   if (!layout.contiguous) gatherer.emplace(layout, begin);
   for (int64_t done = 0; done < len; done += kBlock) {
