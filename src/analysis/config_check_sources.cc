@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -17,7 +18,6 @@
 #include <poll.h>
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
-#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -454,8 +454,8 @@ Status FlattenJson(const rapidjson::Value& v, const std::string& prefix, int dep
   if (v.IsObject()) {
     for (const auto& m : v.GetObject()) {
       const std::string key(m.name.GetString(), m.name.GetStringLength());
-      NUMPROBE_RETURN_IF_ERROR(
-          FlattenJson(m.value, prefix.empty() ? key : prefix + "." + key, depth + 1, out));
+      NUMPROBE_RETURN_IF_ERROR(FlattenJson(
+          m.value, prefix.empty() ? key : fmt::format("{}.{}", prefix, key), depth + 1, out));
     }
     return Status::Ok();
   }
@@ -518,8 +518,8 @@ Status FlattenYaml(const YAML::Node& n, const std::string& prefix, int depth,
   if (n.IsMap()) {
     for (const auto& kv : n) {
       const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : std::string("?");
-      NUMPROBE_RETURN_IF_ERROR(
-          FlattenYaml(kv.second, prefix.empty() ? key : prefix + "." + key, depth + 1, out));
+      NUMPROBE_RETURN_IF_ERROR(FlattenYaml(
+          kv.second, prefix.empty() ? key : fmt::format("{}.{}", prefix, key), depth + 1, out));
     }
     return Status::Ok();
   }
