@@ -491,6 +491,8 @@ Result<Tensor> ReadNpyArray(const std::shared_ptr<const Buffer>& owner,
   return Tensor(std::move(copy), std::move(view));
 }
 
+// Every Read* reader has this signature; the tensors it returns share ownership of `file`.
+// NOLINTNEXTLINE(performance-unnecessary-value-param)
 Result<TensorFile> ReadNpy(std::shared_ptr<const Buffer> file, const ReadOptions& options) {
   if (!file) return Status::InvalidArgument("no buffer");
   NpyReadOptions npy_options;

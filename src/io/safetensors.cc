@@ -649,9 +649,11 @@ Result<TensorFile> ParseSafetensors(std::span<const std::byte> file,
 
 }  // namespace detail
 
+// Every Read* reader has this signature; the tensors it returns share ownership of `file`.
+// NOLINTNEXTLINE(performance-unnecessary-value-param)
 Result<TensorFile> ReadSafetensors(std::shared_ptr<const Buffer> file, const ReadOptions& options) {
   const std::span<const std::byte> bytes = file->bytes();
-  return detail::ParseSafetensors(bytes, std::move(file), options);
+  return detail::ParseSafetensors(bytes, file, options);
 }
 
 namespace {

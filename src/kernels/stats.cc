@@ -47,12 +47,12 @@ T LoadAs(const std::byte* p) {
 // The 256 values of an fp8 format, decoded once by float_convert.
 template <DType D>
 const float* F8Table() {
-  static const std::array<float, 256> table = [] {
+  static const std::array<float, 256> kTable = [] {
     std::array<float, 256> t{};
     for (int i = 0; i < 256; ++i) t[static_cast<size_t>(i)] = F8ToF32(D, static_cast<uint8_t>(i));
     return t;
   }();
-  return table.data();
+  return kTable.data();
 }
 
 // The value of element `p` of floating or complex dtype D as a double (complex: |x|, computed in

@@ -492,11 +492,11 @@ namespace {
 
 // The targets compiled in and supported by this CPU, before any test restriction.
 const std::vector<int64_t>& AllTargets() {
-  static const std::vector<int64_t> targets = [] {
+  static const std::vector<int64_t> kTargets = [] {
     hwy::SetSupportedTargetsForTest(0);
     return hwy::SupportedAndGeneratedTargets();
   }();
-  return targets;
+  return kTargets;
 }
 
 }  // namespace
