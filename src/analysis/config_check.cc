@@ -134,7 +134,7 @@ std::string HostName() {
 
 // A JSON value of a snapshot or probe as item text.
 std::string ValueText(const rapidjson::Value& v) {
-  if (v.IsString()) return std::string(v.GetString(), v.GetStringLength());
+  if (v.IsString()) return {v.GetString(), v.GetStringLength()};
   if (v.IsBool()) return v.GetBool() ? "True" : "False";
   if (v.IsNull()) return "None";
   if (v.IsInt64()) return std::to_string(v.GetInt64());
@@ -143,14 +143,14 @@ std::string ValueText(const rapidjson::Value& v) {
   rapidjson::StringBuffer buffer;
   rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
   v.Accept(w);
-  return std::string(buffer.GetString(), buffer.GetSize());
+  return {buffer.GetString(), buffer.GetSize()};
 }
 
 void AddProbe(const std::string& json, Snapshot* s) {
   rapidjson::Document doc;
   doc.Parse(json.data(), json.size());
   if (doc.HasParseError() || !doc.IsObject()) {
-    s->warnings.push_back("the Python probe printed no JSON; no versions recorded");
+    s->warnings.emplace_back("the Python probe printed no JSON; no versions recorded");
     return;
   }
   auto section = [&](const char* key, CheckCategory category) {

@@ -398,7 +398,7 @@ constexpr int kMaxConfigDepth = 64;
 
 // A value as canonical text: numbers in shortest form, booleans true/false.
 std::string JsonScalarText(const rapidjson::Value& v) {
-  if (v.IsString()) return std::string(v.GetString(), v.GetStringLength());
+  if (v.IsString()) return {v.GetString(), v.GetStringLength()};
   if (v.IsBool()) return v.GetBool() ? "true" : "false";
   if (v.IsNull()) return "null";
   if (v.IsInt64()) return std::to_string(v.GetInt64());

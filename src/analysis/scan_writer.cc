@@ -303,7 +303,7 @@ std::string ScanJson(const ScanReport& r) {
   w.EndObject();
   PutList(w, "warnings", r.warnings);
   w.EndObject();
-  return std::string(buffer.GetString(), buffer.GetSize());
+  return {buffer.GetString(), buffer.GetSize()};
 }
 
 std::string CsvNumber(double v) {
@@ -462,7 +462,7 @@ std::string AnomalyAnalyzeJson(const ScanReport& r) {
     w.EndArray();
   }
   w.EndObject();
-  return std::string(buffer.GetString(), buffer.GetSize());
+  return {buffer.GetString(), buffer.GetSize()};
 }
 
 }  // namespace

@@ -30,7 +30,7 @@ using JsonWriter = UiJsonWriter<rapidjson::StringBuffer>;
 class Body {
  public:
   Body() : w(buffer_) {}
-  std::string Take() { return std::string(buffer_.GetString(), buffer_.GetSize()); }
+  std::string Take() { return {buffer_.GetString(), buffer_.GetSize()}; }
   rapidjson::StringBuffer buffer_;
   JsonWriter w;
 };
