@@ -44,7 +44,7 @@ enum class DType : uint8_t {
 };
 
 inline constexpr int kDTypeCount = 0
-#define NUMPROBE_DTYPE_COUNT_(...) +1
+#define NUMPROBE_DTYPE_COUNT_(...) +1  // NOLINT(bugprone-macro-parentheses): X-macro term
     NUMPROBE_FOR_EACH_DTYPE(NUMPROBE_DTYPE_COUNT_)
 #undef NUMPROBE_DTYPE_COUNT_
     ;

@@ -30,11 +30,11 @@ class PyValue {
 
   PyValue() = default;
   static PyValue None() { return {}; }
-  static PyValue Bool(bool b) { return PyValue(Kind::kBool, 0, b ? 1 : 0); }
-  static PyValue Int(int64_t i) { return PyValue(Kind::kInt, 0, static_cast<uint64_t>(i)); }
-  static PyValue BigInt(uint32_t text_id) { return PyValue(Kind::kBigInt, text_id, 0); }
+  static PyValue Bool(bool b) { return {Kind::kBool, 0, b ? 1U : 0U}; }
+  static PyValue Int(int64_t i) { return {Kind::kInt, 0, static_cast<uint64_t>(i)}; }
+  static PyValue BigInt(uint32_t text_id) { return {Kind::kBigInt, text_id, 0}; }
   static PyValue Float(double f);
-  static PyValue Str(uint32_t text_id) { return PyValue(Kind::kStr, text_id, 0); }
+  static PyValue Str(uint32_t text_id) { return {Kind::kStr, text_id, 0}; }
 
   Kind kind() const { return kind_; }
   bool is_none() const { return kind_ == Kind::kNone; }

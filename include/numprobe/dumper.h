@@ -100,7 +100,7 @@ class Dumper {
  public:
   // Validates `config` and prepares (nothing is created on disk until Start()).
   static Result<std::unique_ptr<Dumper>> Open(DumpConfig config, DumperOptions options = {});
-  ~Dumper();  // Close(), ignoring errors
+  ~Dumper();  // Close(), ignoring errors  NOLINT(bugprone-exception-escape): see dumper.cc
   Dumper(const Dumper&) = delete;
   Dumper& operator=(const Dumper&) = delete;
 

@@ -69,9 +69,12 @@ class [[nodiscard]] Result {
 // `NUMPROBE_ASSIGN_OR_RETURN(auto x, Expr());` declares x from a Result or returns its error.
 #define NUMPROBE_ASSIGN_OR_RETURN(lhs, expr) \
   NUMPROBE_ASSIGN_OR_RETURN_IMPL_(NUMPROBE_CONCAT_(numprobe_result_, __LINE__), lhs, expr)
+// tmp is a name and lhs a declaration, so neither can be parenthesised.
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define NUMPROBE_ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr) \
   auto tmp = (expr);                                    \
   if (!tmp.has_value()) return tmp.error();             \
   lhs = std::move(tmp).value()
+// NOLINTEND(bugprone-macro-parentheses)
 
 #endif  // NUMPROBE_RESULT_H_

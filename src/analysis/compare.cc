@@ -201,7 +201,7 @@ std::vector<std::optional<std::string>> CompareKeys(const DumpFile& file, bool r
       }
       if (head_digit) head = std::to_string(order);
       if (tail_digit) tail = std::to_string(order);
-      keys[r] = op_no_number + "." + head + "." + tail + ReplaceAll(name, e.name);
+      keys[r] = fmt::format("{}.{}.{}{}", op_no_number, head, tail, ReplaceAll(name, e.name));
     }
   }
   return keys;
@@ -265,7 +265,7 @@ Result<CompareMode> DecideMode(const DumpFile& target, const DumpFile& golden) {
   if (golden.task.empty()) return Status::InvalidArgument("the golden dump.json names no task");
   if (target.task != golden.task) {
     return Status::InvalidArgument(
-        fmt::format("the target was dumped with task \"{}\" and the golden with task \"{}\"",
+        fmt::format(R"(the target was dumped with task "{}" and the golden with task "{}")",
                     target.task, golden.task));
   }
   if (target.task == "tensor") return CompareMode::kTensor;
@@ -278,7 +278,7 @@ Result<CompareMode> DecideMode(const DumpFile& target, const DumpFile& golden) {
     return target.has_md5 ? CompareMode::kMd5 : CompareMode::kStatistics;
   }
   return Status::Unsupported(fmt::format(
-      "task \"{}\" cannot be compared (only \"statistics\" and \"tensor\" dumps)", target.task));
+      R"(task "{}" cannot be compared (only "statistics" and "tensor" dumps))", target.task));
 }
 
 }  // namespace
@@ -305,9 +305,9 @@ std::vector<std::string> CompareTable::Header() const {
       break;
   }
   h.insert(h.end(), {"Requires_grad Consistent", "Result", "Err_message"});
-  if (has_stack()) h.push_back("NPU_Stack_Info");
+  if (has_stack()) h.emplace_back("NPU_Stack_Info");
   if (mode == CompareMode::kTensor) {
-    h.push_back("Data_name");
+    h.emplace_back("Data_name");
     // numprobe's columns follow msprobe's.
     h.insert(h.end(),
              {"Mean AbsErr", "Mean RelErr", "RMSE", "SQNR(dB)", "Max ULP", "Mean ULP", "ULP Dtype",
@@ -339,13 +339,13 @@ void CompareTable::CsvCells(size_t i, std::vector<std::string>* out) const {
   const DumpRow& t = target->rows[row.target];
   const DumpRow* g = row.paired() ? &golden->rows[static_cast<size_t>(row.golden)] : nullptr;
   put(t.name);
-  put(g ? std::string_view(g->name) : na);
+  put(g != nullptr ? std::string_view{g->name} : na);
   put(target->Text(t.dtype));
-  put(g ? std::string_view(golden->Text(g->dtype)) : na);
+  put(g != nullptr ? std::string_view{golden->Text(g->dtype)} : na);
   put(target->Text(t.shape));
-  put(g ? std::string_view(golden->Text(g->shape)) : na);
+  put(g != nullptr ? std::string_view{golden->Text(g->shape)} : na);
   const std::string t_rg = detail::RequiresGradText(*target, t);
-  const std::string g_rg = g ? detail::RequiresGradText(*golden, *g) : std::string(na);
+  const std::string g_rg = g != nullptr ? detail::RequiresGradText(*golden, *g) : std::string(na);
   put(t_rg);
   put(g_rg);
   auto summary = [&] {
@@ -368,8 +368,8 @@ void CompareTable::CsvCells(size_t i, std::vector<std::string>* out) const {
       summary();
       break;
     case CompareMode::kMd5:
-      put(t.md5.has_value() ? std::string_view(*t.md5) : na);
-      put(g && g->md5.has_value() ? std::string_view(*g->md5) : na);
+      put(t.md5.has_value() ? std::string_view{*t.md5} : na);
+      put((g != nullptr) && g->md5.has_value() ? std::string_view{*g->md5} : na);
       break;
   }
   put(t_rg == g_rg ? "True" : "False");
@@ -401,7 +401,8 @@ void CompareTable::CsvCells(size_t i, std::vector<std::string>* out) const {
   };
   if (mode == CompareMode::kTensor) {
     const std::string t_data = t.data_name.empty() ? "-1" : t.data_name;
-    const std::string g_data = g ? (g->data_name.empty() ? "-1" : g->data_name) : std::string(na);
+    const std::string g_data =
+        g != nullptr ? (g->data_name.empty() ? "-1" : g->data_name) : std::string(na);
     put(detail::PyStrListRepr({t_data, g_data}));
     if (row.extras.has_value()) {
       const TensorExtras& e = *row.extras;
@@ -411,7 +412,7 @@ void CompareTable::CsvCells(size_t i, std::vector<std::string>* out) const {
       num(e.sqnr_db);
       num(e.max_ulp);
       num(e.mean_ulp);
-      put(e.ulp_dtype.empty() ? na : std::string_view(e.ulp_dtype));
+      put(e.ulp_dtype.empty() ? na : std::string_view{e.ulp_dtype});
       num(e.allclose_ratio);
       put(std::to_string(e.nan_mismatch));
       put(std::to_string(e.pos_inf_mismatch));

@@ -213,8 +213,10 @@ class ApiRules {
   void InfNan() {
     for (const size_t i : data_) {
       const DumpRow* g = Golden(i);
-      const SummaryValue g_max = g ? SummaryOf(*t_.golden, g->stats[kStatMax]) : SummaryNA();
-      const SummaryValue g_min = g ? SummaryOf(*t_.golden, g->stats[kStatMin]) : SummaryNA();
+      const SummaryValue g_max =
+          g != nullptr ? SummaryOf(*t_.golden, g->stats[kStatMax]) : SummaryNA();
+      const SummaryValue g_min =
+          g != nullptr ? SummaryOf(*t_.golden, g->stats[kStatMin]) : SummaryNA();
       if (IsInfOrNan(g_max) || IsInfOrNan(g_min)) continue;
       const DumpRow& r = Target(i);
       if (IsInfOrNan(SummaryOf(*t_.target, r.stats[kStatMax])) ||

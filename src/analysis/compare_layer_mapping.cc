@@ -115,7 +115,8 @@ class ScopeKeys {
           }
           std::string api = s.api;
           if (ms_to_pt_) api = ShapeOf(detail::MsToPtApiKey(name)).api;
-          std::string key = "A|" + scope + "|" + api + "|" + s.state;
+          std::string key = "A|";
+          key.append(scope).append("|").append(api).append("|").append(s.state);
           const uint32_t k = api_order[key]++;
           keys[e] = key + "|" + std::to_string(k);
           break;

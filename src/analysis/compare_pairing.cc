@@ -313,7 +313,7 @@ class Pairing {
     auto suffix = [](const DumpFile& f, const DumpRow& row) -> std::optional<std::string_view> {
       const std::string& entry = f.entries[row.entry].name;
       if (row.name.compare(0, entry.size(), entry) != 0) return std::nullopt;
-      return std::string_view(row.name).substr(entry.size());
+      return std::string_view{row.name}.substr(entry.size());
     };
     std::unordered_map<std::string_view, uint32_t> golden_rows;
     for (size_t e = 0; e < tf.entries.size() && e < entry_partner_->size(); ++e) {

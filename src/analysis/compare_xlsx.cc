@@ -67,12 +67,8 @@ std::vector<RowColor> MsprobeHighlights(const CompareTable& t) {
       auto non_finite = [](ValType v) {
         return v == ValType::kNan || v == ValType::kInf || v == ValType::kNegInf;
       };
-      if (non_finite(mx) || non_finite(mn)) {
-        red(i);
-      } else if (const auto d = Number(r.metrics[max_diff]);
-                 d.has_value() && std::fabs(*d) > 1e10) {
-        red(i);
-      }
+      const auto d = Number(r.metrics[max_diff]);
+      if (non_finite(mx) || non_finite(mn) || (d.has_value() && std::fabs(*d) > 1e10)) red(i);
       if (row.state == RowState::kOutput) {
         outputs.push_back(i);
       } else if (row.state == RowState::kInput || row.state == RowState::kParameters) {

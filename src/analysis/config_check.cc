@@ -104,7 +104,7 @@ std::vector<std::string> MaskArgv(const std::vector<std::string>& argv) {
       const std::string name = t.substr(0, eq);
       if (IsSecretName(name)) {
         if (eq != std::string::npos) {
-          out.push_back(name + "=" + MaskValue(std::string_view(t).substr(eq + 1)));
+          out.push_back(name + "=" + MaskValue(std::string_view{t}.substr(eq + 1)));
         } else {
           out.push_back(t);
           if (i + 1 < argv.size()) out.push_back(MaskValue(argv[++i]));
@@ -134,7 +134,7 @@ std::string HostName() {
 
 // A JSON value of a snapshot or probe as item text.
 std::string ValueText(const rapidjson::Value& v) {
-  if (v.IsString()) return std::string(v.GetString(), v.GetStringLength());
+  if (v.IsString()) return {v.GetString(), v.GetStringLength()};
   if (v.IsBool()) return v.GetBool() ? "True" : "False";
   if (v.IsNull()) return "None";
   if (v.IsInt64()) return std::to_string(v.GetInt64());
@@ -143,14 +143,14 @@ std::string ValueText(const rapidjson::Value& v) {
   rapidjson::StringBuffer buffer;
   rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
   v.Accept(w);
-  return std::string(buffer.GetString(), buffer.GetSize());
+  return {buffer.GetString(), buffer.GetSize()};
 }
 
 void AddProbe(const std::string& json, Snapshot* s) {
   rapidjson::Document doc;
   doc.Parse(json.data(), json.size());
   if (doc.HasParseError() || !doc.IsObject()) {
-    s->warnings.push_back("the Python probe printed no JSON; no versions recorded");
+    s->warnings.emplace_back("the Python probe printed no JSON; no versions recorded");
     return;
   }
   auto section = [&](const char* key, CheckCategory category) {
@@ -247,13 +247,13 @@ Status ApplySet(const std::string& spec, Snapshot* s) {
   if (dot == std::string::npos || eq == std::string::npos || dot > eq || dot + 1 == eq) {
     return Status::InvalidArgument(fmt::format("--set {}: expected CATEGORY.NAME=VALUE", spec));
   }
-  const auto category = ParseCheckCategory(std::string_view(spec).substr(0, dot));
+  const auto category = ParseCheckCategory(std::string_view{spec}.substr(0, dot));
   if (!category) {
     return Status::InvalidArgument(fmt::format(
         "--set {}: category must be env, pip, dataset, weights, hyperparameters or random", spec));
   }
   const std::string name = spec.substr(dot + 1, eq - dot - 1);
-  s->of(*category)[name] = MaskedValueFor(name, std::string_view(spec).substr(eq + 1));
+  s->of(*category)[name] = MaskedValueFor(name, std::string_view{spec}.substr(eq + 1));
   return Status::Ok();
 }
 
@@ -289,7 +289,7 @@ Result<Snapshot> CollectSnapshot(const CollectOptions& options) {
     const std::string name = entry.substr(0, eq);
     const CheckCategory c =
         detail::IsDeterminismEnvName(name) ? CheckCategory::kRandom : CheckCategory::kEnv;
-    s.of(c)[name] = MaskedValueFor(name, std::string_view(entry).substr(eq + 1));
+    s.of(c)[name] = MaskedValueFor(name, std::string_view{entry}.substr(eq + 1));
   }
   // Python, libraries and torch's flags.
   if (!options.python.empty()) {

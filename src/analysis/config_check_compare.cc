@@ -183,8 +183,9 @@ CheckReport CompareSnapshots(const Snapshot& a, const Snapshot& b, std::string a
       consumed_b.insert(name_b);
       const CheckCategory c =
           detail::IsDeterminismEnvName(name_a) ? CheckCategory::kRandom : CheckCategory::kEnv;
-      AddItem(&report, c, name_a, name_b, std::string(va ? *va : pair.unset),
-              std::string(vb ? *vb : pair.unset), va && vb ? "" : "unset means its default");
+      AddItem(&report, c, name_a, name_b, std::string(va != nullptr ? *va : pair.unset),
+              std::string(vb != nullptr ? *vb : pair.unset),
+              (va != nullptr) && (vb != nullptr) ? "" : "unset means its default");
       // An error for a setting known to change results, whatever its name.
       if (report.items.back().level == CheckLevel::kWarning) {
         report.items.back().level = CheckLevel::kError;
@@ -363,8 +364,8 @@ Status WriteCheckXlsx(const CheckReport& report, const std::filesystem::path& pa
     const auto category = static_cast<CheckCategory>(c);
     lxw_worksheet* sheet =
         workbook_add_worksheet(wb, std::string(CheckCategoryName(category)).c_str());
-    for (lxw_col_t col = 0; col < std::size(header); ++col) {
-      worksheet_write_string(sheet, 0, col, header[col], bold);
+    for (size_t col = 0; col < std::size(header); ++col) {
+      worksheet_write_string(sheet, 0, static_cast<lxw_col_t>(col), header[col], bold);
     }
     lxw_row_t row = 1;
     for (const CheckItem& i : report.items) {

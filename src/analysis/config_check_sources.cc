@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -17,7 +18,6 @@
 #include <poll.h>
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
-#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -398,7 +398,7 @@ constexpr int kMaxConfigDepth = 64;
 
 // A value as canonical text: numbers in shortest form, booleans true/false.
 std::string JsonScalarText(const rapidjson::Value& v) {
-  if (v.IsString()) return std::string(v.GetString(), v.GetStringLength());
+  if (v.IsString()) return {v.GetString(), v.GetStringLength()};
   if (v.IsBool()) return v.GetBool() ? "true" : "false";
   if (v.IsNull()) return "null";
   if (v.IsInt64()) return std::to_string(v.GetInt64());
@@ -454,8 +454,8 @@ Status FlattenJson(const rapidjson::Value& v, const std::string& prefix, int dep
   if (v.IsObject()) {
     for (const auto& m : v.GetObject()) {
       const std::string key(m.name.GetString(), m.name.GetStringLength());
-      NUMPROBE_RETURN_IF_ERROR(
-          FlattenJson(m.value, prefix.empty() ? key : prefix + "." + key, depth + 1, out));
+      NUMPROBE_RETURN_IF_ERROR(FlattenJson(
+          m.value, prefix.empty() ? key : fmt::format("{}.{}", prefix, key), depth + 1, out));
     }
     return Status::Ok();
   }
@@ -518,8 +518,8 @@ Status FlattenYaml(const YAML::Node& n, const std::string& prefix, int depth,
   if (n.IsMap()) {
     for (const auto& kv : n) {
       const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : std::string("?");
-      NUMPROBE_RETURN_IF_ERROR(
-          FlattenYaml(kv.second, prefix.empty() ? key : prefix + "." + key, depth + 1, out));
+      NUMPROBE_RETURN_IF_ERROR(FlattenYaml(
+          kv.second, prefix.empty() ? key : fmt::format("{}.{}", prefix, key), depth + 1, out));
     }
     return Status::Ok();
   }

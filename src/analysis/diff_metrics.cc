@@ -86,15 +86,15 @@ void ChunkWork(const TensorView& a, const TensorView& b, double rtol, double ato
     const bool x_inf = std::isinf(x);
     const bool y_inf = std::isinf(y);
     if (x_nan || y_nan || x_inf || y_inf) {
-      p->nan_mm += x_nan != y_nan;
+      p->nan_mm += static_cast<int64_t>(x_nan != y_nan);
       const bool same_inf = x_inf && y_inf && (x > 0) == (y > 0);
-      p->inf_mm += (x_inf || y_inf) && !same_inf && !x_nan && !y_nan;
-      p->close += (x_nan && y_nan) || same_inf;
+      p->inf_mm += static_cast<int64_t>((x_inf || y_inf) && !same_inf && !x_nan && !y_nan);
+      p->close += static_cast<int64_t>((x_nan && y_nan) || same_inf);
       continue;
     }
     const double d = std::fabs(x - y);
     ++p->finite;
-    p->close += d <= atol + rtol * std::fabs(y);
+    p->close += static_cast<int64_t>(d <= atol + rtol * std::fabs(y));
     p->dot += x * y;
     p->aa += x * x;
     p->bb += y * y;
@@ -199,8 +199,8 @@ int64_t DiffReport::CountStatus(DiffStatus status) const {
 
 int64_t DiffReport::CountFailingUnpaired() const {
   int64_t n = 0;
-  for (size_t i : only_a) n += !IsFrameworkOnlyName(a.tensors[i].name);
-  for (size_t j : only_b) n += !IsFrameworkOnlyName(b.tensors[j].name);
+  for (size_t i : only_a) n += static_cast<int64_t>(!IsFrameworkOnlyName(a.tensors[i].name));
+  for (size_t j : only_b) n += static_cast<int64_t>(!IsFrameworkOnlyName(b.tensors[j].name));
   return n;
 }
 

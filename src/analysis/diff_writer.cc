@@ -177,12 +177,12 @@ Status WriteDiffJson(const DiffReport& report, const fs::path& path) {
   w.StartObject();
   str("pairs");
   w.Uint64(report.rows.size());
-  const std::pair<const char*, DiffStatus> kCounts[] = {
+  const std::pair<const char*, DiffStatus> counts[] = {
       {"equal", DiffStatus::kEqual},
       {"differs", DiffStatus::kDiffers},
       {"shape_mismatch", DiffStatus::kShapeMismatch},
       {"not_compared", DiffStatus::kUnsupported}};
-  for (const auto& [key, status] : kCounts) {
+  for (const auto& [key, status] : counts) {
     str(key);
     w.Int64(report.CountStatus(status));
   }

@@ -25,7 +25,7 @@
 
 namespace numprobe {
 
-PyValue PyValue::Float(double f) { return PyValue(Kind::kFloat, 0, std::bit_cast<uint64_t>(f)); }
+PyValue PyValue::Float(double f) { return {Kind::kFloat, 0, std::bit_cast<uint64_t>(f)}; }
 
 double PyValue::as_float() const {
   if (kind_ == Kind::kInt) return static_cast<double>(as_int());
@@ -303,7 +303,7 @@ class Flattener {
     if (dtype != nullptr && Truthy(*dtype)) {
       row.is_tensor = true;
       if (md5 != nullptr) file_->has_md5 = true;  // msprobe's md5 mode switch
-      row.dtype = file_->Intern(dtype->is_string() ? std::string_view(dtype->text) : PyStr(dtype));
+      row.dtype = file_->Intern(dtype->is_string() ? std::string_view{dtype->text} : PyStr(dtype));
       row.shape = file_->Intern(PyStr(leaf.Find("shape")));
     } else {
       const JNode* type = leaf.Find("type");

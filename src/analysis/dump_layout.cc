@@ -44,7 +44,7 @@ std::map<long long, std::string> NumberedDirs(const fs::path& dir, std::string_v
     if (!it->is_directory(ec) || it->is_symlink(ec)) continue;
     const std::string name = it->path().filename().string();
     if (name.compare(0, prefix.size(), prefix) != 0) continue;
-    const std::string_view rest = std::string_view(name).substr(prefix.size());
+    const std::string_view rest = std::string_view{name}.substr(prefix.size());
     if (rest.empty()) {
       if (allow_bare) out.emplace(-1, name);
       continue;
@@ -81,6 +81,7 @@ void PairStep(const fs::path& target, const fs::path& golden, const std::string&
   const auto t_ranks = NumberedDirs(target, "rank", true);
   const auto g_ranks = NumberedDirs(golden, "rank", true);
   auto add = [&](const std::string* t_name, const std::string* g_name) {
+    if (t_name == nullptr && g_name == nullptr) return;  // every caller passes one name at least
     DumpPair pair;
     pair.scope = scope;
     pair.rank = t_name != nullptr ? *t_name : *g_name;
@@ -122,13 +123,15 @@ void PairNumbered(const fs::path& target, const fs::path& golden, std::string_vi
   for (const auto& [n, name] : t_steps) by_number[n].first = &name;
   for (const auto& [n, name] : g_steps) by_number[n].second = &name;
   for (const auto& [n, names] : by_number) {
-    const std::string step_scope = JoinScope(scope, names.first ? *names.first : *names.second);
+    const std::string step_scope =
+        JoinScope(scope, names.first != nullptr ? *names.first : *names.second);
     if (names.first == nullptr || names.second == nullptr) {
       // A step on one side only: report it as a pair with one side missing.
       DumpPair pair;
       pair.scope = step_scope;
-      if (names.first) pair.target = DumpLocation{target / *names.first, {}, {}, {}, {}};
-      if (names.second) pair.golden = DumpLocation{golden / *names.second, {}, {}, {}, {}};
+      if (names.first != nullptr) pair.target = DumpLocation{target / *names.first, {}, {}, {}, {}};
+      if (names.second != nullptr)
+        pair.golden = DumpLocation{golden / *names.second, {}, {}, {}, {}};
       out->push_back(std::move(pair));
       continue;
     }

@@ -141,14 +141,15 @@ class StreamHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Str
         return Fail(Status::Corrupt("the JSON root is not an object"));
       }
       path_depth_ = 1;
-      if (StreamLevel() == 1 && spec_.reached_stream_object) *spec_.reached_stream_object = true;
+      if (StreamLevel() == 1 && (spec_.reached_stream_object != nullptr))
+        *spec_.reached_stream_object = true;
       return true;
     }
     // A member value of an object on the stream path: descend when it is the next path object.
     if (kind == JNode::Kind::kObject && path_depth_ < StreamLevel() &&
         pending_key_ == spec_.stream_path[path_depth_ - 1]) {
       ++path_depth_;
-      if (path_depth_ == StreamLevel() && spec_.reached_stream_object) {
+      if (path_depth_ == StreamLevel() && (spec_.reached_stream_object != nullptr)) {
         *spec_.reached_stream_object = true;
       }
       return true;

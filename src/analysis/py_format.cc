@@ -37,7 +37,7 @@ void AppendPyFloatRepr(double v, std::string* out) {
     buf[n++] = '-';
     ++p;
   }
-  char digits[32];
+  char digits[32] = {};
   int ndigits = 0;
   while (p < end && *p != 'e') {
     if (*p != '.') digits[ndigits++] = *p;

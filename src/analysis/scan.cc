@@ -252,7 +252,7 @@ void Scanner::WatchActivation(const RankState& rank, const std::string& op, cons
   if (!th.act_range.has_value() || (!th.act_range_pct_lt && !th.act_range_pct_gt)) return;
   if (t.file.empty()) {
     if (!warned_range_needs_files_) {
-      report_->warnings.push_back(
+      report_->warnings.emplace_back(
           "activation range percentages need tensor files; skipped where the dump has none");
       warned_range_needs_files_ = true;
     }
@@ -513,7 +513,7 @@ Status Scanner::ScanRank(const DumpLocation& location, int slot, RankState* rank
   // The JSON of births not read yet (an op whose inputs were already bad).
   std::unordered_set<std::string> missing;
   for (const AnomalyNode& b : rank->births) {
-    if (!raw.count(b.op_name)) missing.insert(b.op_name);
+    if (raw.count(b.op_name) == 0) missing.insert(b.op_name);
   }
   NUMPROBE_RETURN_IF_ERROR(extract(missing));
   for (AnomalyNode& b : rank->births) b.raw_entry = raw[b.op_name];
@@ -648,7 +648,7 @@ void Scanner::CheckWeights() {
                        StatClose(ct.norm, pt.norm, th.weight_rtol, th.weight_atol));
           // mean|dw| >= max(|d mean|, |d norm| / n) and mean|w| <= norm / sqrt(n).
           if (ct.has_mean && pt.has_mean && ct.has_norm && pt.has_norm && ct.count > 0) {
-            const double n = static_cast<double>(ct.count);
+            const auto n = static_cast<double>(ct.count);
             const double floor_diff =
                 std::max(std::fabs(ct.mean - pt.mean), std::fabs(ct.norm - pt.norm) / n);
             ratio_floor = floor_diff / (pt.norm / std::sqrt(n) + th.update_epsilon);

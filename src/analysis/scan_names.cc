@@ -108,7 +108,7 @@ std::string OpKindLower(std::string_view name) {
   if (!IsModuleEntry(name)) return Lower(ApiName(name));
   const std::string module = ModuleOfEntry(name);
   const size_t dot = module.rfind('.');
-  return Lower(dot == std::string::npos ? module : std::string_view(module).substr(dot + 1));
+  return Lower(dot == std::string::npos ? module : std::string_view{module}.substr(dot + 1));
 }
 
 std::string ModuleOfEntry(std::string_view name) {

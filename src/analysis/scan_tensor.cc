@@ -229,7 +229,7 @@ Result<UpdateFacts> CompareUpdate(const Tensor& current, const Tensor& previous,
       facts.allclose = close;
     }
   }
-  const double count = static_cast<double>(n);
+  const auto count = static_cast<double>(n);
   facts.ratio = (diff_sum / count) / (base_sum / count + epsilon);
   return facts;
 }

@@ -303,7 +303,7 @@ std::string ScanJson(const ScanReport& r) {
   w.EndObject();
   PutList(w, "warnings", r.warnings);
   w.EndObject();
-  return std::string(buffer.GetString(), buffer.GetSize());
+  return {buffer.GetString(), buffer.GetSize()};
 }
 
 std::string CsvNumber(double v) {
@@ -385,8 +385,8 @@ std::string HeadroomCsv(const ScanReport& r) {
         std::isnan(row.min_nonzero_abs) ? "" : CsvNumber(row.min_nonzero_abs)};
     for (size_t t = 0; t < r.options.targets.size(); ++t) {
       if (row.nonfinite || t >= row.fits.size()) {
-        cells.push_back("nonfinite");
-        cells.push_back("");
+        cells.emplace_back("nonfinite");
+        cells.emplace_back("");
         continue;
       }
       cells.push_back(Status4(row.fits[t]));
@@ -406,7 +406,7 @@ std::string AnomalyAnalyzeJson(const ScanReport& r) {
   std::vector<int64_t> rank_order;
   std::map<int64_t, std::vector<const AnomalyNode*>> by_rank;
   for (const auto& n : r.anomalies) {
-    if (!by_rank.count(n.rank)) rank_order.push_back(n.rank);
+    if (by_rank.count(n.rank) == 0) rank_order.push_back(n.rank);
     by_rank[n.rank].push_back(&n);
   }
   w.StartObject();
@@ -462,7 +462,7 @@ std::string AnomalyAnalyzeJson(const ScanReport& r) {
     w.EndArray();
   }
   w.EndObject();
-  return std::string(buffer.GetString(), buffer.GetSize());
+  return {buffer.GetString(), buffer.GetSize()};
 }
 
 }  // namespace

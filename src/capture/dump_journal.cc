@@ -110,7 +110,7 @@ Result<RecoveredDump> ReadDumpJournal(const std::filesystem::path& path) {
                                ": malformed construct record");
       }
       const std::string* parent = StringMember(rec, "p");
-      construct.Add(*name, parent ? std::optional<std::string>(*parent) : std::nullopt);
+      construct.Add(*name, parent != nullptr ? std::optional<std::string>(*parent) : std::nullopt);
     } else if (*kind == "g") {
       const std::string* name = StringMember(rec, "n");
       JsonValue* value = rec.Find("v");

@@ -38,7 +38,7 @@ void StackTable::Add(std::string_view name, std::vector<std::string> frames) {
   auto it = index_.find(key);
   if (it == index_.end()) {
     index_.emplace(std::move(key), groups_.size());
-    groups_.push_back({{std::string(name)}, std::move(frames)});
+    groups_.emplace_back(std::vector<std::string>{std::string(name)}, std::move(frames));
     return;
   }
   groups_[it->second].first.emplace_back(name);

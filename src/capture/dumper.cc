@@ -305,7 +305,7 @@ JsonValue ScalarJson(const TensorView& view) {
     } else if constexpr (std::is_integral_v<T> && !IsFloat8(D)) {
       return JsonValue::Int(static_cast<int64_t>(value));
     } else {
-      return JsonValue();  // fp8 and complex are handled by the caller
+      return {};  // fp8 and complex are handled by the caller
     }
   });
 }
@@ -398,7 +398,7 @@ Result<LeafStats> ComputeLeafStats(const TensorView& view, StatsPrecision precis
     // torch's mean is sum / n with the sum already rounded to the dtype (a second rounding).
     double mean = s.mean;
     if (precision == StatsPrecision::kLow && dt != DType::kF64) {
-      const double n = static_cast<double>(s.count);
+      const auto n = static_cast<double>(s.count);
       mean = RoundToDType(dt, s.mean * n) / n;
     }
     out.values[2] = JsonValue::Double(ReportRound(dt, precision, mean));
@@ -509,7 +509,10 @@ void CollectLeaves(const JsonValue& v, const std::string& path, std::vector<std:
     }
     if (type != nullptr) return;  // a plain value
     for (const auto& [k, child] : v.object()) {
-      CollectLeaves(child, path.empty() ? k : path + "." + k, lines);
+      std::string child_path;
+      if (!path.empty()) child_path.append(path).append(".");
+      child_path.append(k);
+      CollectLeaves(child, child_path, lines);
     }
   } else if (v.is_array()) {
     for (size_t i = 0; i < v.array().size(); ++i) {
@@ -895,7 +898,8 @@ struct Dumper::Impl {
 
 Dumper::Dumper(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-Dumper::~Dumper() { (void)Close(); }
+// Close() only throws std::bad_alloc; terminating then is the intended outcome.
+Dumper::~Dumper() { (void)Close(); }  // NOLINT(bugprone-exception-escape)
 
 Result<std::unique_ptr<Dumper>> Dumper::Open(DumpConfig config, DumperOptions options) {
   NUMPROBE_RETURN_IF_ERROR(config.Validate());

@@ -108,7 +108,8 @@ unsigned DecodeUtf8(std::string_view s, size_t* i) {
   if (c < 0x80) {
     ++*i;
     return c;
-  } else if ((c & 0xE0) == 0xC0) {
+  }
+  if ((c & 0xE0) == 0xC0) {
     extra = 1;
     cp = c & 0x1F;
   } else if ((c & 0xF0) == 0xE0) {
@@ -143,7 +144,7 @@ void AppendString(std::string_view s, std::string* out) {
   out->push_back('"');
   size_t i = 0;
   while (i < s.size()) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
+    const auto c = static_cast<unsigned char>(s[i]);
     if (c >= 0x80) {
       const unsigned cp = DecodeUtf8(s, &i);
       if (cp >= 0x10000) {
@@ -264,9 +265,9 @@ constexpr int kMaxDepth = 256;
 JsonValue FromRapid(const rapidjson::Value& v, int depth, bool* too_deep) {
   if (depth > kMaxDepth) {
     *too_deep = true;
-    return JsonValue();
+    return {};
   }
-  if (v.IsNull()) return JsonValue();
+  if (v.IsNull()) return {};
   if (v.IsBool()) return JsonValue::Bool(v.GetBool());
   if (v.IsInt64()) return JsonValue::Int(v.GetInt64());
   if (v.IsNumber()) return JsonValue::Double(v.GetDouble());

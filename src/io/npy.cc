@@ -97,7 +97,7 @@ class LiteralParser {
     if (text_.substr(pos_, word.size()) != word) return false;
     const size_t end = pos_ + word.size();
     if (end < text_.size() &&
-        (std::isalnum(static_cast<unsigned char>(text_[end])) || text_[end] == '_')) {
+        ((std::isalnum(static_cast<unsigned char>(text_[end])) != 0) || text_[end] == '_')) {
       return false;
     }
     pos_ = end;
@@ -114,7 +114,8 @@ class LiteralParser {
       ++pos_;  // py2 unicode literal u'...'
       return ParseString(out);
     }
-    if (c == '-' || c == '+' || std::isdigit(static_cast<unsigned char>(c))) return ParseInt(out);
+    if (c == '-' || c == '+' || (std::isdigit(static_cast<unsigned char>(c)) != 0))
+      return ParseInt(out);
     if (EatWord("True")) {
       out->kind = PyValue::Kind::kBool;
       out->boolean = true;
@@ -186,11 +187,11 @@ class LiteralParser {
       negative = Peek() == '-';
       ++pos_;
     }
-    if (!std::isdigit(static_cast<unsigned char>(Peek()))) return Error("expected a digit");
+    if (std::isdigit(static_cast<unsigned char>(Peek())) == 0) return Error("expected a digit");
     // Accumulate as a negative number so that INT64_MIN parses; overflow is remembered.
     int64_t value = 0;
     bool overflow = false;
-    while (std::isdigit(static_cast<unsigned char>(Peek()))) {
+    while (std::isdigit(static_cast<unsigned char>(Peek())) != 0) {
       const int digit = text_[pos_++] - '0';
       int64_t next = 0;
       if (__builtin_mul_overflow(value, 10, &next) || __builtin_sub_overflow(next, digit, &next)) {
@@ -200,7 +201,7 @@ class LiteralParser {
       }
     }
     if (Peek() == 'L' || Peek() == 'l') ++pos_;  // py2 long
-    if (std::isalnum(static_cast<unsigned char>(Peek())) || Peek() == '_' || Peek() == '.') {
+    if ((std::isalnum(static_cast<unsigned char>(Peek())) != 0) || Peek() == '_' || Peek() == '.') {
       return Error("malformed integer");
     }
     if (!negative) {
@@ -229,7 +230,8 @@ bool ValidUtf8(std::string_view s) {
     if (c < 0x80) {
       ++i;
       continue;
-    } else if ((c & 0xE0) == 0xC0) {
+    }
+    if ((c & 0xE0) == 0xC0) {
       extra = 1;
       cp = c & 0x1F;
     } else if ((c & 0xF0) == 0xE0) {
@@ -489,6 +491,8 @@ Result<Tensor> ReadNpyArray(const std::shared_ptr<const Buffer>& owner,
   return Tensor(std::move(copy), std::move(view));
 }
 
+// Every Read* reader has this signature; the tensors it returns share ownership of `file`.
+// NOLINTNEXTLINE(performance-unnecessary-value-param)
 Result<TensorFile> ReadNpy(std::shared_ptr<const Buffer> file, const ReadOptions& options) {
   if (!file) return Status::InvalidArgument("no buffer");
   NpyReadOptions npy_options;

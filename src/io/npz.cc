@@ -23,7 +23,7 @@ Result<TensorFile> ReadNpz(std::shared_ptr<const Buffer> file, const ReadOptions
   if (!file) return Status::InvalidArgument("no buffer");
   ZipLimits limits;
   limits.max_inflated_bytes = options.max_inflated_bytes;
-  NUMPROBE_ASSIGN_OR_RETURN(ZipArchive archive, ZipArchive::Open(file, limits));
+  NUMPROBE_ASSIGN_OR_RETURN(ZipArchive archive, ZipArchive::Open(std::move(file), limits));
   NpyReadOptions npy_options;
   npy_options.base = options;
   TensorFile out;

@@ -490,7 +490,6 @@ std::string_view KindName(Kind kind) {
     case Kind::kBool:
       return "bool";
     case Kind::kInt:
-      return "int";
     case Kind::kBigInt:
       return "int";
     case Kind::kFloat:
@@ -512,7 +511,6 @@ std::string_view KindName(Kind kind) {
     case Kind::kGlobal:
       return "global";
     case Kind::kCall:
-      return "object";
     case Kind::kObject:
       return "object";
     case Kind::kPersistentId:
@@ -568,7 +566,7 @@ std::string Pickle::Describe(Ref r) const {
     case Kind::kNone:
       return "None";
     case Kind::kBool:
-      return n.flags ? "True" : "False";
+      return n.flags != 0 ? "True" : "False";
     case Kind::kInt:
       return std::to_string(n.i);
     case Kind::kBigInt:
@@ -1156,7 +1154,7 @@ Status Machine::DoString(std::string_view line) {
       }
       default:
         if (c >= '0' && c <= '7') {
-          unsigned v = static_cast<unsigned>(c - '0');
+          auto v = static_cast<unsigned>(c - '0');
           for (int k = 0; k < 2 && i + 1 < line.size() && line[i + 1] >= '0' && line[i + 1] <= '7';
                ++k) {
             v = v * 8 + static_cast<unsigned>(line[++i] - '0');

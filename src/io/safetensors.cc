@@ -564,7 +564,7 @@ Result<std::vector<size_t>> CheckTiling(const std::vector<Entry>& entries, uint6
 namespace detail {
 
 Result<TensorFile> ParseSafetensors(std::span<const std::byte> file,
-                                    std::shared_ptr<const Buffer> owner,
+                                    const std::shared_ptr<const Buffer>& owner,
                                     const ReadOptions& options) {
   const uint64_t file_size = file.size();
   if (file_size < kLengthFieldBytes) {
@@ -649,9 +649,11 @@ Result<TensorFile> ParseSafetensors(std::span<const std::byte> file,
 
 }  // namespace detail
 
+// Every Read* reader has this signature; the tensors it returns share ownership of `file`.
+// NOLINTNEXTLINE(performance-unnecessary-value-param)
 Result<TensorFile> ReadSafetensors(std::shared_ptr<const Buffer> file, const ReadOptions& options) {
   const std::span<const std::byte> bytes = file->bytes();
-  return detail::ParseSafetensors(bytes, std::move(file), options);
+  return detail::ParseSafetensors(bytes, file, options);
 }
 
 namespace {

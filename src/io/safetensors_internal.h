@@ -14,7 +14,7 @@
 namespace numprobe::detail {
 
 Result<TensorFile> ParseSafetensors(std::span<const std::byte> file,
-                                    std::shared_ptr<const Buffer> owner,
+                                    const std::shared_ptr<const Buffer>& owner,
                                     const ReadOptions& options);
 
 }  // namespace numprobe::detail

@@ -70,8 +70,8 @@ Status CheckName(std::string_view name) {
   if (name.find('\\') != std::string_view::npos) {
     return Status::Rejected("entry name " + Quote(name) + " contains a backslash");
   }
-  if (name.front() == '/' ||
-      (name.size() >= 2 && name[1] == ':' && std::isalpha(static_cast<unsigned char>(name[0])))) {
+  if (name.front() == '/' || (name.size() >= 2 && name[1] == ':' &&
+                              (std::isalpha(static_cast<unsigned char>(name[0])) != 0))) {
     return Status::Rejected("entry name " + Quote(name) + " is an absolute path");
   }
   size_t start = 0;
@@ -205,7 +205,7 @@ Result<ZipArchive> ZipArchive::Open(std::shared_ptr<const Buffer> file, const Zi
   }
 
   ZipArchive archive;
-  archive.file_ = file;
+  archive.file_ = std::move(file);
   archive.limits_ = limits;
   archive.entries_.reserve(count);
   std::unordered_set<std::string> names;
@@ -597,7 +597,8 @@ struct ZipWriter::Impl {
       const bool big_o = r.offset >= kMax32;
       if (big_u || big_c || big_o) {
         Put16(&extra, kZip64ExtraId);
-        Put16(&extra, static_cast<uint16_t>(8 * (int{big_u} + int{big_c} + int{big_o})));
+        Put16(&extra, static_cast<uint16_t>(8 * (static_cast<int>(big_u) + static_cast<int>(big_c) +
+                                                 static_cast<int>(big_o))));
         if (big_u) Put64(&extra, r.uncompressed);
         if (big_c) Put64(&extra, r.compressed);
         if (big_o) Put64(&extra, r.offset);

@@ -47,12 +47,12 @@ T LoadAs(const std::byte* p) {
 // The 256 values of an fp8 format, decoded once by float_convert.
 template <DType D>
 const float* F8Table() {
-  static const std::array<float, 256> table = [] {
+  static const std::array<float, 256> kTable = [] {
     std::array<float, 256> t{};
     for (int i = 0; i < 256; ++i) t[static_cast<size_t>(i)] = F8ToF32(D, static_cast<uint8_t>(i));
     return t;
   }();
-  return table.data();
+  return kTable.data();
 }
 
 // The value of element `p` of floating or complex dtype D as a double (complex: |x|, computed in
@@ -68,8 +68,8 @@ double FloatValue(const std::byte* p) {
   } else if constexpr (D == DType::kBF16) {
     return BF16ToF32(LoadAs<uint16_t>(p));
   } else if constexpr (D == DType::kC64) {
-    const float re = LoadAs<float>(p);
-    const float im = LoadAs<float>(p + 4);
+    const auto re = LoadAs<float>(p);
+    const auto im = LoadAs<float>(p + 4);
     return std::hypot(re, im);  // float overload: hypotf, like numpy's and torch's abs
   } else if constexpr (D == DType::kC128) {
     return std::hypot(LoadAs<double>(p), LoadAs<double>(p + 8));
@@ -319,7 +319,8 @@ void ProcessChunk(const Layout& layout, const KernelPlan& plan, int64_t chunk, S
   }
   std::vector<std::byte> gathered(layout.contiguous ? 0
                                                     : static_cast<size_t>(kBlock * layout.item));
-  std::vector<std::byte> decoded(plan.decode ? static_cast<size_t>(kBlock * plan.decoded_item) : 0);
+  std::vector<std::byte> decoded(
+      plan.decode != nullptr ? static_cast<size_t>(kBlock * plan.decoded_item) : 0);
   std::optional<Gatherer> gatherer;
   if (!layout.contiguous) gatherer.emplace(layout, begin);
   for (int64_t done = 0; done < len; done += kBlock) {

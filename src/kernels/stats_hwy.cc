@@ -22,8 +22,7 @@
 #include "kernels/stats_internal.h"
 
 HWY_BEFORE_NAMESPACE();
-namespace numprobe::detail {
-namespace HWY_NAMESPACE {
+namespace numprobe::detail::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 // HWY_SCALAR (the static target with GCC < 12.3, one lane per vector) gets no kernels:
@@ -42,11 +41,11 @@ constexpr size_t InputBytes() {
 template <SimdInput kIn>
 HWY_INLINE double DecodeOne(const uint8_t* p) {
   if constexpr (kIn == SimdInput::kF32) {
-    float v;
+    float v = 0;
     std::memcpy(&v, p, sizeof(v));
     return v;
   } else {
-    uint16_t bits;
+    uint16_t bits = 0;
     std::memcpy(&bits, p, sizeof(bits));
     if constexpr (kIn == SimdInput::kF16) {
       return F16ToF32(bits);
@@ -268,7 +267,7 @@ void RunF32(const void* data, int64_t n, StatsAcc* acc) {
   constexpr size_t kVecs = kGroup / kN;
   constexpr size_t kBytes = InputBytes<kIn>();
   const auto* p = static_cast<const uint8_t*>(data);
-  const size_t count = static_cast<size_t>(n);
+  const auto count = static_cast<size_t>(n);
   const size_t main = count - count % kGroup;
 
   if (main > 0) {
@@ -321,7 +320,7 @@ void RunF64(const void* data, int64_t n, StatsAcc* acc) {
   constexpr size_t kGroup = kND >= kStatsLanes ? kND : kStatsLanes;
   constexpr size_t kVecs = kGroup / kND;
   const auto* p = static_cast<const uint8_t*>(data);
-  const size_t count = static_cast<size_t>(n);
+  const auto count = static_cast<size_t>(n);
   const size_t main = count - count % kGroup;
 
   if (main > 0) {
@@ -358,7 +357,7 @@ void RunF64(const void* data, int64_t n, StatsAcc* acc) {
     }
   }
   for (size_t i = main; i < count; ++i) {
-    double x;
+    double x = 0;
     std::memcpy(&x, p + i * 8, sizeof(x));
     UpdateFloat(acc, x, static_cast<int>(i % kStatsLanes));
   }
@@ -374,7 +373,7 @@ void RunInt(const void* data, int64_t n, StatsAcc* acc) {
   constexpr T kLowest = std::numeric_limits<T>::lowest();
   constexpr T kHighest = std::numeric_limits<T>::max();
   const auto* p = static_cast<const uint8_t*>(data);
-  const size_t count = static_cast<size_t>(n);
+  const auto count = static_cast<size_t>(n);
   const size_t main = count - count % kN;
   IntExtremes<T> ext;
   if (main > 0) {
@@ -473,8 +472,7 @@ StatsRunFn SelectRunFn(SimdInput input) {
 
 int64_t TargetBit() { return HWY_TARGET; }
 
-}  // namespace HWY_NAMESPACE
-}  // namespace numprobe::detail
+}  // namespace numprobe::detail::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
@@ -494,11 +492,11 @@ namespace {
 
 // The targets compiled in and supported by this CPU, before any test restriction.
 const std::vector<int64_t>& AllTargets() {
-  static const std::vector<int64_t> targets = [] {
+  static const std::vector<int64_t> kTargets = [] {
     hwy::SetSupportedTargetsForTest(0);
     return hwy::SupportedAndGeneratedTargets();
   }();
-  return targets;
+  return kTargets;
 }
 
 }  // namespace

@@ -30,7 +30,7 @@ using JsonWriter = UiJsonWriter<rapidjson::StringBuffer>;
 class Body {
  public:
   Body() : w(buffer_) {}
-  std::string Take() { return std::string(buffer_.GetString(), buffer_.GetSize()); }
+  std::string Take() { return {buffer_.GetString(), buffer_.GetSize()}; }
   rapidjson::StringBuffer buffer_;
   JsonWriter w;
 };
@@ -367,7 +367,7 @@ Result<RowQuery> QueryOf(const Run& run, const Params& params) {
     size_t start = 0;
     while (start <= r->size()) {
       const size_t comma = std::min(r->find(',', start), r->size());
-      const std::string_view name = std::string_view(*r).substr(start, comma - start);
+      const std::string_view name = std::string_view{*r}.substr(start, comma - start);
       const Level l = ParseLevel(name);
       if (l == Level::kNone && name != "none") {
         return Status::InvalidArgument(fmt::format("unknown result '{}'", name.substr(0, 40)));
@@ -388,7 +388,7 @@ Result<RowQuery> QueryOf(const Run& run, const Params& params) {
     const size_t b = a == std::string::npos ? std::string::npos : v.find(':', a + 1);
     if (b == std::string::npos) return Status::InvalidArgument("range must be COLUMN:MIN:MAX");
     RowQuery::Range range;
-    range.column = s.ColumnIndex(std::string_view(v).substr(0, a));
+    range.column = s.ColumnIndex(std::string_view{v}.substr(0, a));
     if (range.column < 0) {
       return Status::InvalidArgument(
           fmt::format("unknown column '{}'", v.substr(0, std::min<size_t>(a, 80))));

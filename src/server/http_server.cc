@@ -78,14 +78,14 @@ class HttpServer final : public Server {
   HttpServer(std::shared_ptr<const Workspace> workspace, const ServeOptions& options)
       : api_(std::move(workspace)), host_(options.host) {
     const unsigned hw = std::max(1U, std::thread::hardware_concurrency());
-    const size_t threads =
-        options.threads > 0 ? static_cast<size_t>(options.threads) : std::max<size_t>(8, 2 * hw);
+    const size_t threads = options.threads > 0 ? static_cast<size_t>(options.threads)
+                                               : std::max<size_t>(8, size_t{2} * hw);
     http_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
     http_.set_keep_alive_max_count(20);
     // Headers and body go out in separate writes; without TCP_NODELAY, Nagle's algorithm holds
     // the body until the client's delayed ACK (40 ms per request).
     http_.set_tcp_nodelay(true);
-    http_.set_payload_max_length(64 * 1024);
+    http_.set_payload_max_length(size_t{64} * 1024);
     http_.set_pre_routing_handler(
         [this](const httplib::Request& req, httplib::Response& res) { return PreRoute(req, res); });
     http_.Get(R"(/api/.*)", [this](const httplib::Request& req, httplib::Response& res) {
@@ -110,7 +110,7 @@ class HttpServer final : public Server {
       }
     });
     http_.set_exception_handler(
-        [](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+        [](const httplib::Request&, httplib::Response& res, const std::exception_ptr&) {
           res.status = 500;
           res.set_content(R"({"error":"internal error"})", "application/json");
         });

@@ -18,7 +18,7 @@
 
 namespace numprobe {
 class ConstructMap;
-}
+}  // namespace numprobe
 
 namespace numprobe::ui {
 

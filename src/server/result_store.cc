@@ -18,7 +18,7 @@ template <typename T>
 T* HugePageAllocator<T>::allocate(size_t n) {
   const size_t bytes = n * sizeof(T);
   if (bytes < kHugePage) return std::allocator<T>().allocate(n);
-  void* p = ::operator new(bytes, std::align_val_t(kHugePage));
+  void* p = ::operator new(bytes, static_cast<std::align_val_t>(kHugePage));
   ::madvise(p, bytes, MADV_HUGEPAGE);  // advice only: without it, 4 KiB pages
   return static_cast<T*>(p);
 }
@@ -28,7 +28,7 @@ void HugePageAllocator<T>::deallocate(T* p, size_t n) {
   if (n * sizeof(T) < kHugePage) {
     std::allocator<T>().deallocate(p, n);
   } else {
-    ::operator delete(p, std::align_val_t(kHugePage));
+    ::operator delete(p, static_cast<std::align_val_t>(kHugePage));
   }
 }
 
@@ -121,7 +121,7 @@ uint32_t TextPool::Intern(std::string_view text) {
 std::string_view TextPool::Text(uint32_t id) const {
   const uint64_t begin = offsets_[id];
   const uint64_t end = id + 1 < offsets_.size() ? offsets_[id + 1] : arena_.size();
-  return std::string_view(arena_.data() + begin, end - begin);
+  return {arena_.data() + begin, end - begin};
 }
 
 void TextPool::Freeze() {
@@ -259,7 +259,7 @@ bool ResultStore::Matches(const RowQuery& query, uint32_t row, const std::string
   if (!lowered_pattern.empty() && name_column_ >= 0) {
     const Cell name = columns_[name_column_].Get(row);
     const std::string number_text = name.is_number ? fmt::format("{}", name.number) : "";
-    const std::string_view text = name.is_number ? std::string_view(number_text) : name.text;
+    const std::string_view text = name.is_number ? std::string_view{number_text} : name.text;
     if (glob ? !GlobLowered(text, lowered_pattern) : !ContainsLowered(text, lowered_pattern)) {
       return false;
     }

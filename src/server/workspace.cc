@@ -48,7 +48,7 @@ class TwinHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, TwinH
     if (depth_ == 1 && key_ == "columns") {
       in_columns_ = true;
     } else if (depth_ == 1 && key_ == "rows") {
-      if (!builder_) return Fail("\"rows\" comes before \"columns\"");
+      if (!builder_) return Fail(R"("rows" comes before "columns")");
       in_rows_ = true;
     } else if (in_rows_ && depth_ == 2) {
       in_row_ = true;
@@ -647,7 +647,7 @@ Result<LoadedTable> ReadCompareJson(const fs::path& path) {
   }
   LoadedTable table = handler.Take();
   if (!table.store) {
-    return Status::Corrupt(fmt::format("{}: no \"columns\" and \"rows\"", path.string()));
+    return Status::Corrupt(fmt::format(R"({}: no "columns" and "rows")", path.string()));
   }
   return table;
 }

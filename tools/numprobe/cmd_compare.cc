@@ -281,6 +281,7 @@ int RunCompare(const CompareArgs& args) {
     if (!s.ok()) return ReportError(s);
   }
   std::vector<Done> done;
+  done.reserve(results.size());
   for (auto& r : results) done.push_back(std::move(*r));
 
   const std::string ts = Timestamp();
@@ -322,6 +323,7 @@ int RunCompare(const CompareArgs& args) {
   }
 
   std::vector<RankDivergence> ranks;
+  ranks.reserve(done.size());
   for (const Done& d : done) ranks.push_back({d.pair.scope, d.pair.rank, &d.table, d.report});
   std::error_code ec;
   fs::create_directories(args.output, ec);

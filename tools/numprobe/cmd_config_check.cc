@@ -52,6 +52,7 @@ int RunCollect(const CollectCli& o) {
   if (!s.ok()) return ReportError(s);
   for (const auto& w : snapshot->warnings) ReportWarning(w);
   std::vector<std::string> counts;
+  counts.reserve(kCheckCategoryCount);
   for (int c = 0; c < kCheckCategoryCount; ++c) {
     counts.push_back(fmt::format("{} {}", snapshot->items[c].size(),
                                  CheckCategoryName(static_cast<CheckCategory>(c))));
@@ -86,7 +87,7 @@ int RunCompare(const CompareCli& o) {
   const auto csv = dir / fmt::format("config_check_{}.csv", ts);
   const auto json = dir / fmt::format("config_check_{}.json", ts);
   const auto xlsx = dir / fmt::format("config_check_{}.xlsx", ts);
-  for (Status s : {WriteCheckCsv(report, csv), WriteCheckJson(report, json)}) {
+  for (const Status& s : {WriteCheckCsv(report, csv), WriteCheckJson(report, json)}) {
     if (!s.ok()) return ReportError(s);
   }
   if (o.xlsx) {

@@ -177,7 +177,7 @@ void SetupDiff(CLI::App& app, int* exit_code) {
   sub->add_option("B", args->b, "Second file or folder (the reference for relative figures)")
       ->required();
   sub->add_option("--map", args->map,
-                  "Name map JSON: {\"a_name\": \"b_name\"} or TroubleShooter's weight map list");
+                  R"(Name map JSON: {"a_name": "b_name"} or TroubleShooter's weight map list)");
   const CLI::Validator non_negative(
       [](const std::string& text) {
         double v = 0;

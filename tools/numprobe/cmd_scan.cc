@@ -35,7 +35,7 @@ std::string Num(double v) {
   return fmt::format("{:.6g}", v);
 }
 
-std::string OneLine(std::string text) {
+std::string OneLine(const std::string& text) {
   std::string out;
   bool space = false;
   for (char c : text) {
@@ -132,6 +132,7 @@ void PrintSummary(const ScanReport& r, const ScanOutputFiles& files) {
     std::printf("Watchpoints: no hits\n");
   } else {
     std::vector<std::string> parts;
+    parts.reserve(counts.size());
     for (const auto& [w, n] : counts) parts.push_back(fmt::format("{} {}", WatchpointName(w), n));
     std::printf("Watchpoints: %zu hit%s: %s\n", r.hits.size(), r.hits.size() == 1 ? "" : "s",
                 fmt::format("{}", fmt::join(parts, ", ")).c_str());

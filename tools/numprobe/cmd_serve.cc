@@ -9,7 +9,6 @@
 #include <thread>
 
 #include <pthread.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include "cli.h"

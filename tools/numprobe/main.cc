@@ -31,7 +31,8 @@ void ReportWarning(std::string_view message) {
 
 }  // namespace numprobe::cli
 
-int main(int argc, char** argv) {
+// CLI11 parse errors are caught below; anything else escaping is a bug and should terminate.
+int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   using numprobe::cli::kExitOk;
   using numprobe::cli::kExitUsage;
   CLI::App app{"numprobe: find where and why two deep-learning runs stop agreeing"};
