@@ -107,12 +107,12 @@ Flat Squeeze(const TensorView& v) {
 
 // Every f16 value as a float, so decoding is one load (256 KiB, built on first use).
 const float* F16Table() {
-  static const std::vector<float> table = [] {
+  static const std::vector<float> kTable = [] {
     std::vector<float> t(65536);
     for (uint32_t i = 0; i < 65536; ++i) t[i] = F16ToF32(static_cast<uint16_t>(i));
     return t;
   }();
-  return table.data();
+  return kTable.data();
 }
 
 template <DType D>
@@ -347,7 +347,7 @@ MetricCell Value12(double v) {
 
 TensorExtras MakeExtras(const Partial& p, const PairSetup& s, int64_t numel) {
   TensorExtras e;
-  const double n = static_cast<double>(p.finite);
+  const auto n = static_cast<double>(p.finite);
   e.mean_abs_err = p.finite > 0 ? p.sum_abs / n : 0;
   e.rmse = p.finite > 0 ? std::sqrt(p.sum_sq / n) : 0;
   e.mean_rel_err = p.rel_count > 0 ? p.sum_rel / static_cast<double>(p.rel_count) : 0;
@@ -526,7 +526,7 @@ TensorPairMetrics CompareTensorPair(const TensorView& target, const TensorView& 
   out.msprobe[1] = MetricCell::Of(Kind::kValue, std::sqrt(p.dd));
   out.msprobe[2] = Value12(p.max_abs);  // |tz - gz| of finite values is never NaN
   out.msprobe[3] = p.rel_nan ? MetricCell::Of(Kind::kNan) : Value12(p.max_rel);
-  const double n = static_cast<double>(numel);
+  const auto n = static_cast<double>(numel);
   out.msprobe[4] = Value12(static_cast<double>(p.below_1) / n);
   out.msprobe[5] = Value12(static_cast<double>(p.below_5) / n);
   return out;

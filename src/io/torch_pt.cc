@@ -216,7 +216,7 @@ Result<Prepared> Loader::Storage(const StorageId& id, DType dtype) {
   }
   Record record = rec->second;
   if (id.is_view) {
-    const uint64_t item = static_cast<uint64_t>(ItemSize(id.element_type()));
+    const auto item = static_cast<uint64_t>(ItemSize(id.element_type()));
     const auto begin = CheckedMul<uint64_t>(static_cast<uint64_t>(id.view_offset), item);
     const auto len = CheckedMul<uint64_t>(static_cast<uint64_t>(id.view_size), item);
     if (!begin || !len || !RangeInside(*begin, *len, record.bytes.size())) {
@@ -227,7 +227,7 @@ Result<Prepared> Loader::Storage(const StorageId& id, DType dtype) {
     record.bytes = record.bytes.subspan(*begin, *len);
   }
 
-  const size_t item = static_cast<size_t>(ItemSize(dtype));
+  const auto item = static_cast<size_t>(ItemSize(dtype));
   if (record.bytes.size() % item != 0) {
     return Status::Corrupt(
         fmt::format("storage {} of {} bytes is not a whole number of {} elements", Quote(id.key),
@@ -442,7 +442,7 @@ Result<NamedTensor> Loader::BareStorage(Ref pid) {
   NUMPROBE_ASSIGN_OR_RETURN(StorageId id, ParseStorageId(pid));
   const DType dtype = id.element_type();
   NUMPROBE_ASSIGN_OR_RETURN(Prepared storage, Storage(id, dtype));
-  const int64_t numel =
+  const auto numel =
       static_cast<int64_t>(storage.bytes.size() / static_cast<size_t>(ItemSize(dtype)));
   NamedTensor t;
   t.tensor = Tensor(storage.owner, TensorView::Contiguous(storage.bytes.data(), dtype, {numel}));
@@ -602,7 +602,7 @@ void WarnOpaque(const Pickle& p, TensorFile* out) {
   const auto& classes = p.opaque_classes();
   if (classes.empty()) return;
   std::string list;
-  for (size_t i = 0; i < classes.size() && i < 12; ++i) list += (i ? ", " : "") + classes[i];
+  for (size_t i = 0; i < classes.size() && i < 12; ++i) list += (i != 0 ? ", " : "") + classes[i];
   if (classes.size() > 12) list += fmt::format(" and {} more", classes.size() - 12);
   out->warnings.push_back(
       fmt::format("inert pickle: objects of {} class{} were kept opaque (not constructed): {}",
@@ -615,7 +615,7 @@ void WarnOpaque(const Pickle& p, TensorFile* out) {
 Result<TensorFile> ReadZip(std::shared_ptr<const Buffer> file, const ReadOptions& options) {
   ZipLimits limits;
   limits.max_inflated_bytes = options.max_inflated_bytes;
-  NUMPROBE_ASSIGN_OR_RETURN(ZipArchive archive, ZipArchive::Open(file, limits));
+  NUMPROBE_ASSIGN_OR_RETURN(ZipArchive archive, ZipArchive::Open(std::move(file), limits));
   const auto& entries = archive.entries();
   if (entries.empty()) return Status::Corrupt("zip archive has no entries");
   // The archive prefix is what precedes the first '/' of the first central-directory entry.
@@ -708,7 +708,8 @@ Result<TensorFile> ReadZip(std::shared_ptr<const Buffer> file, const ReadOptions
 // Legacy stream: magic, protocol version, sys_info, the object, the sorted storage keys, then
 // per key an i64 LE element count and the elements.
 
-Result<TensorFile> ReadLegacy(std::shared_ptr<const Buffer> file, const ReadOptions& options) {
+Result<TensorFile> ReadLegacy(const std::shared_ptr<const Buffer>& file,
+                              const ReadOptions& options) {
   const std::span<const std::byte> bytes = file->bytes();
   size_t pos = 0;
   const pickle::Options popt = PickleOptions(options);
@@ -984,7 +985,7 @@ Result<TensorFile> ReadTorch(std::shared_ptr<const Buffer> file, const ReadOptio
   } else if (starts("ustar", 257)) {
     return Status::Unsupported("the tar format of torch.save before 0.4 is not read");
   } else if (!b.empty() && std::to_integer<uint8_t>(b[0]) == 0x80) {
-    out = ReadLegacy(std::move(file), options);
+    out = ReadLegacy(file, options);
   } else {
     return Status::Corrupt(
         "not a torch.save file (neither a zip archive nor a legacy pickle stream)");
@@ -1015,7 +1016,7 @@ Status WriteTorch(const std::filesystem::path& path, std::span<const NamedView> 
   // torch names the archive folder after the file (a buffer save uses "archive").
   std::string prefix = path.stem().string();
   const bool simple = !prefix.empty() && std::all_of(prefix.begin(), prefix.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-' || c == '.';
   });
   if (!simple || prefix == "." || prefix == "..") prefix = "archive";
 

@@ -81,7 +81,7 @@ double RoundTo(DType low, DType from, double v) {
 
 // The bf16 encoding of a finite float, rounded to nearest even.
 uint32_t Bf16Bits(float f) {
-  const uint32_t bits = std::bit_cast<uint32_t>(f);
+  const auto bits = std::bit_cast<uint32_t>(f);
   return (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
 }
 
@@ -90,9 +90,9 @@ uint32_t Bf16Bits(float f) {
 std::optional<int64_t> UlpOrdinal(const CmpSetup& s, DType from, double v) {
   switch (s.ulp) {
     case CmpUlp::kF32: {
-      const float f = static_cast<float>(v);  // one rounding from double, exact from narrower
+      const auto f = static_cast<float>(v);  // one rounding from double, exact from narrower
       if (!std::isfinite(f)) return std::nullopt;
-      const uint32_t bits = std::bit_cast<uint32_t>(f);
+      const auto bits = std::bit_cast<uint32_t>(f);
       const auto mag = static_cast<int64_t>(bits & 0x7fffffffu);
       return (bits >> 31) != 0 ? -mag : mag;
     }
@@ -164,8 +164,8 @@ double CmpRelError(const CmpSetup& s, double tz, double gz) {
 double CmpUlpDistance(const CmpSetup& s, double t, double g) {
   if (s.ulp == CmpUlp::kF64) {
     // Sign-magnitude positions; their distance can exceed int64, so it is taken unsigned.
-    const uint64_t tb = std::bit_cast<uint64_t>(t);
-    const uint64_t gb = std::bit_cast<uint64_t>(g);
+    const auto tb = std::bit_cast<uint64_t>(t);
+    const auto gb = std::bit_cast<uint64_t>(g);
     const uint64_t tm = tb & ~(uint64_t{1} << 63);
     const uint64_t gm = gb & ~(uint64_t{1} << 63);
     const uint64_t dist = (tb >> 63) != (gb >> 63) ? tm + gm : (tm > gm ? tm - gm : gm - tm);
@@ -201,8 +201,8 @@ void CmpAccumulateScalar(const CmpSetup& s, const double* tv, const double* gv, 
     } else {
       a->max_rel = std::max(a->max_rel, r);
     }
-    a->below_1 += r < s.thr1;
-    a->below_5 += r < s.thr5;
+    a->below_1 += r < s.thr1 ? 1 : 0;
+    a->below_5 += r < s.thr5 ? 1 : 0;
     if (t_fin && g_fin) {
       ++a->finite;
       a->sum_abs[j] += az;
@@ -217,7 +217,7 @@ void CmpAccumulateScalar(const CmpSetup& s, const double* tv, const double* gv, 
         a->worst = az;
         a->worst_index = first_index + k;
       }
-      a->close += az <= s.atol + s.rtol * std::fabs(g);
+      a->close += az <= s.atol + s.rtol * std::fabs(g) ? 1 : 0;
       if (s.ulp != CmpUlp::kNone) {
         const double u = ulp != nullptr ? ulp[k] : CmpUlpDistance(s, t, g);
         if (!std::isnan(u)) {
@@ -232,10 +232,10 @@ void CmpAccumulateScalar(const CmpSetup& s, const double* tv, const double* gv, 
       const bool g_nan = std::isnan(g);
       const bool t_inf = !t_fin && !t_nan;
       const bool g_inf = !g_fin && !g_nan;
-      a->nan_mm += t_nan != g_nan;
-      a->pinf_mm += (t_inf && t > 0) != (g_inf && g > 0);
-      a->ninf_mm += (t_inf && t < 0) != (g_inf && g < 0);
-      a->close += (t_nan && g_nan) || (t_inf && g_inf && (t > 0) == (g > 0));
+      a->nan_mm += t_nan != g_nan ? 1 : 0;
+      a->pinf_mm += (t_inf && t > 0) != (g_inf && g > 0) ? 1 : 0;
+      a->ninf_mm += (t_inf && t < 0) != (g_inf && g < 0) ? 1 : 0;
+      a->close += (t_nan && g_nan) || (t_inf && g_inf && (t > 0) == (g > 0)) ? 1 : 0;
       if (t_nan != g_nan || t_inf != g_inf) a->mask_mismatch = true;
     }
   }
