@@ -44,7 +44,7 @@ format:
 	git ls-files '*.h' '*.cc' | xargs clang-format -i
 
 tidy:
-	git ls-files 'src/*.cc' 'tools/*.cc' | xargs clang-tidy -p build/test --quiet
+	git ls-files 'src/*.cc' 'tools/*.cc' | xargs -P2 -n4 clang-tidy -p build/test --quiet
 
 clean:
 	rm -rf build demo-out
