@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <thread>
 
 #include <fmt/format.h>
@@ -137,11 +138,27 @@ class HttpServer final : public Server {
     const bool v6 = host_.find(':') != std::string::npos;
     return fmt::format("http://{}{}{}:{}/", v6 ? "[" : "", host_, v6 ? "]" : "", port_);
   }
+  // httplib's stop() does nothing until listen has begun, so a Stop() that races a starting Run()
+  // would leave Run() listening forever: Stop() marks the request (a Run() that has not begun
+  // returns at once) and waits for a begun Run() to be listening before stopping it.
   Status Run() override {
-    if (!http_.listen_after_bind()) return Status::IoError("the server stopped listening");
+    run_entered_ = true;
+    if (stop_requested_) {
+      run_finished_ = true;
+      return Status::Ok();
+    }
+    const bool listened = http_.listen_after_bind();
+    run_finished_ = true;
+    if (!listened) return Status::IoError("the server stopped listening");
     return Status::Ok();
   }
-  void Stop() override { http_.stop(); }
+  void Stop() override {
+    stop_requested_ = true;
+    while (run_entered_ && !run_finished_ && !http_.is_running()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    http_.stop();
+  }
   std::string Summary() const override {
     std::string out;
     for (const auto& run : api_.workspace().runs) {
@@ -190,6 +207,9 @@ class HttpServer final : public Server {
   Api api_;
   std::string host_;
   int port_ = 0;
+  std::atomic<bool> stop_requested_{false};
+  std::atomic<bool> run_entered_{false};
+  std::atomic<bool> run_finished_{false};
   httplib::Server http_;
 };
 
