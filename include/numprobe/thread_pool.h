@@ -4,9 +4,11 @@
 #ifndef NUMPROBE_THREAD_POOL_H_
 #define NUMPROBE_THREAD_POOL_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <vector>
 
 namespace numprobe {
 
@@ -35,6 +37,27 @@ class ThreadPool {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// The deterministic reduction built on ParallelFor: [0, count) in chunks of `chunk` elements,
+// work(start, length) -> Partial per chunk, merged in chunk order with Partial::Merge, so the
+// result does not depend on the thread count. `pool` may be null (run on the caller).
+template <typename Partial, typename Work>
+Partial ChunkedReduce(ThreadPool* pool, int64_t count, int64_t chunk, const Work& work) {
+  const int64_t chunks = (count + chunk - 1) / chunk;
+  std::vector<Partial> partials(static_cast<size_t>(chunks));
+  auto run = [&](int64_t c) {
+    const int64_t start = c * chunk;
+    partials[static_cast<size_t>(c)] = work(start, std::min(chunk, count - start));
+  };
+  if (pool != nullptr && chunks > 1) {
+    pool->ParallelFor(chunks, run);
+  } else {
+    for (int64_t c = 0; c < chunks; ++c) run(c);
+  }
+  Partial total;
+  for (const Partial& part : partials) total.Merge(part);
+  return total;
+}
 
 }  // namespace numprobe
 

@@ -482,19 +482,9 @@ TensorPairMetrics CompareTensorPair(const TensorView& target, const TensorView& 
     return out;
   }
 
-  const int64_t chunks = (numel + kChunk - 1) / kChunk;
-  std::vector<Partial> partials(static_cast<size_t>(chunks));
-  auto run = [&](int64_t c) {
-    const int64_t start = c * kChunk;
-    partials[static_cast<size_t>(c)] = ChunkWork(s, fn, start, std::min(kChunk, numel - start));
-  };
-  if (pool != nullptr && chunks > 1) {
-    pool->ParallelFor(chunks, run);
-  } else {
-    for (int64_t c = 0; c < chunks; ++c) run(c);
-  }
-  Partial p;
-  for (const Partial& part : partials) p.Merge(part);
+  const Partial p = ChunkedReduce<Partial>(pool, numel, kChunk, [&](int64_t start, int64_t length) {
+    return ChunkWork(s, fn, start, length);
+  });
 
   out.extras = MakeExtras(p, s, numel);
   out.rel_l2 = RelL2(p);

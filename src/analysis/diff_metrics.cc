@@ -137,20 +137,12 @@ Result<DiffMetrics> DiffTensorValues(const TensorView& a_in, const TensorView& b
   NUMPROBE_ASSIGN_OR_RETURN(TensorView b, Contiguous(b_in, &b_copy));
   DiffMetrics m;
   m.numel = a.numel();
-  const int64_t chunks = (m.numel + kChunk - 1) / kChunk;
-  std::vector<Partial> partials(static_cast<size_t>(chunks));
-  auto run = [&](int64_t c) {
-    const int64_t start = c * kChunk;
-    ChunkWork(a, b, rtol, atol, start, std::min(kChunk, m.numel - start),
-              &partials[static_cast<size_t>(c)]);
-  };
-  if (pool != nullptr && chunks > 1) {
-    pool->ParallelFor(chunks, run);
-  } else {
-    for (int64_t c = 0; c < chunks; ++c) run(c);
-  }
-  Partial p;
-  for (const Partial& part : partials) p.Merge(part);
+  const Partial p =
+      ChunkedReduce<Partial>(pool, m.numel, kChunk, [&](int64_t start, int64_t length) {
+        Partial part;
+        ChunkWork(a, b, rtol, atol, start, length, &part);
+        return part;
+      });
   m.close = p.close;
   m.allclose = p.close == m.numel;
   m.allclose_ratio =
