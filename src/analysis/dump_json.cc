@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -423,6 +425,20 @@ Result<DumpFile> ParseDumpJson(std::span<const char> bytes) {
     std::vector<DumpRow>().swap(entry_rows[e]);
   }
   return file;
+}
+
+bool IsEmptyDumpJson(const std::filesystem::path& path) {
+  constexpr uintmax_t kMaxSize = 4096;  // "{}" with some whitespace; anything larger has content
+  std::error_code ec;
+  const uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec || size > kMaxSize) return false;
+  std::ifstream in(path, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string compact;
+  for (char c : text) {
+    if (c != ' ' && c != '\n' && c != '\r' && c != '\t') compact.push_back(c);
+  }
+  return compact == "{}";
 }
 
 Result<DumpFile> ReadDumpJson(const std::filesystem::path& path) {
