@@ -5,8 +5,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -20,6 +18,7 @@
 #include "analysis/json_stream.h"
 #include "analysis/op_names.h"
 #include "analysis/py_format.h"
+#include "core/text_file.h"
 
 #ifdef NUMPROBE_WITH_ZLIB
 #include <zlib.h>
@@ -429,13 +428,10 @@ Result<DumpFile> ParseDumpJson(std::span<const char> bytes) {
 
 bool IsEmptyDumpJson(const std::filesystem::path& path) {
   constexpr uintmax_t kMaxSize = 4096;  // "{}" with some whitespace; anything larger has content
-  std::error_code ec;
-  const uintmax_t size = std::filesystem::file_size(path, ec);
-  if (ec || size > kMaxSize) return false;
-  std::ifstream in(path, std::ios::binary);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto text = detail::ReadTextFile(path, kMaxSize);
+  if (!text) return false;
   std::string compact;
-  for (char c : text) {
+  for (char c : *text) {
     if (c != ' ' && c != '\n' && c != '\r' && c != '\t') compact.push_back(c);
   }
   return compact == "{}";

@@ -5,8 +5,9 @@ namespace numprobe::detail {
 Result<std::vector<std::vector<std::string>>> ParseCsv(std::string_view text) {
   std::vector<std::vector<std::string>> records(1);
   std::string field;
-  bool quoted = false;
-  bool field_started = false;
+  bool quoted = false;   // inside a quoted field
+  bool content = false;  // the current field has begun (a character or a quote)
+  bool pending = false;  // a field is due: after a comma, even if it stays empty
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (quoted) {
@@ -18,28 +19,30 @@ Result<std::vector<std::vector<std::string>>> ParseCsv(std::string_view text) {
       } else {
         field.push_back(c);
       }
-    } else if (c == '"' && !field_started) {
+    } else if (c == '"' && !content) {
       quoted = true;
-      field_started = true;
+      content = true;
     } else if (c == ',') {
       records.back().push_back(std::move(field));
       field.clear();
-      field_started = true;  // a field follows the comma, even an empty last one
+      content = false;
+      pending = true;
     } else if (c == '\n' || c == '\r') {
       if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
-      if (field_started || !records.back().empty()) {  // blank lines hold no record
+      if (content || pending) {  // blank lines hold no record
         records.back().push_back(std::move(field));
         records.emplace_back();
       }
       field.clear();
-      field_started = false;
+      content = false;
+      pending = false;
     } else {
       field.push_back(c);
-      field_started = true;
+      content = true;
     }
   }
   if (quoted) return Status::Corrupt("a quoted CSV field is not closed");
-  if (field_started || !records.back().empty()) records.back().push_back(std::move(field));
+  if (content || pending) records.back().push_back(std::move(field));
   if (records.back().empty()) records.pop_back();
   return records;
 }

@@ -5,8 +5,6 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <optional>
 #include <regex>
@@ -20,6 +18,7 @@
 #include "analysis/compare_internal.h"
 #include "analysis/py_format.h"
 #include "core/csv_read.h"
+#include "core/text_file.h"
 #include "merge/xlsx_reader.h"
 
 #ifdef NUMPROBE_WITH_YAML
@@ -73,18 +72,8 @@ MergeCell FromText(std::string text) {
   return c;
 }
 
-Result<std::string> ReadSmallFile(const fs::path& path) {
-  std::error_code ec;
-  const uintmax_t size = fs::file_size(path, ec);
-  if (ec) return Status::IoError(path.string() + ": " + ec.message());
-  if (size > kMaxTextTable) return Status::OutOfRange(path.string() + ": too large to merge");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::IoError(path.string() + ": cannot be read");
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
 Result<Table> ReadCsvTable(const fs::path& path) {
-  NUMPROBE_ASSIGN_OR_RETURN(std::string text, ReadSmallFile(path));
+  NUMPROBE_ASSIGN_OR_RETURN(std::string text, detail::ReadTextFile(path, kMaxTextTable));
   auto parsed = detail::ParseCsv(text);
   if (!parsed) return parsed.error().WithContext(path.string());
   std::vector<std::vector<std::string>>& records = *parsed;
@@ -105,7 +94,7 @@ Result<Table> ReadCsvTable(const fs::path& path) {
 
 // numprobe's JSON twin: {"columns": [...], "rows": [[cell, ...], ...]}.
 Result<Table> ReadJsonTable(const fs::path& path) {
-  NUMPROBE_ASSIGN_OR_RETURN(std::string text, ReadSmallFile(path));
+  NUMPROBE_ASSIGN_OR_RETURN(std::string text, detail::ReadTextFile(path, kMaxTextTable));
   auto doc = ParseJson(text);
   if (!doc) return doc.error().WithContext(path.string());
   const JsonValue* columns = doc->Find("columns");
@@ -131,10 +120,11 @@ Result<Table> ReadJsonTable(const fs::path& path) {
           row.push_back(FromText(v.string_value()));
           break;
         case JsonValue::Kind::kInt:
-          row.push_back({Kind::kNumber, static_cast<double>(v.int_value()), ""});
+          row.push_back(
+              {Kind::kNumber, static_cast<double>(v.int_value()), std::to_string(v.int_value())});
           break;
         case JsonValue::Kind::kDouble:
-          row.push_back({Kind::kNumber, v.double_value(), ""});
+          row.push_back({Kind::kNumber, v.double_value(), detail::PyFloatRepr(v.double_value())});
           break;
         case JsonValue::Kind::kBool:
           row.push_back(
@@ -182,6 +172,25 @@ Result<Table> ReadXlsxTable(const fs::path& path) {
 #else
   return Status::Unsupported(path.string() + ": reading .xlsx needs Expat (NUMPROBE_WITH_EXPAT)");
 #endif
+}
+
+// A CSV or JSON table typed as pandas types the columns of the DataFrame msprobe writes to xlsx:
+// a column whose cells are all numbers (or all booleans) keeps them; in any other column every
+// cell is text ("0" beside "12.5%" stays "0").
+void TypeColumns(Table* t) {
+  for (size_t c = 0; c < t->header.size(); ++c) {
+    bool numbers = true;
+    bool bools = true;
+    for (const auto& row : t->rows) {
+      const Kind k = row[c].kind;
+      numbers = numbers && (k == Kind::kNumber || k == Kind::kEmpty);
+      bools = bools && (k == Kind::kBool || k == Kind::kEmpty);
+    }
+    if (numbers || bools) continue;
+    for (auto& row : t->rows) {
+      if (row[c].kind != Kind::kEmpty) row[c].kind = Kind::kText;
+    }
+  }
 }
 
 // str() of a cell as Python prints the value pandas read.
@@ -309,6 +318,7 @@ Result<MergedResults> MergeCompareResults(const fs::path& input_dir, const Merge
                           : ext == ".csv" ? ReadCsvTable(file.path)
                                           : ReadJsonTable(file.path);
     if (!table) return table.error();
+    if (ext != ".xlsx") TypeColumns(&*table);
     if (table->rows.empty()) {
       out.warnings.push_back(fmt::format("rank{}: the compare result is empty; not merged", rank));
       continue;

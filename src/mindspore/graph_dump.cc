@@ -2,8 +2,6 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <fstream>
-#include <iterator>
 #include <limits>
 #include <map>
 #include <regex>
@@ -14,6 +12,7 @@
 #include "numprobe/mindspore_dump.h"
 
 #include "core/csv_read.h"
+#include "core/text_file.h"
 #include "mindspore/graph_internal.h"
 
 namespace numprobe {
@@ -95,16 +94,6 @@ bool HoldsGraphData(const fs::path& dir) {
   return false;
 }
 
-Result<std::string> ReadText(const fs::path& path) {
-  std::error_code ec;
-  const uintmax_t size = fs::file_size(path, ec);
-  if (ec) return Status::IoError(path.string() + ": " + ec.message());
-  if (size > kMaxCsvBytes) return Status::OutOfRange(path.string() + ": larger than 2 GiB");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::IoError(path.string() + ": cannot be read");
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
 // A statistic.csv value as msprobe reads it: "null"/"False" -> 0, "True" -> 1, then float();
 // an empty or absent cell is NaN.
 double StatValue(const std::vector<std::string>& row, std::optional<size_t> col) {
@@ -124,7 +113,7 @@ double StatValue(const std::vector<std::string>& row, std::optional<size_t> col)
 }
 
 Status ReadStatisticCsv(const fs::path& path, std::vector<GraphTensor>* out) {
-  NUMPROBE_ASSIGN_OR_RETURN(std::string text, ReadText(path));
+  NUMPROBE_ASSIGN_OR_RETURN(std::string text, detail::ReadTextFile(path, kMaxCsvBytes));
   auto records = detail::ParseCsv(text);
   if (!records) return records.error().WithContext(path.string());
   if (records->empty()) return Status::Corrupt(path.string() + ": empty statistic.csv");
@@ -204,7 +193,7 @@ Status ReadStatisticCsv(const fs::path& path, std::vector<GraphTensor>* out) {
 // mapping.csv: long file names MindSpore replaced by numbers, "{number},{original name}".
 Result<std::map<std::string, std::string>> ReadMappingCsv(const fs::path& path) {
   std::map<std::string, std::string> map;
-  NUMPROBE_ASSIGN_OR_RETURN(std::string text, ReadText(path));
+  NUMPROBE_ASSIGN_OR_RETURN(std::string text, detail::ReadTextFile(path, kMaxCsvBytes));
   auto records = detail::ParseCsv(text);
   if (!records) return records.error().WithContext(path.string());
   for (size_t r = 1; r < records->size(); ++r) {

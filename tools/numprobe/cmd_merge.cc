@@ -1,9 +1,12 @@
 // numprobe merge -i DIR -o OUT [-config MERGE.yaml]: msprobe's merge_result. The per-rank compare
 // results in DIR (msprobe's xlsx or numprobe's csv/json) become
 // OUT/multi_ranks_compare_merge_{ts}.xlsx, one sheet per compare index, one column per rank.
+#include <algorithm>
 #include <filesystem>
-#include <memory>
 #include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "numprobe/merge.h"
 
@@ -42,19 +45,49 @@ int RunMerge(const MergeOptions& o) {
   return kExitOk;
 }
 
+// msprobe spells the config option "-config", a single-dash long name CLI11 cannot declare: it is
+// rewritten to --config-path before a parser of the subcommand's own reads the arguments.
+int RunMergeArgs(std::vector<std::string> raw) {
+  for (std::string& a : raw) {
+    if (a == "-config") {
+      a = "--config-path";
+    } else if (a.rfind("-config=", 0) == 0) {
+      a = "--config-path" + a.substr(7);
+    }
+  }
+  MergeOptions o;
+  CLI::App parser{"Merge per-rank compare results into one workbook (msprobe's merge_result)",
+                  "numprobe merge"};
+  parser.add_option("-i,--input_dir", o.input, "folder of compare_result_rank{N}_{ts} files")
+      ->required();
+  parser.add_option("-o,--output_dir", o.output, "where multi_ranks_compare_merge_{ts}.xlsx goes")
+      ->required();
+  parser.add_option("--config-path", o.config,
+                    "(also -config) YAML naming the APIs (api) and compare indexes "
+                    "(compare_index) to merge");
+  std::reverse(raw.begin(), raw.end());  // CLI11 parses a reversed vector
+  try {
+    parser.parse(raw);
+  } catch (const CLI::CallForHelp&) {
+    std::printf("%s", parser.help().c_str());
+    return kExitOk;
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "numprobe merge: %s\nRun 'numprobe merge --help' for the options.\n",
+                 e.what());
+    return kExitUsage;
+  }
+  return RunMerge(o);
+}
+
 }  // namespace
 
 void SetupMerge(CLI::App& app, int* exit_code) {
-  auto opt = std::make_shared<MergeOptions>();
   CLI::App* sub = app.add_subcommand(
       "merge", "Merge per-rank compare results into one workbook (msprobe's merge_result)");
-  sub->add_option("-i,--input_dir", opt->input, "folder of compare_result_rank{N}_{ts} files")
-      ->required();
-  sub->add_option("-o,--output_dir", opt->output, "where multi_ranks_compare_merge_{ts}.xlsx goes")
-      ->required();
-  sub->add_option("-config,--config-path", opt->config,
-                  "YAML naming the APIs (api) and compare indexes (compare_index) to merge");
-  sub->callback([opt, exit_code] { *exit_code = RunMerge(*opt); });
+  sub->set_help_flag();
+  sub->allow_extras();
+  sub->prefix_command();
+  sub->callback([sub, exit_code] { *exit_code = RunMergeArgs(sub->remaining()); });
 }
 
 }  // namespace numprobe::cli
