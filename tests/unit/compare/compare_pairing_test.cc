@@ -115,6 +115,29 @@ TEST_F(ComparePairingTest, DataMappingYamlPairsNamedRowsWithoutTheDtypeCheck) {
   EXPECT_EQ(p["Functional.mine.0.forward.output.0"], "Functional.theirs.0.forward.output.0");
 }
 
+// msprobe joins -dm rows on the mapped name, so two target rows may pair with one golden row.
+TEST_F(ComparePairingTest, DataMappingMayMapTwoTargetRowsToOneGoldenRow) {
+  const std::string x = Tensor("torch.float32", 1);
+  const auto t =
+      Write("t", {Fwd("Functional.a.0.forward", x, x), Fwd("Functional.b.0.forward", x, x)});
+  const auto g = Write("g", {Fwd("Functional.c.0.forward", x, x)});
+  auto map = LoadStringMap(
+      WriteFile("dm.yaml",
+                "Functional.a.0.forward.output.0: Functional.c.0.forward.output.0\n"
+                "Functional.b.0.forward.output.0: Functional.c.0.forward.output.0\n"));
+  ASSERT_TRUE(map.ok()) << map.error().ToString();
+  CompareMapping m;
+  m.data_mapping = true;
+  m.data_map = *map;
+  m.align = false;
+  std::map<std::string, MatchKind> kinds;
+  auto p = Pairs(t, g, m, &kinds);
+  EXPECT_EQ(p["Functional.a.0.forward.output.0"], "Functional.c.0.forward.output.0");
+  EXPECT_EQ(p["Functional.b.0.forward.output.0"], "Functional.c.0.forward.output.0");
+  EXPECT_EQ(kinds["Functional.b.0.forward.output.0"], MatchKind::kMapped);
+  EXPECT_EQ(p["Functional.a.0.forward.input.0"], "N/A");  // not named in the file
+}
+
 TEST_F(ComparePairingTest, CellMappingRenamesCellsToModules) {
   const std::string x = Tensor("Float32", 1);
   const auto t =
