@@ -13,8 +13,10 @@
 //     relative to the golden's dtype that no earlier recorded op narrowed: its input was cast
 //     down just before it, or it outputs a lower precision than its inputs, as in an autocast
 //     region) and its error exceeds the golden dtype's tolerance, while some symptom is judged
-//     at a precision above the narrowed one (a run that is uniformly lower-precision is judged
-//     at that precision instead). The cast that narrowed the input is named from casts.json
+//     at a precision above the narrowed one or every symptom is rounding-sized (within
+//     kGrowthFactor times its tolerance); a lower-precision run with no symptom is not a
+//     divergence, and one with a bug far beyond its own rounding is judged by the rules below.
+//     The cast that narrowed the input is named from casts.json
 //     (casts.h) when the capture recorded it, or from dump.json when it holds the cast;
 //   - inputs_agree / argument: its tensor inputs agree and an output does not, more than
 //     kCarryFactor times the inputs' error; the non-tensor arguments that differ (eps, p, dim,
@@ -24,6 +26,10 @@
 //     statistics);
 //   - transit: an input differs although the recorded op that produced it agrees: something the
 //     dump does not record changed it in between (a cast round trip; casts.json names the cast);
+//   - identical_inputs: it is the only API call of the run whose tensor inputs and arguments are
+//     identical in both runs while an output differs at all, even within tolerance: in a
+//     deterministic pair of runs the differences after it come from it (with several such calls,
+//     as on two devices, the rule does not apply);
 //   - growth (weak): the output's error is at least kGrowthFactor times the inputs' error.
 // The first such op (growth only when nothing else fits) is the answer; a source is superseded by
 // a later forward op that multiplies the largest error seen so far by kGrowthFactor (noise in the
@@ -58,6 +64,7 @@ inline constexpr std::string_view kRuleInputsAgree = "inputs_agree";
 inline constexpr std::string_view kRuleArgument = "argument";
 inline constexpr std::string_view kRuleSource = "source";
 inline constexpr std::string_view kRuleTransit = "transit";
+inline constexpr std::string_view kRuleIdenticalInputs = "identical_inputs";
 inline constexpr std::string_view kRuleGrowth = "growth";
 inline constexpr std::string_view kRuleFallback = "fallback";
 

@@ -151,6 +151,7 @@ class Analyzer {
 
  private:
   std::vector<Op> Ops(DivergenceReport* report) const;
+  bool ChangesIdenticalInputs(const Op& op) const;
   std::optional<Candidate> Evaluate(const Op& op);
   bool IsNarrowedRow(uint32_t target_row, Narrowed* out) const;
   std::optional<Narrowed> Narrowing(const CompareRow& r) const;
@@ -169,7 +170,11 @@ class Analyzer {
   std::vector<int64_t> target_row_to_compare_;
   std::vector<int64_t> golden_row_to_compare_;
   double min_symptom_tolerance_ = kInf;  // the tightest tolerance any row over it has
-  bool seen_exceeding_ = false;          // a row before the op being evaluated is over tolerance
+  double max_symptom_ratio_ = 0;         // the largest error / tolerance of those rows
+  // The one API call whose inputs are identical in both runs and whose output is not; nullopt
+  // when none or several are (several: nondeterminism or another device, not a single origin).
+  std::optional<uint32_t> sole_changer_;
+  bool seen_exceeding_ = false;  // a row before the op being evaluated is over tolerance
   double max_error_so_far_ = 0;
 };
 
@@ -365,15 +370,30 @@ std::optional<Candidate> Analyzer::Evaluate(const Op& op) {
     return c;
   }
 
-  // inputs_agree / argument: an error beyond the op's own precision
-  if (worst != nullptr && inputs_agree && worst->error > kCarryFactor * in_err) {
+  // inputs_agree / argument: an error beyond the op's own precision, or any change of the
+  // output where an argument differs (a concrete cause, even within tolerance)
+  std::vector<ArgumentChange> arguments;
+  const CompareRow* changed = worst;
+  if (inputs_agree) {
+    arguments = DifferingArguments(table_, op.begin, op.end);
+    if (changed == nullptr && !arguments.empty()) {
+      for (size_t i = op.begin; i < op.end; ++i) {
+        const CompareRow& r = table_.rows[i];
+        if (Judged(r) && tf_.rows[r.target].state == RowState::kOutput && r.error > 0 &&
+            (changed == nullptr || r.error > changed->error)) {
+          changed = &r;
+        }
+      }
+    }
+  }
+  if (changed != nullptr && inputs_agree && changed->error > kCarryFactor * in_err) {
     Candidate c;
-    c.worst = worst;
-    c.op = Base(op, *worst, in_err);
-    c.op.arguments = DifferingArguments(table_, op.begin, op.end);
+    c.worst = changed;
+    c.op = Base(op, *changed, in_err);
+    c.op.arguments = std::move(arguments);
     const std::string differs =
-        fmt::format("{} differs by {} ({})", Suffix(tf_.rows[worst->target].name, name),
-                    Percent(worst->error), OverTolerance(worst->error, worst->tolerance));
+        fmt::format("{} differs by {} ({})", Suffix(tf_.rows[changed->target].name, name),
+                    Percent(changed->error), OverTolerance(changed->error, changed->tolerance));
     if (!c.op.arguments.empty()) {
       c.op.rule = kRuleArgument;
       std::string args;
@@ -396,7 +416,10 @@ std::optional<Candidate> Analyzer::Evaluate(const Op& op) {
     for (const Narrowed& n : fresh) {
       if (UnitRoundoff(n.target) > UnitRoundoff(narrow)) narrow = n.target;
     }
-    const bool confirmed = min_symptom_tolerance_ < kToleranceUlps * UnitRoundoff(narrow);
+    // Confirmed by a symptom above the narrowed precision, or by symptoms that are all
+    // rounding-sized (a lower-precision run whose rounding adds up past its own tolerance).
+    const bool confirmed = min_symptom_tolerance_ < kToleranceUlps * UnitRoundoff(narrow) ||
+                           max_symptom_ratio_ <= kGrowthFactor;
     // The worst row against the golden dtype's tolerance: an output, else a narrowed input.
     const CompareRow* judged = nullptr;
     double judged_tolerance = 0;
@@ -516,6 +539,29 @@ std::optional<Candidate> Analyzer::Evaluate(const Op& op) {
     return c;
   }
 
+  // identical_inputs: the only call in the run that turns identical inputs into a different
+  // output (in a deterministic pair of runs, where every later difference comes from)
+  if (sole_changer_ == op.entry) {
+    const CompareRow* most = nullptr;
+    for (size_t i = op.begin; i < op.end; ++i) {
+      const CompareRow& r = table_.rows[i];
+      if (Judged(r) && tf_.rows[r.target].state == RowState::kOutput &&
+          (most == nullptr || r.error > most->error)) {
+        most = &r;
+      }
+    }
+    Candidate c;
+    c.worst = most;
+    c.op = Base(op, *most, 0);
+    c.op.rule = kRuleIdenticalInputs;
+    c.op.reason = fmt::format(
+        "its inputs are identical in both runs and {} differs by {} ({}): the only op that "
+        "changes identical inputs, where the differences after it come from",
+        Suffix(tf_.rows[most->target].name, name), Percent(most->error),
+        OverTolerance(most->error, most->tolerance));
+    return c;
+  }
+
   // growth (weak)
   if (worst != nullptr && !std::isinf(worst->error)) {
     Candidate c;
@@ -531,6 +577,26 @@ std::optional<Candidate> Analyzer::Evaluate(const Op& op) {
     }
   }
   return std::nullopt;
+}
+
+// Every tensor input of `op` equal in both runs (error exactly 0, at least one), every argument
+// equal, and an output that differs at all.
+bool Analyzer::ChangesIdenticalInputs(const Op& op) const {
+  bool inputs = false;
+  bool changed = false;
+  for (size_t i = op.begin; i < op.end; ++i) {
+    const CompareRow& r = table_.rows[i];
+    if (!r.paired()) continue;
+    const DumpRow& t = tf_.rows[r.target];
+    if (!t.is_tensor) continue;
+    if (t.state == RowState::kOutput) {
+      changed |= Judged(r) && r.error > 0;
+    } else {
+      if (!Judged(r) || r.error != 0) return false;
+      inputs = true;
+    }
+  }
+  return inputs && changed && DifferingArguments(table_, op.begin, op.end).empty();
 }
 
 Candidate Analyzer::Fallback(const Op& op) const {
@@ -569,8 +635,18 @@ DivergenceReport Analyzer::Run() {
     if (!Exceeds(r)) continue;
     ++report.rows_over_tolerance;
     min_symptom_tolerance_ = std::min(min_symptom_tolerance_, r.tolerance);
+    max_symptom_ratio_ =
+        std::max(max_symptom_ratio_, r.tolerance > 0 ? r.error / r.tolerance : kInf);
   }
   const std::vector<Op> ops = Ops(&report);
+  int changers = 0;
+  for (const Op& op : ops) {
+    if (ApiOfEntry(tf_.entries[op.entry].name).empty() || !ChangesIdenticalInputs(op)) {
+      continue;
+    }
+    if (++changers == 1) sole_changer_ = op.entry;
+  }
+  if (changers != 1) sole_changer_.reset();
   std::string first_over_backward;
   const Op* first_exceeding = nullptr;
   std::vector<Candidate> found;

@@ -2,10 +2,10 @@
 """Captures the planted-bug corpus (planted.py) with numprobe's PrecisionDebugger, in one process
 (torch is imported once): for every model its golden run and for every case its target run, each
 in four configurations (statistics and tensor task, levels L1 and mix), step 0 only. Then the
-same dump trees in msprobe's format: hard-linked copies without numprobe's side records
-(casts.json), which msprobe does not write.
+same dump trees in msprobe's format: hard-linked copies without numprobe's own files (casts.json
+and the capture journal), which msprobe does not write.
 
-    make_corpus.py OUT [--cases a,b,...] [--configs statistics-L1,...]
+    make_corpus.py OUT [--cases a,b,...] [--configs statistics-L1,...] [--seed N]
 
 Layout:
   OUT/numprobe/golden/<model>/<config>/step0/proc<pid>/...   numprobe's capture
@@ -29,17 +29,18 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import planted  # noqa: E402
 
 CONFIGS = ["statistics-L1", "statistics-mix", "tensor-L1", "tensor-mix"]
-SIDE_RECORDS = {"casts.json"}  # numprobe's own files beside msprobe's
+# numprobe's own files beside msprobe's: the casts record and the capture journal.
+SIDE_RECORDS = {"casts.json", "dump.json.journal"}
 
 
-def capture(model, bug, config, dump_path):
+def capture(model, bug, config, dump_path, seed=0):
     from numprobe.pytorch import PrecisionDebugger
 
     task, level = config.split("-")
     PrecisionDebugger._reset()
     debugger = PrecisionDebugger(task=task, level=level, dump_path=dump_path, step=[0])
     try:
-        planted.RUNNERS[model](bug, debugger)
+        planted.RUNNERS[model](bug, debugger, seed)
     finally:
         PrecisionDebugger._reset()
 
@@ -60,7 +61,7 @@ def msprobe_copy(src, dst):
                 shutil.copy2(a, b)
 
 
-def make(out, cases, configs):
+def make(out, cases, configs, seed=0):
     torch.set_num_threads(1)  # deterministic and polite on a shared machine
     out = os.path.abspath(out)
     if os.path.exists(out):
@@ -70,13 +71,14 @@ def make(out, cases, configs):
     for model in models:
         t0 = time.perf_counter()
         for config in configs:
-            capture(model, None, config, os.path.join(out, "numprobe", "golden", model, config))
+            capture(model, None, config, os.path.join(out, "numprobe", "golden", model, config),
+                    seed)
         seconds["golden:" + model] = time.perf_counter() - t0
     for case in cases:
         t0 = time.perf_counter()
         for config in configs:
-            capture(case.model, case.name, config,
-                    os.path.join(out, "numprobe", "target", case.name, config))
+            capture(case.model, case.bug, config,
+                    os.path.join(out, "numprobe", "target", case.name, config), seed)
         seconds[case.name] = time.perf_counter() - t0
     for side in ("golden", "target"):
         msprobe_copy(os.path.join(out, "numprobe", side), os.path.join(out, "msprobe", side))
@@ -96,6 +98,7 @@ def main():
     p.add_argument("out")
     p.add_argument("--cases", help="comma-separated case names (default: all)")
     p.add_argument("--configs", help="comma-separated configurations (default: all four)")
+    p.add_argument("--seed", type=int, default=0, help="another draw of weights and data")
     a = p.parse_args()
     cases = planted.CASES
     if a.cases:
@@ -108,7 +111,7 @@ def main():
     if set(configs) - set(CONFIGS):
         p.error(f"configurations are {', '.join(CONFIGS)}")
     t0 = time.perf_counter()
-    make(a.out, cases, configs)
+    make(a.out, cases, configs, a.seed)
     print(f"corpus: {len(cases)} cases x {len(configs)} configurations captured in "
           f"{time.perf_counter() - t0:.1f} s under {a.out}")
     return 0

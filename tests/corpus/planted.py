@@ -4,7 +4,8 @@ precision bug planted, and the dump entry numprobe's first-divergence analysis m
 Two models:
   lm    a one-block transformer language model (embedding + position, LayerNorm, two-head
         attention with dropout, GELU MLP, a custom autograd Swish, output head, cross-entropy)
-        trained with AdamW;
+        trained with AdamW; lm_autocast is the same run with the forward pass under CPU bf16
+        autocast (the golden of a bug inside a bf16 run);
   pool  an RMSNorm over large activations and a mean over a long sequence axis, then a linear
         head (MSE loss, SGD): the fp16 cases.
 
@@ -13,8 +14,11 @@ where a narrowing cast causes it, the cast entry that numprobe's side record (ca
 name (`cast`: the name msprobe would give the cast at risk_level ALL). `says` is a phrase the
 verdict's sentence must contain. Cases with op None must give no divergence at all.
 
-Run with Debian's /usr/bin/python3 (torch 1.13) and numprobe's Python package on PYTHONPATH.
+Runners take a `seed` (0 for the corpus) that changes the initialisation and the data, to check
+that the verdicts do not depend on one draw. Run with Debian's /usr/bin/python3 (torch 1.13) and
+numprobe's Python package on PYTHONPATH.
 """
+import contextlib
 import math
 
 import torch
@@ -23,13 +27,14 @@ import torch.nn.functional as F
 
 
 class Case:
-    def __init__(self, name, kind, model, op, cast=None, says=None):
+    def __init__(self, name, kind, model, op, cast=None, says=None, bug=""):
         self.name = name
         self.kind = kind
         self.model = model
         self.op = op
         self.cast = cast
         self.says = says
+        self.bug = name if bug == "" else bug  # the flag the model's code checks
 
 
 CASES = [
@@ -73,8 +78,16 @@ CASES = [
          "pool", "Tensor.pow.0.forward", cast="Tensor.half.0.forward", says="has Inf only in the target"),
     Case("fp16_long_reduction", "mean over a 2048-long axis computed in float16", "pool",
          "Tensor.mean.1.forward", cast="Tensor.half.0.forward", says="torch.float16"),
-    Case("identical", "control: the golden run again", "lm", None),
-    Case("identical_pool", "control: the golden run of the pool model again", "pool", None),
+    Case("bf16_model", "the whole model cast to bfloat16 (model.bfloat16())", "lm",
+         "Functional.embedding.0.forward", says="torch.bfloat16"),
+    Case("gelu_in_bf16_run", "a bug inside a bfloat16 autocast run (the golden run is the same "
+         "autocast run): GELU's tanh approximation, smaller than bf16 rounding", "lm_autocast",
+         "Functional.gelu.0.forward", says="approximate: 'tanh' vs 'none'", bug="gelu_tanh"),
+    Case("identical", "control: the golden run again", "lm", None, bug=None),
+    Case("identical_autocast", "control: the bf16 autocast run again", "lm_autocast", None,
+         bug=None),
+    Case("identical_pool", "control: the golden run of the pool model again", "pool", None,
+         bug=None),
 ]
 
 # ---------------------------------------------------------------------------------------------
@@ -159,11 +172,13 @@ class Lm(nn.Module):
     def forward(self, tokens):
         bug = self.bug
         x = self.embed(tokens) + self.pos
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bug == "autocast_region"):
+        region = (torch.autocast("cpu", dtype=torch.bfloat16) if bug == "autocast_region"
+                  else contextlib.nullcontext())
+        with region:
             h = self.attn(self.ln1(x))
         if bug == "cast_wrong_place":
             h = h.to(torch.float16).to(torch.float32)
-        x = x + h.float()
+        x = x + h.to(x.dtype)
         x = x + self.mlp(self.ln2(x))
         x = SwishFn.apply(x, bug == "custom_backward")
         x = self.ln_f(x)
@@ -172,19 +187,23 @@ class Lm(nn.Module):
         return self.head(x)
 
 
-def lm_batch(bug):
-    g = torch.Generator().manual_seed(5)
+def lm_batch(bug, seed):
+    g = torch.Generator().manual_seed(5 + 100 * seed)
     tokens = torch.randint(0, VOCAB, (BATCH, SEQ), generator=g)
     if bug == "data_batch":
-        tokens[1] = torch.randint(0, VOCAB, (SEQ,), generator=torch.Generator().manual_seed(6))
+        other = torch.Generator().manual_seed(6 + 100 * seed)
+        tokens[1] = torch.randint(0, VOCAB, (SEQ,), generator=other)
     return tokens, torch.roll(tokens, shifts=-1, dims=1)
 
 
-def run_lm(bug, debugger):
-    torch.manual_seed(0)
+def run_lm(bug, debugger, seed=0, autocast=False):
+    """One AdamW step; `autocast`: the forward pass under CPU bf16 autocast, the loss in fp32."""
+    torch.manual_seed(seed)
     model = Lm(bug)
+    if bug == "bf16_model":
+        model.to(torch.bfloat16)
     if bug == "init_one_layer":
-        g = torch.Generator().manual_seed(1)
+        g = torch.Generator().manual_seed(1 + 100 * seed)
         with torch.no_grad():
             w = model.mlp.fc1.weight
             w.copy_(torch.randn(w.shape, generator=g) * math.sqrt(2.0 / DIM))
@@ -192,10 +211,13 @@ def run_lm(bug, debugger):
                                   lr=2e-3 if bug == "optimizer_lr" else 1e-3,
                                   eps=1e-6 if bug == "optimizer_eps" else 1e-8,
                                   weight_decay=0.01)
-    tokens, labels = lm_batch(bug)
-    torch.manual_seed(1)  # the same random stream for dropout in every case
+    tokens, labels = lm_batch(bug, seed)
+    torch.manual_seed(1 + seed)  # the same random stream for dropout in every case
     debugger.start(model)
-    logits = model(tokens).reshape(-1, VOCAB)
+    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+        logits = model(tokens).reshape(-1, VOCAB)
+    if autocast:
+        logits = logits.float()
     if bug == "loss_bf16_logits":
         logits = logits.bfloat16()
     loss = F.cross_entropy(logits, labels.reshape(-1),
@@ -234,11 +256,11 @@ class Pool(nn.Module):
         return self.fc(pooled)
 
 
-def run_pool(bug, debugger):
-    torch.manual_seed(0)
+def run_pool(bug, debugger, seed=0):
+    torch.manual_seed(seed)
     model = Pool(bug)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    g = torch.Generator().manual_seed(3)
+    g = torch.Generator().manual_seed(3 + 100 * seed)
     x = torch.randn(2, POOL_T, POOL_D, generator=g) * 200 + 50
     target = torch.randn(2, 4, generator=g)
     debugger.start(model)
@@ -251,4 +273,8 @@ def run_pool(bug, debugger):
     return float(loss)
 
 
-RUNNERS = {"lm": run_lm, "pool": run_pool}
+RUNNERS = {
+    "lm": run_lm,
+    "lm_autocast": lambda bug, debugger, seed=0: run_lm(bug, debugger, seed, autocast=True),
+    "pool": run_pool,
+}
