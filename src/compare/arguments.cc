@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
-#include "analysis/op_names.h"
-#include "analysis/py_format.h"
+#include "core/py_format.h"
+#include "msprobe/entry_name.h"
 
 namespace numprobe::detail {
 namespace {

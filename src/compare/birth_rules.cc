@@ -14,10 +14,10 @@
 #include "numprobe/compare_metrics.h"
 #include "numprobe/dtype.h"
 
-#include "analysis/op_names.h"
 #include "compare/arguments.h"
 #include "compare/dataflow.h"
 #include "compare/user_frame.h"
+#include "msprobe/entry_name.h"
 
 namespace numprobe::detail {
 namespace {

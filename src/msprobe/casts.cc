@@ -4,13 +4,16 @@
 
 #include <system_error>
 
-#include "numprobe/buffer.h"
-#include "numprobe/dump_journal.h"
+#include "core/text_file.h"
+#include "msprobe/dump_journal.h"
 
 namespace numprobe {
 namespace {
 
 namespace fs = std::filesystem;
+
+// A step records a handful of casts per op at most; a larger file is not one numprobe wrote.
+constexpr uintmax_t kMaxCastsBytes = uintmax_t{256} << 20;
 
 Status Malformed(size_t index, std::string_view what) {
   return Status::Corrupt("cast " + std::to_string(index) + ": " + std::string(what));
@@ -127,10 +130,8 @@ Result<std::optional<CastRecord>> ReadCasts(const std::filesystem::path& rank_di
   }
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) return std::optional<CastRecord>();
-  auto buffer = Buffer::MapFile(path);
-  if (!buffer) return buffer.error().WithContext(path.string());
-  auto record = ParseCastsJson(
-      std::string_view(reinterpret_cast<const char*>((*buffer)->data()), (*buffer)->size()));
+  NUMPROBE_ASSIGN_OR_RETURN(std::string text, detail::ReadTextFile(path, kMaxCastsBytes));
+  auto record = ParseCastsJson(text);
   if (!record) return record.error().WithContext(path.string());
   return std::optional<CastRecord>(std::move(*record));
 }

@@ -47,6 +47,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   numprobe::cli::SetupServe(app, &exit_code);
   numprobe::cli::SetupReport(app, &exit_code);
   numprobe::cli::SetupDiff(app, &exit_code);
+  numprobe::cli::SetupMerge(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
