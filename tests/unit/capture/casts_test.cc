@@ -4,16 +4,15 @@
 #include "numprobe/casts.h"
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
-#include "testing/temp_dir.h"
-
 #include "numprobe/dumper.h"
 #include "numprobe/float_convert.h"
+
+#include "testing/temp_dir.h"
 
 namespace numprobe {
 namespace {
@@ -32,7 +31,7 @@ class CastsTest : public ::testing::Test {
     return std::move(d).value();
   }
 
-  testing::TempDir dir_;
+  test::TempDir dir_;
   const fs::path& root_ = dir_.path();
 };
 
@@ -76,10 +75,7 @@ TEST_F(CastsTest, TheDumperWritesEachNarrowingCastWithStatisticsPlaceAndStack) {
   ASSERT_EQ(c.stack.size(), 1U);
   EXPECT_NE(c.stack[0].find("train.py, line 7"), std::string::npos);
   // dump.json is what msprobe writes: the cast is not an entry of it.
-  std::ifstream in(d->rank_dir() / "dump.json");
-  std::stringstream text;
-  text << in.rdbuf();
-  EXPECT_EQ(text.str().find("bfloat16.0"), std::string::npos);
+  EXPECT_EQ(test::ReadFile(d->rank_dir() / "dump.json").find("bfloat16.0"), std::string::npos);
 }
 
 TEST_F(CastsTest, NoCastsJsonUnlessTrackedAndAnEmptyOneWhenNothingNarrowed) {

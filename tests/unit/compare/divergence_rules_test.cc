@@ -6,17 +6,14 @@
 // its dtype is not a NaN/Inf input, and there is always an answer (the fallback) when a row is
 // over its tolerance. Also the helpers: the user's stack frame, argument names, producers.
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
-
-#include "testing/temp_dir.h"
-#include <unistd.h>
 
 #include "numprobe/compare.h"
 #include "numprobe/divergence.h"
@@ -25,25 +22,18 @@
 #include "compare/arguments.h"
 #include "compare/dataflow.h"
 #include "compare/user_frame.h"
+#include "testing/dump_builder.h"
+#include "testing/temp_dir.h"
 
 namespace numprobe {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string Num(double x) {
-  if (std::isnan(x)) return "NaN";
-  if (std::isinf(x)) return x > 0 ? "Infinity" : "-Infinity";
-  return fmt::format("{}", x);
-}
-
 // A tensor leaf: dtype ("float32" -> "torch.float32") and Max/Min/Mean/Norm.
 std::string T(const std::string& dtype, double max, double min, double mean, double norm,
-              const std::string& shape = "[8]") {
-  return fmt::format(
-      R"({{"type": "torch.Tensor", "dtype": "torch.{}", "shape": {}, "Max": {}, "Min": {}, )"
-      R"("Mean": {}, "Norm": {}, "requires_grad": false}})",
-      dtype, shape, Num(max), Num(min), Num(mean), Num(norm));
+              const std::vector<int64_t>& shape = {8}) {
+  return test::TensorLeaf("torch." + dtype, shape, max, min, mean, norm);
 }
 
 // A plain argument: {"type": "float", "value": 1e-05}.
@@ -73,9 +63,7 @@ class DivergenceRulesTest : public ::testing::Test {
   DivergenceReport Analyze(const std::vector<std::string>& target,
                            const std::vector<std::string>& golden, const std::string& casts = "") {
     auto write = [&](const std::string& side, const std::vector<std::string>& entries) {
-      fs::create_directories(root_ / side);
-      std::ofstream(root_ / side / "dump.json")
-          << R"({"task": "statistics", "level": "L1", "data": {)" << Join(entries) << "}}";
+      test::WriteDump(root_ / side, {.task = "statistics", .level = "L1"}, entries);
       std::string stack;
       for (const std::string& e : entries) {
         const std::string name = e.substr(1, e.find('"', 1) - 1);
@@ -84,19 +72,19 @@ class DivergenceRulesTest : public ::testing::Test {
             R"j(\n return op()", "File /home/u/model.py, line 12, in forward, \n y = op(x)"])j",
             stack.empty() ? "" : ", ", name);
       }
-      std::ofstream(root_ / side / "stack.json") << "{" << stack << "}";
+      test::WriteFile(root_ / side / "stack.json", "{" + stack + "}");
       return *LocateDump(root_ / side);
     };
     const DumpLocation t = write("t", target);
     const DumpLocation g = write("g", golden);
-    if (!casts.empty()) std::ofstream(root_ / "t" / "casts.json") << casts;
+    if (!casts.empty()) test::WriteFile(root_ / "t" / "casts.json", casts);
     auto table = CompareDumps(t, g);
     EXPECT_TRUE(table.ok()) << table.error().ToString();
     table_ = std::move(*table);
     return FindDivergence(table_, nullptr);
   }
 
-  testing::TempDir dir_;
+  test::TempDir dir_;
   const fs::path& root_ = dir_.path();
   CompareTable table_;
 };
@@ -181,8 +169,8 @@ TEST_F(DivergenceRulesTest, AnOpOutputtingALowerPrecisionThanItsInputsIsAnAutoca
   const std::string out = T("float32", 0.63908755, -0.5, 0.01, 2.0);
   const std::string out_bf16 = T("bfloat16", 0.63671875, -0.5, 0.01, 2.0);
   const std::string up = T("float32", 0.63671875, -0.5, 0.01, 2.0);
-  const std::string loss = T("float32", 2.47584414, 2.47584414, 2.47584414, 2.47584414, "[]");
-  const std::string loss_t = T("float32", 2.47583866, 2.47583866, 2.47583866, 2.47583866, "[]");
+  const std::string loss = T("float32", 2.47584414, 2.47584414, 2.47584414, 2.47584414, {});
+  const std::string loss_t = T("float32", 2.47583866, 2.47583866, 2.47583866, 2.47583866, {});
   auto r = Analyze({Fwd("Functional.linear.0.forward", {kX, kX}, {out_bf16}),
                     Fwd("Functional.cross_entropy.0.forward", {up}, {loss_t})},
                    {Fwd("Functional.linear.0.forward", {kX, kX}, {out}),
@@ -242,8 +230,8 @@ TEST_F(DivergenceRulesTest, ADifferingArgumentIsNamedWithBothValues) {
 
 TEST_F(DivergenceRulesTest, AParameterNoOpProducedIsASource) {
   const std::string h = T("float32", 3.0, -3.0, 0.2, 9.0);
-  const std::string w = T("float32", 0.5, -0.5, 0.0, 4.0, "[32, 16]");
-  const std::string w_t = T("float32", 0.9, -0.8, 0.01, 6.0, "[32, 16]");
+  const std::string w = T("float32", 0.5, -0.5, 0.0, 4.0, {32, 16});
+  const std::string w_t = T("float32", 0.9, -0.8, 0.01, 6.0, {32, 16});
   auto r = Analyze({Fwd("Functional.relu.0.forward", {kX}, {h}),
                     Fwd("Functional.linear.1.forward", {h, w_t}, {T("float32", 7, -7, 0, 20)})},
                    {Fwd("Functional.relu.0.forward", {kX}, {h}),
@@ -260,8 +248,8 @@ TEST_F(DivergenceRulesTest, AParameterNoOpProducedIsASource) {
 }
 
 TEST_F(DivergenceRulesTest, DataTokensThatDifferAreASourceAndMustMatchExactly) {
-  const std::string tok = T("int64", 30, 1, 12, 60, "[2, 8]");
-  const std::string tok_t = T("int64", 31, 1, 13, 61, "[2, 8]");
+  const std::string tok = T("int64", 30, 1, 12, 60, {2, 8});
+  const std::string tok_t = T("int64", 31, 1, 13, 61, {2, 8});
   auto r =
       Analyze({Fwd("Functional.embedding.0.forward", {tok_t, kX}, {T("float32", 3, -3, 0.1, 9)})},
               {Fwd("Functional.embedding.0.forward", {tok, kX}, {T("float32", 3, -3, 0.2, 9)})});
