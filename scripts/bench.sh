@@ -15,5 +15,10 @@ if [ -d "$build/python/numprobe" ]; then
   echo "== capture_bench.py"
   PYTHONPATH="$build/python" /usr/bin/python3 "$(dirname "$0")/../bench/capture_bench.py" || status=1
 fi
+if [ -d "$build/python/numprobe" ] && [ -x "$build/tools/numprobe/numprobe" ]; then
+  echo "== verdict_bench.py"
+  PYTHONPATH="$build/python" /usr/bin/python3 "$(dirname "$0")/../bench/verdict_bench.py" \
+    "$build/tools/numprobe/numprobe" || status=1
+fi
 echo "== all benchmark lines:"
 exit $status

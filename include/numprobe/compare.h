@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "numprobe/casts.h"
 #include "numprobe/compare_mapping.h"
 #include "numprobe/dump.h"
 #include "numprobe/dump_layout.h"
@@ -115,9 +116,10 @@ struct CompareTable {
   CompareMode mode = CompareMode::kStatistics;
   std::shared_ptr<const DumpFile> target;
   std::shared_ptr<const DumpFile> golden;
-  std::shared_ptr<const StackMap> stack;  // the target's stack.json; null when absent
-  std::vector<CompareRow> rows;           // in target (execution) order
-  std::vector<std::string> warnings;      // e.g. tensor files that could not be read
+  std::shared_ptr<const StackMap> stack;    // the target's stack.json; null when absent
+  std::shared_ptr<const CastRecord> casts;  // the target's casts.json (casts.h); null when absent
+  std::vector<CompareRow> rows;             // in target (execution) order
+  std::vector<std::string> warnings;        // e.g. tensor files that could not be read
 
   bool has_stack() const { return stack != nullptr; }
   // msprobe's columns in msprobe's order, then numprobe's.

@@ -158,6 +158,17 @@ class Dumper {
   // construct.json: `name`'s parent module (nullopt = null). A name keeps its first position.
   void AddConstruct(std::string_view name, std::optional<std::string_view> parent);
 
+  // casts.json (casts.h): from now on each step writes the narrowing casts given to AddCast (an
+  // empty list when there were none) beside dump.json. Off by default: a capture that does not
+  // watch its casts writes no casts.json, so readers do not mistake "not watched" for "none".
+  void TrackCasts();
+  // One narrowing cast `name` (msprobe's entry name for the call at risk_level ALL) from `input`
+  // to `output` (tensors, statistics computed now; no tensor files), at `stack` (innermost frame
+  // first; dropped when extra_info is off). No-op unless TrackCasts was called and the step is
+  // active. kInvalidArgument for non-tensors or pending (async) statistics.
+  Status AddCast(std::string_view name, const DumpValue& input, const DumpValue& output,
+                 const std::vector<std::string>& stack);
+
   // async_dump: the statistics of the TensorArgs recorded with a pending_slot since the last call,
   // values[slot] = [Max, Min, Mean, Norm]. Until then those records, and every record after the
   // first of them (so that dump.json keeps the execution order), wait in memory; here they are

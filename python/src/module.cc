@@ -496,6 +496,21 @@ PYBIND11_MODULE(_numprobe, m) {
              }
              ThrowIfError(st);
            })
+      .def("track_casts", [](Dumper& d) { d.TrackCasts(); })
+      .def(
+          "add_cast",
+          [](Dumper& d, const std::string& name, py::handle input, py::handle output,
+             const std::vector<std::string>& stack) {
+            Converter conv(false);
+            auto v = ConvertAll({input, output}, false, &conv);
+            Status st;
+            {
+              py::gil_scoped_release release;
+              st = d.AddCast(name, v[0], v[1], stack);
+            }
+            ThrowIfError(st);
+          },
+          "casts.json: one narrowing cast (statistics of its input and output tensors).")
       .def("add_stack",
            [](Dumper& d, const std::string& name, std::vector<std::string> frames) {
              d.AddStack(name, std::move(frames));

@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "numprobe/casts.h"
 #include "numprobe/float_convert.h"
 #include "numprobe/npy.h"
 #include "numprobe/stats.h"
@@ -541,6 +542,8 @@ struct Dumper::Impl {
   detail::StackTable stacks;
   detail::ConstructTable construct;
   JsonValue debug = JsonValue::MakeObject();  // debug.json's data
+  bool track_casts = false;                   // casts.json (TrackCasts)
+  JsonValue::Array casts;
   Journal journal;
   FileWriter writer;
 
@@ -843,6 +846,10 @@ struct Dumper::Impl {
       NUMPROBE_RETURN_IF_ERROR(
           WriteFileAtomic(current_dir / "construct.json", ToJson(construct.ToJson(), 1)));
     }
+    if (track_casts) {
+      NUMPROBE_RETURN_IF_ERROR(WriteFileAtomic(current_dir / std::string(kCastsFileName),
+                                               ToJson(CastRecordJson(casts), 1)));
+    }
     if (!debug.object().empty()) {
       JsonValue out = header;
       out.Set("level", JsonValue::String("debug"));
@@ -874,6 +881,10 @@ struct Dumper::Impl {
     JsonValue h = header;
     h.Set("k", JsonValue::String("h"));
     NUMPROBE_RETURN_IF_ERROR(journal.Append(h));
+    if (track_casts) {
+      NUMPROBE_RETURN_IF_ERROR(
+          journal.Append(JsonValue::MakeObject({{"k", JsonValue::String("x")}})));
+    }
     step_opened = true;
     return WriteJsonFiles();
   }
@@ -885,6 +896,7 @@ struct Dumper::Impl {
     stacks.Clear();
     construct.Clear();
     debug = JsonValue::MakeObject();
+    casts.clear();
     journal.Close();
     step_opened = false;
     scope_active = false;
@@ -1139,6 +1151,43 @@ Status Dumper::RecordDebug(std::string_view name, const DumpValue& value) {
   NUMPROBE_RETURN_IF_ERROR(d.journal.Append(JsonValue::MakeObject(
       {{"k", JsonValue::String("g")}, {"n", JsonValue::String(key)}, {"v", v}})));
   d.debug.Set(key, std::move(v));
+  return Status::Ok();
+}
+
+void Dumper::TrackCasts() {
+  std::lock_guard lock(impl_->mu);
+  Impl& d = *impl_;
+  if (d.track_casts) return;
+  d.track_casts = true;
+  if (d.step_opened) {
+    (void)d.journal.Append(JsonValue::MakeObject({{"k", JsonValue::String("x")}}));
+  }
+}
+
+Status Dumper::AddCast(std::string_view name, const DumpValue& input, const DumpValue& output,
+                       const std::vector<std::string>& stack) {
+  std::lock_guard lock(impl_->mu);
+  Impl& d = *impl_;
+  if (!d.Active() || !d.track_casts) return Status::Ok();
+  if (input.kind() != DumpValue::Kind::kTensor || output.kind() != DumpValue::Kind::kTensor) {
+    return Status::InvalidArgument(std::string(name) + ": a cast records two tensors");
+  }
+  if (input.tensor().pending_slot >= 0 || output.tensor().pending_slot >= 0) {
+    return Status::InvalidArgument(std::string(name) +
+                                   ": a cast's statistics cannot wait for ResolvePending");
+  }
+  Impl::Walk w{name, "cast"};  // statistics only: casts write no tensor files
+  NUMPROBE_ASSIGN_OR_RETURN(JsonValue in, d.TensorLeaf(input.tensor(), w));
+  NUMPROBE_ASSIGN_OR_RETURN(JsonValue out, d.TensorLeaf(output.tensor(), w));
+  // Its place in execution order: the entries recorded before it (dump.json holds the cast
+  // itself at risk level ALL, its entry made when its input was recorded).
+  const std::optional<size_t> own = d.entries.IndexOf(name);
+  const auto before = static_cast<int64_t>(own ? *own : d.entries.size() + d.deferred.size());
+  JsonValue note = CastNoteJson(name, before, std::move(in), std::move(out),
+                                d.config.extra_info ? stack : std::vector<std::string>());
+  NUMPROBE_RETURN_IF_ERROR(
+      d.journal.Append(JsonValue::MakeObject({{"k", JsonValue::String("x")}, {"v", note}})));
+  d.casts.push_back(std::move(note));
   return Status::Ok();
 }
 

@@ -453,6 +453,8 @@ Result<CompareTable> CompareDumps(const DumpLocation& target, const DumpLocation
     NUMPROBE_ASSIGN_OR_RETURN(auto stack, ReadStackJson(target.stack_json));
     table.stack = std::make_shared<const StackMap>(std::move(stack));
   }
+  NUMPROBE_ASSIGN_OR_RETURN(auto casts, ReadCasts(target.dir));
+  if (casts.has_value()) table.casts = std::make_shared<const CastRecord>(std::move(*casts));
 
   NUMPROBE_RETURN_IF_ERROR(CheckFormulaText(*table.target).WithContext(target.dump_json.string()));
   NUMPROBE_RETURN_IF_ERROR(CheckFormulaText(*table.golden).WithContext(golden.dump_json.string()));

@@ -34,6 +34,8 @@ void WriteOp(Writer& w, const DivergenceOp& op) {
   w.Uint(op.entry);
   w.Key("direction");
   w.String(op.backward ? "backward" : "forward");
+  w.Key("rule");
+  Str(w, op.rule);
   w.Key("reason");
   Str(w, op.reason);
   w.Key("input_error");
@@ -58,6 +60,36 @@ void WriteOp(Writer& w, const DivergenceOp& op) {
   w.StartArray();
   for (const std::string& line : op.stack) Str(w, line);
   w.EndArray();
+  w.Key("at");
+  Str(w, op.at);
+  w.Key("arguments");
+  w.StartArray();
+  for (const ArgumentChange& a : op.arguments) {
+    w.StartObject();
+    w.Key("name");
+    Str(w, a.name);
+    w.Key("target");
+    Str(w, a.target);
+    w.Key("golden");
+    Str(w, a.golden);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("cast");
+  if (op.cast.has_value()) {
+    w.StartObject();
+    w.Key("name");
+    Str(w, op.cast->name);
+    w.Key("from");
+    Str(w, op.cast->from_dtype);
+    w.Key("to");
+    Str(w, op.cast->to_dtype);
+    w.Key("at");
+    Str(w, op.cast->at);
+    w.EndObject();
+  } else {
+    w.Null();
+  }
   w.EndObject();
 }
 

@@ -119,6 +119,15 @@ Result<RecoveredDump> ReadDumpJournal(const std::filesystem::path& path) {
                                ": malformed debug record");
       }
       debug.Set(*name, std::move(*value));
+    } else if (*kind == "x") {
+      if (!out.casts.has_value()) out.casts = JsonValue::MakeArray();
+      if (JsonValue* cast = rec.Find("v")) {
+        if (!cast->is_object()) {
+          return Status::Corrupt("journal line " + std::to_string(line_no) +
+                                 ": malformed cast record");
+        }
+        out.casts->array().push_back(std::move(*cast));
+      }
     } else if (*kind == "w") {
       last_was_write_marker = true;
     } else {

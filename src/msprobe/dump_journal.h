@@ -8,8 +8,9 @@
 //
 // Line kinds: {"k":"h",...header} {"k":"d","n":entry,"v":{part}} (merged into the entry like
 // Python's dict.update) {"k":"s","n":name,"f":[frames]} {"k":"c","n":name,"p":parent}
-// {"k":"g","n":name,"v":value} (debug.json) {"k":"w"} (dump.json was written and holds everything
-// before this line).
+// {"k":"g","n":name,"v":value} (debug.json) {"k":"x"} (the step records casts: casts.h) and
+// {"k":"x","v":{cast}} (one narrowing cast) {"k":"w"} (dump.json was written and holds
+// everything before this line).
 #ifndef NUMPROBE_MSPROBE_DUMP_JOURNAL_H_
 #define NUMPROBE_MSPROBE_DUMP_JOURNAL_H_
 
@@ -30,6 +31,8 @@ struct RecoveredDump {
   JsonValue stack;      // stack.json's content
   JsonValue construct;  // construct.json's content
   JsonValue debug;      // debug.json's "data" (PrecisionDebugger.save), empty when none
+  // casts.json's "casts" elements (an array) when the step recorded casts (casts.h).
+  std::optional<JsonValue> casts;
   int64_t records = 0;  // data lines applied
   // True when dump.json holds everything (the last complete line is a "w" marker).
   bool dump_json_current = false;

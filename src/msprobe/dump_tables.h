@@ -20,6 +20,11 @@ class EntryTable {
   // Merges `part` (an object) into entry `name`, creating it at the end if new.
   void Merge(std::string_view name, JsonValue part);
   size_t size() const { return entries_.size(); }
+  // The position of entry `name`, or nullopt.
+  std::optional<size_t> IndexOf(std::string_view name) const {
+    const auto it = index_.find(std::string(name));
+    return it == index_.end() ? std::nullopt : std::optional<size_t>(it->second);
+  }
   void Clear();
   // {"task":..,"level":..,"framework":..,"dump_data_dir":..,"data":{...}}; `header` holds the
   // first four members.

@@ -179,6 +179,25 @@ void WriteCulprit(JsonWriter& w, const Run& run, const Culprit& c) {
     w.Str(a->dtypes);
     w.KeyStr("non_finite");
     w.Bool(a->non_finite);
+    w.KeyStr("rule");
+    w.Str(a->rule);
+    w.KeyStr("at");
+    w.Str(a->at);
+    w.KeyStr("cast");
+    if (a->cast.has_value()) {
+      w.StartObject();
+      w.KeyStr("name");
+      w.Str(a->cast->name);
+      w.KeyStr("from");
+      w.Str(a->cast->from_dtype);
+      w.KeyStr("to");
+      w.Str(a->cast->to_dtype);
+      w.KeyStr("at");
+      w.Str(a->cast->at);
+      w.EndObject();
+    } else {
+      w.Null();
+    }
     w.EndObject();
   } else {
     w.Null();

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "numprobe/divergence.h"
+
 #include "ui/result_store.h"
 
 namespace numprobe::ui {
@@ -30,6 +32,9 @@ struct AnalysedOp {
   bool non_finite = false;
   std::vector<std::string> module_path;
   std::vector<std::string> stack;
+  std::string rule;  // which rule named it ("precision", "argument", ...; divergence.h)
+  std::string at;    // the user's frame of `stack`
+  std::optional<CastCause> cast;  // the narrowing cast that lost the precision, when named
 };
 
 struct Culprit {

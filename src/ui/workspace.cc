@@ -275,6 +275,9 @@ AnalysedOp AnalysedOf(const DivergenceOp& op) {
   a.non_finite = op.non_finite;
   a.module_path = op.module_path;
   a.stack = op.stack;
+  a.rule = op.rule;
+  a.at = op.at;
+  a.cast = op.cast;
   return a;
 }
 
@@ -322,6 +325,17 @@ std::optional<AnalysedOp> AnalysedOf(const rapidjson::Value& v) {
   a.non_finite = nf != v.MemberEnd() && nf->value.IsBool() && nf->value.GetBool();
   a.module_path = lines("module_path");
   a.stack = lines("stack");
+  a.rule = text("rule");
+  a.at = text("at");
+  if (const auto cast = v.FindMember("cast"); cast != v.MemberEnd() && cast->value.IsObject()) {
+    auto member = [&cast](const char* key) {
+      const auto it = cast->value.FindMember(key);
+      return it != cast->value.MemberEnd() && it->value.IsString()
+                 ? std::string(it->value.GetString(), it->value.GetStringLength())
+                 : std::string();
+    };
+    a.cast = CastCause{member("name"), member("from"), member("to"), member("at")};
+  }
   return a;
 }
 

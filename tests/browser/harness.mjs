@@ -183,6 +183,11 @@ export async function checkMainViews(page, base, prefix) {
   await open(page, `${base}#/overview`);
   const op = (await page.textContent('[data-testid=first-divergence-op]')).trim();
   assert.equal(op, EXPECT_OP);
+  // numprobe compare's analysis shows where the error is born in the user's own code.
+  if (await page.$('[data-testid=divergence-analysis]')) {
+    assert.match(await page.textContent('[data-testid=divergence-analysis]'), /rule: [a-z_]+/);
+    assert.match(await page.textContent('[data-testid=divergence-at]'), /^at File .*, line \d+/);
+  }
   await shot(page, `${prefix}-overview`);
 
   // One click lands on the culprit's rows.

@@ -443,6 +443,62 @@ def test_scope_list_risk_level_and_tensor_list(tmp_path):
     assert "data_name" not in dump["data"]["Torch.sigmoid.0.forward"]["output"][0]
 
 
+def test_narrowing_casts_go_to_casts_json_and_dump_json_stays_msprobes(tmp_path):
+    """casts.json (docs/casts.md): every narrowing cast, named as msprobe would name it at risk
+    level ALL, at any risk level; dump.json holds casts only where msprobe would (ALL), never the
+    Tensor.type wrapper it does not have; no casts.json where the capture does not watch casts."""
+    body = """
+    from numprobe.pytorch import PrecisionDebugger
+    dbg = PrecisionDebugger(config_path="config.json")
+    dbg.start(model)
+    h = model(x)
+    b = h.bfloat16()                  # narrowing
+    w = b.float()                     # widening: not a cast record
+    t = w.type(torch.HalfTensor)      # narrowing, through a method msprobe does not wrap
+    same = w.to(torch.float32)        # no dtype change
+    y = torch.sigmoid(same) * t.float()
+    dbg.stop()
+    """
+    runs = {}
+    for label, config in (("focus", {"level": "L1"}), ("all", {"level": "L1", "risk_level": "ALL"}),
+                          ("mix", {"level": "mix"}), ("l0", {"level": "L0"})):
+        sub = tmp_path / label
+        sub.mkdir()
+        run_script(sub, body, dict(config, task="statistics"))
+        runs[label] = load(sub)
+    for label in ("focus", "all", "mix"):
+        dump, rank_dir = runs[label]
+        with open(os.path.join(rank_dir, "casts.json")) as f:
+            casts = json.load(f)
+        assert casts["numprobe_casts"] == 1
+        names = [c["name"] for c in casts["casts"]]
+        assert names == ["Tensor.bfloat16.0.forward", "Tensor.type.0.forward"], (label, names)
+        first, second = casts["casts"]
+        assert (first["input"]["dtype"], first["output"]["dtype"]) == ("torch.float32", "torch.bfloat16")
+        assert (second["input"]["dtype"], second["output"]["dtype"]) == ("torch.float32", "torch.float16")
+        assert first["output"]["shape"] == [3, 4]
+        # its place in execution order: after the model's entries (and their modules at mix)
+        names = list(dump["data"])
+        place = "Tensor.bfloat16.0.forward" if label == "all" else "Torch.sigmoid.0.forward"
+        assert first["entries_before"] == names.index(place), (label, first, names)
+        assert "script.py" in first["stack"][0] and "h.bfloat16()" in first["stack"][0]
+        assert not any(".type." in n for n in dump["data"])
+    focus = list(runs["focus"][0]["data"])
+    assert focus == ["Functional.linear.0.forward", "Functional.relu.0.forward",
+                     "Functional.linear.1.forward", "Torch.sigmoid.0.forward",
+                     "Tensor.__mul__.0.forward"], focus
+    all_dump = runs["all"][0]["data"]
+    assert [n for n in all_dump if n.startswith("Tensor.") and "__" not in n] == [
+        "Tensor.bfloat16.0.forward", "Tensor.float.0.forward", "Tensor.to.0.forward",
+        "Tensor.float.1.forward"]
+    with open(os.path.join(runs["all"][1], "casts.json")) as f:
+        recorded = json.load(f)["casts"][0]["output"]
+    dumped = all_dump["Tensor.bfloat16.0.forward"]["output"][0]
+    assert {k: recorded[k] for k in ("Max", "Min", "Mean", "Norm")} == \
+        {k: dumped[k] for k in ("Max", "Min", "Mean", "Norm")}
+    assert not os.path.exists(os.path.join(runs["l0"][1], "casts.json"))
+
+
 def test_forked_child_does_not_touch_the_parents_dump(tmp_path):
     body = """
     from numprobe.pytorch import PrecisionDebugger

@@ -156,44 +156,24 @@ struct Done {
   DivergenceReport report;
 };
 
-// The frame a user recognises: the first stack line outside the framework's own files.
-std::string UserFrame(const std::vector<std::string>& stack) {
-  for (const std::string& line : stack) {
-    if (line.find("site-packages/") == std::string::npos &&
-        line.find("package/mindspore") == std::string::npos) {
-      std::string one = line;
-      std::replace(one.begin(), one.end(), '\n', ' ');
-      return one;
-    }
-  }
-  return stack.empty() ? "" : stack[0];
-}
-
 void PrintDivergence(const std::string& label, const DivergenceReport& r) {
   if (!r.first.has_value()) {
-    if (r.first_over_tolerance.empty()) {
-      std::printf("  no divergence: every compared row within its dtype tolerance (%lld ops)\n",
-                  static_cast<long long>(r.ops_examined));
-    } else {
-      std::printf(
-          "  no divergence introduced by any op (%lld ops); %lld rows exceed their dtype's "
-          "tolerance with error carried from their inputs, first in %s\n",
-          static_cast<long long>(r.ops_examined), static_cast<long long>(r.rows_over_tolerance),
-          r.first_over_tolerance.c_str());
-    }
+    // (The analysis names an op whenever a row is over its tolerance.)
+    std::printf("  no divergence: every compared row within its dtype tolerance (%lld ops)\n",
+                static_cast<long long>(r.ops_examined));
     return;
   }
   const DivergenceOp& op = *r.first;
-  std::printf("  first divergence: %s%s%s (%s, dump entry %u)\n", label.c_str(),
+  std::printf("  first divergence: %s%s%s (%s, dump entry %u, rule %s)\n", label.c_str(),
               label.empty() ? "" : " ", op.op_name.c_str(), op.backward ? "backward" : "forward",
-              op.entry);
+              op.entry, op.rule.c_str());
   std::printf("    %s\n", op.reason.c_str());
   if (!op.module_path.empty()) {
     std::string path;
     for (const std::string& m : op.module_path) path += (path.empty() ? "" : " > ") + m;
     std::printf("    in: %s\n", path.c_str());
   }
-  if (!op.stack.empty()) std::printf("    at: %s\n", UserFrame(op.stack).c_str());
+  if (!op.at.empty()) std::printf("    at: %s\n", op.at.c_str());
   if (!r.next.empty()) {
     std::string next;
     for (const DivergenceOp& n : r.next) {

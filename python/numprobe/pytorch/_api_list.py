@@ -116,6 +116,14 @@ full_like arange linspace logspace eye identity diag diagflat diag_embed triu tr
 tril_indices clone __bool__ stride""".split())
 
 
+# Tensor methods that change a tensor's dtype. A narrowing one (to a float of less precision or
+# range, or from a float to an integer) is noted in numprobe's side record casts.json at every
+# risk level. CAST_ONLY are wrapped for that record alone: msprobe does not wrap them, so they
+# never appear in dump.json.
+CAST_ONLY = frozenset(["type"])
+CAST_APIS = frozenset(_CAST + ["type_as"]) | CAST_ONLY
+
+
 def risk_allows(risk_level, api_name):
     """Whether an API named `api_name` (without prefix or count) is dumped at `risk_level`."""
     if risk_level == "ALL":

@@ -41,6 +41,19 @@ def _as_tuple(value):
     return value if isinstance(value, tuple) else (value,)
 
 
+def _narrowing(source, result):
+    """Whether a cast from tensor `source` to tensor `result` loses precision or range: float to
+    a float with a larger epsilon or a smaller maximum, or float to an integer or bool."""
+    if not isinstance(source, torch.Tensor) or not isinstance(result, torch.Tensor):
+        return False
+    if source.dtype == result.dtype or not source.is_floating_point():
+        return False
+    if not result.is_floating_point():
+        return not result.is_complex()
+    a, b = torch.finfo(source.dtype), torch.finfo(result.dtype)
+    return b.eps > a.eps or b.max < a.max
+
+
 class _Runtime:
     def __init__(self, config, dumper):
         self.config = config
@@ -58,6 +71,10 @@ class _Runtime:
         self.param_handles = {}
         self.stack_cache = {}
         self.on_overflow = None
+        # casts.json: narrowing casts are noted at L1 and mix, where the cast APIs are wrapped.
+        self.track_casts = self.level in ("L1", "mix")
+        if self.track_casts:
+            dumper.track_casts()
         # async_dump (statistics task): device statistics stay on the device until the step ends
         # (or MAX_PENDING_SLOTS accumulate) and are fetched in one transfer (_tensors.flush).
         self.async_stats = bool(config.async_dump) and config.task == "statistics"
@@ -124,6 +141,8 @@ class _Runtime:
 
     # ---- L1: wrapped APIs ----
     def api_selected(self, api_name):
+        if api_name in _api_list.CAST_ONLY:
+            return False
         if self.filtering or self.level not in ("L1", "mix"):
             return True
         return _api_list.risk_allows(self.config.risk_level, api_name)
@@ -155,6 +174,8 @@ class _Runtime:
                         self.report_overflow()
                 else:
                     dumper.leave(forward_name)
+                if self.track_casts and api_name in _api_list.CAST_APIS and args:
+                    self.note_cast(forward_name, args[0], out)
                 if self.config.dump_backward:
                     self.hook_api_backward(prefix, count, api_name, out)
             finally:
@@ -163,6 +184,18 @@ class _Runtime:
             return out
         finally:
             self.depth -= 1
+
+    def note_cast(self, name, source, result):
+        """casts.json: records `name` when it narrowed `source` into `result`. Its statistics are
+        taken now, even with async_dump (a handful of tensors per step)."""
+        if not _narrowing(source, result):
+            return
+        deferred, self.async_stats = self.async_stats, False
+        try:
+            frames = self.stack_frames() if self.config.extra_info else []
+            self.dumper.add_cast(name, source, result, frames)
+        finally:
+            self.async_stats = deferred
 
     def hook_api_backward(self, prefix, count, api_name, out):
         var = _first_tensor(out)
@@ -193,6 +226,8 @@ class _Runtime:
 
             owners["Distributed"] = [dist]
         for prefix_kind, names in _api_list.API_NAMES.items():
+            if prefix_kind == "Tensor":
+                names = list(names) + sorted(_api_list.CAST_ONLY)
             for owner in owners.get(prefix_kind, []):
                 for name in names:
                     original = getattr(owner, name, None)

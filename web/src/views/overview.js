@@ -59,9 +59,25 @@ function culpritCard(kind, title, run, culprit, note) {
   );
 }
 
+// Where the error is born, in the user's terms: their own line, and the cast that lost the
+// precision when numprobe's capture recorded it (casts.json).
+function whereLines(a) {
+  if (!a) return [];
+  const lines = [];
+  if (a.at) lines.push(el('div', { class: 'user-frame', 'data-testid': 'divergence-at' }, 'at ', el('code', {}, a.at)));
+  if (a.cast) {
+    lines.push(el('div', { class: 'cast', 'data-testid': 'divergence-cast' },
+      `precision lost at ${a.cast.name} (${a.cast.from} → ${a.cast.to})`,
+      a.cast.at ? [' at ', el('code', {}, a.cast.at)] : null));
+  }
+  return lines;
+}
+
 function analysisLine(a) {
   if (!a) return null;
-  const parts = [`output error ${formatNumber(a.output_error)} (tolerance ${formatNumber(a.tolerance)})`];
+  const parts = [];
+  if (a.rule) parts.push(`rule: ${a.rule}`);
+  parts.push(`output error ${formatNumber(a.output_error)} (tolerance ${formatNumber(a.tolerance)})`);
   parts.push(`inputs' error ${formatNumber(a.input_error)}`);
   if (typeof a.growth === 'number' || a.growth === 'inf') parts.push(`growth ${formatNumber(a.growth)}x`);
   if (a.dtypes) parts.push(a.dtypes);
@@ -89,11 +105,11 @@ function divergenceCard(info, current) {
   const run = runs.find((r) => r.id === current) || runs[0];
   const [first, ...next] = run.divergence;
   let note = 'The first op whose inputs agree with the golden run and whose output does not (forward before backward), read off the Result column (this result has no divergence analysis).';
-  if (run.divergence_source === 'analysis') note = "numprobe compare's analysis: the first op, in execution order and forward before backward, whose inputs agree within their dtype's tolerance and whose output does not.";
+  if (run.divergence_source === 'analysis') note = "numprobe compare's analysis: the first op, in execution order and forward before backward, where the error is born: its inputs agree and its output does not, an argument differs, it computes in a lower precision than the golden run, or a parameter or data batch differs before any op touched it.";
   else if (run.divergence_fallback) note = 'No op has agreeing inputs and a failing output: this is the first op with an error row.';
   const card = culpritCard('first-divergence', 'First divergence', run, first, note);
   const line = analysisLine(first.analysis);
-  if (line) card.querySelector('.muted').after(line);
+  if (line) card.querySelector('.muted').after(line, ...whereLines(first.analysis));
   if (next.length) {
     card.append(
       el('div', { class: 'next' }, 'Next candidates: ',
