@@ -180,7 +180,8 @@ struct ScanReport {
   std::string level;
   bool md5_mode = false;            // checksums only: no finiteness or headroom information
   std::vector<std::string> scopes;  // steps in order
-  int64_t ranks = 0;                // rank folders over all steps
+  int64_t ranks = 0;                // distinct ranks (by rank number) over all steps
+  int64_t rank_folders = 0;         // rank folders over all steps (steps x ranks when complete)
   int64_t entries = 0;
   int64_t tensors = 0;
   int64_t tensor_files_read = 0;
