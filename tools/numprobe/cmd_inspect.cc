@@ -376,7 +376,10 @@ int RunInspect(const InspectOptions& options) {
   for (const fs::path& p : files) {
     auto result = InspectOne(p, read_options);
     if (!result) {
-      exit_code = ReportError(result.error());
+      exit_code =
+          ReportError(WithInertHint(result.error(), options.inert, [&](const ReadOptions& o) {
+            return ReadTensorFile(p, o).ok();
+          }));
       continue;
     }
     for (const auto& w : result->file.warnings) ReportWarning(p.string() + ": " + w);
