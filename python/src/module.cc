@@ -11,9 +11,10 @@
 
 #include "numprobe/config_check.h"
 #include "numprobe/dump_config.h"
-#include "numprobe/dump_journal.h"
 #include "numprobe/dumper.h"
 #include "numprobe/stats.h"
+
+#include "msprobe/dump_journal.h"
 
 namespace py = pybind11;
 

@@ -23,7 +23,7 @@
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
-#include "kernels/compare_internal.h"
+#include "kernels/compare_kernel.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace numprobe::detail {

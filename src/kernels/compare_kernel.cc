@@ -1,6 +1,8 @@
 // The scalar reference of the tensor-pair metric kernel (compare_internal.h): the per-element
 // definitions, the lane accumulation every vector kernel reproduces bit for bit, and the choice
 // between the reference and the Highway kernel.
+#include "kernels/compare_kernel.h"
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -12,8 +14,6 @@
 #include <vector>
 
 #include "numprobe/float_convert.h"
-
-#include "kernels/compare_internal.h"
 
 namespace numprobe::detail {
 namespace {

@@ -14,12 +14,12 @@
 
 #include "numprobe/buffer.h"
 #include "numprobe/dump.h"
-#include "numprobe/dump_journal.h"
 #include "numprobe/stats.h"
 #include "numprobe/tensor_file.h"
 
-#include "analysis/json_number.h"
 #include "cli.h"
+#include "core/json_number.h"
+#include "msprobe/dump_journal.h"
 
 namespace numprobe::cli {
 namespace {
