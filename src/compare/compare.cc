@@ -207,16 +207,6 @@ std::vector<std::optional<std::string>> CompareKeys(const DumpFile& file, bool r
   return keys;
 }
 
-}  // namespace detail
-
-namespace {
-
-using detail::SummaryCsvText;
-using detail::SummaryNA;
-using detail::SummaryOf;
-
-bool IsDebugFile(const DumpLocation& loc) { return loc.dump_json.filename() == "debug.json"; }
-
 // msprobe's check_op_str_pattern_valid: text that starts (or continues after ';') with + - = % @
 // (or their full-width forms) would be a formula when the table is opened in a spreadsheet, so
 // msprobe refuses such dumps; so does numprobe. Plain numbers ("-1") are fine.
@@ -240,9 +230,19 @@ bool LooksLikeFormula(std::string_view text) {
   return false;
 }
 
+}  // namespace detail
+
+namespace {
+
+using detail::SummaryCsvText;
+using detail::SummaryNA;
+using detail::SummaryOf;
+
+bool IsDebugFile(const DumpLocation& loc) { return loc.dump_json.filename() == "debug.json"; }
+
 Status CheckFormulaText(const DumpFile& f) {
   for (const DumpEntry& e : f.entries) {
-    if (LooksLikeFormula(e.name)) {
+    if (detail::LooksLikeFormula(e.name)) {
       return Status::Rejected(
           fmt::format("entry {} would run as a spreadsheet formula in the result table",
                       detail::PyStrRepr(e.name.substr(0, 60))));
@@ -250,7 +250,7 @@ Status CheckFormulaText(const DumpFile& f) {
   }
   for (const DumpRow& r : f.rows) {
     for (const PyValue& v : r.stats) {
-      if (v.kind() == PyValue::Kind::kStr && LooksLikeFormula(f.Text(v.text_id()))) {
+      if (v.kind() == PyValue::Kind::kStr && detail::LooksLikeFormula(f.Text(v.text_id()))) {
         return Status::Rejected(
             fmt::format("{}: value {} would run as a spreadsheet formula in the result table",
                         r.name, detail::PyStrRepr(f.Text(v.text_id()).substr(0, 60))));
@@ -461,7 +461,7 @@ Result<CompareTable> CompareDumps(const DumpLocation& target, const DumpLocation
       const std::vector<std::string>* lines = table.stack->Find(e.name);
       if (lines == nullptr) continue;
       for (const std::string& line : *lines) {
-        if (LooksLikeFormula(line)) {
+        if (detail::LooksLikeFormula(line)) {
           return Status::Rejected(fmt::format(
               "{}: stack of {}: {} would run as a spreadsheet formula in the result table",
               target.stack_json.string(), e.name, detail::PyStrRepr(line.substr(0, 60))));
@@ -471,9 +471,9 @@ Result<CompareTable> CompareDumps(const DumpLocation& target, const DumpLocation
   }
 
   const bool debug = IsDebugFile(target) && IsDebugFile(golden);
-  std::vector<int64_t> entry_partner;
-  if (options.mapping.layer_mapping) {
-    // -lm keys entries by the module scopes construct.json records, on both sides.
+  CompareMapping mapping = options.mapping;
+  if (mapping.layer_mapping) {
+    // -lm: msprobe's layer mapping from construct.json and stack.json, as a data mapping.
     ConstructMap constructs[2];
     const DumpLocation* sides[2] = {&target, &golden};
     for (int i = 0; i < 2; ++i) {
@@ -483,17 +483,26 @@ Result<CompareTable> CompareDumps(const DumpLocation& target, const DumpLocation
             sides[i]->dir.string()));
       }
       NUMPROBE_ASSIGN_OR_RETURN(constructs[i], ReadConstructJson(sides[i]->construct_json));
-      if (constructs[i].size() == 0) {
-        table.warnings.push_back(fmt::format(
-            "{} is empty (a dump at level L1?): -lm pairs only by top-level names and API order",
-            sides[i]->construct_json.string()));
-      }
     }
-    entry_partner = PairEntriesByLayers(*table.target, constructs[0], *table.golden, constructs[1],
-                                        options.mapping.layer_map);
+    std::shared_ptr<const StackMap> golden_stack;
+    if (!golden.stack_json.empty()) {
+      NUMPROBE_ASSIGN_OR_RETURN(StackMap s, ReadStackJson(golden.stack_json));
+      golden_stack = std::make_shared<const StackMap>(std::move(s));
+    }
+    auto data_map = LayerDataMapping(*table.target, table.stack.get(), constructs[0], *table.golden,
+                                     golden_stack.get(), constructs[1], mapping.layer_map);
+    if (data_map.empty()) {
+      table.warnings.push_back(
+          "-lm: stack.json or construct.json is missing or empty on a side (a dump at level L1?), "
+          "so, as in msprobe, no layer mapping applies");
+    } else {
+      // msprobe replaces any -dm with it; rows it maps to "N/A" stay unpaired (not aligned).
+      mapping.data_mapping = true;
+      mapping.data_map = std::move(data_map);
+      mapping.align = false;
+    }
   }
-  detail::PairRows(&table, options.mapping, debug,
-                   options.mapping.layer_mapping ? &entry_partner : nullptr);
+  detail::PairRows(&table, mapping, debug);
 
   if (table.mode == CompareMode::kStatistics) {
     for (CompareRow& row : table.rows) detail::FillStatisticsCells(table, &row);

@@ -71,10 +71,7 @@ std::string MsToPtApiKey(const std::string& name);
 // Pairs the rows of table->target with table->golden per `mapping` (exact keys, -dm/-cm/-am,
 // -fm), applies msprobe's dtype rule, then aligns what is left (mapping.align) and appends a
 // CompareRow per target row msprobe parses.
-// `entry_partner` (-lm): the golden entry of each target entry or -1 (PairEntriesByLayers); rows of
-// paired entries pair by their suffix first.
-void PairRows(CompareTable* table, const CompareMapping& mapping, bool debug_files,
-              const std::vector<int64_t>* entry_partner = nullptr);
+void PairRows(CompareTable* table, const CompareMapping& mapping, bool debug_files);
 
 // The statistics-mode cells (Max diff .. NormRelativeErr) of one row.
 void FillStatisticsCells(const CompareTable& table, CompareRow* row);
@@ -89,6 +86,11 @@ void ApplyResultRules(CompareTable* table);
 
 // Text of the requires_grad cell ("True", "False", "N/A").
 std::string RequiresGradText(const DumpFile& file, const DumpRow& row);
+
+// msprobe's check_op_str_pattern_valid / table_value_is_valid: text that starts (or continues
+// after ';') with + - = % @ (or their full-width forms) and is not a number would act as a
+// formula in a spreadsheet.
+bool LooksLikeFormula(std::string_view text);
 
 }  // namespace numprobe::detail
 

@@ -100,22 +100,6 @@ double Extreme(const CompareTable& t, const std::vector<size_t>& rows, int col, 
   return out;
 }
 
-// msprobe normalises dtypes across frameworks before comparing them: MindSpore's "Float32" and
-// PyTorch's "torch.float32" are the same dtype. Lower case, without the framework prefix.
-std::string CrossFrameworkDtype(std::string_view dtype) {
-  for (std::string_view prefix : {"torch.", "mindspore."}) {
-    if (dtype.substr(0, prefix.size()) == prefix) {
-      dtype.remove_prefix(prefix.size());
-      break;
-    }
-  }
-  std::string out(dtype);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
-
 bool IsInfOrNan(const SummaryValue& v) {
   return v.type == ValType::kNan || v.type == ValType::kInf || v.type == ValType::kNegInf;
 }
@@ -277,9 +261,16 @@ class ApiRules {
     for (const size_t i : data_) {
       const DumpRow* g = Golden(i);
       if (g == nullptr) continue;
+      // msprobe's DTypeErrChecker compares the dtype texts as written, so every MindSpore row
+      // ("Float32") against a PyTorch one ("torch.float32") is an error there too; numprobe's own
+      // Judgment stays dtype-aware. Fused qkv / gate_up bench rows are skipped, as msprobe does.
+      if (g->name.find("qkv") != std::string::npos ||
+          g->name.find("gate_up") != std::string::npos) {
+        continue;
+      }
       const std::string& t_dtype = t_.target->Text(Target(i).dtype);
       const std::string& g_dtype = t_.golden->Text(g->dtype);
-      if (t_dtype != g_dtype && CrossFrameworkDtype(t_dtype) != CrossFrameworkDtype(g_dtype)) {
+      if (!t_dtype.empty() && !g_dtype.empty() && t_dtype != g_dtype) {
         Mark(&t_.rows[i], ResultLevel::kError, kMsgDtype);
       }
     }

@@ -183,6 +183,7 @@ Result<LayerMapping> LoadLayerMapping(const std::filesystem::path& path) {
         const int sub_line = sub.first.Mark().line + 1;
         NUMPROBE_ASSIGN_OR_RETURN(std::string from, Scalar(sub.first, path));
         NUMPROBE_ASSIGN_OR_RETURN(std::string to, Scalar(sub.second, path));
+        to = to.substr(0, to.find('('));  // msprobe drops a value's "(...)" part
         LayerRename r;
         NUMPROBE_ASSIGN_OR_RETURN(r.from, LayerSegments(from, false, path, sub_line));
         NUMPROBE_ASSIGN_OR_RETURN(r.to, LayerSegments(to, true, path, sub_line));

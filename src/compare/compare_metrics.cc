@@ -52,9 +52,11 @@ NpType NumpyType(DType d) {
   }
 }
 
-// The float type of each side in msprobe's relative error (non-floats become float64).
-NpType RelSideType(NpType t) {
-  return t == NpType::kF16 || t == NpType::kF32 || t == NpType::kF64 ? t : NpType::kF64;
+// The type msprobe's relative error is computed in: each side as a float (non-floats become
+// float64), promoted with float32 (np.result_type(n, b, np.float32)), so f32 or f64.
+detail::CmpFloat RelType(NpType t, NpType g) {
+  const auto wide = [](NpType x) { return x != NpType::kF16 && x != NpType::kF32; };
+  return wide(t) || wide(g) ? detail::CmpFloat::kF64 : detail::CmpFloat::kF32;
 }
 
 NpType Promote(NpType a, NpType b) {
@@ -65,16 +67,9 @@ NpType Promote(NpType a, NpType b) {
 
 float RoundF16(float x) { return F16ToF32(F32ToF16(x)); }
 
-// A threshold as numpy compares it against an array of type `rt`.
-double ThresholdIn(double thr, NpType rt) {
-  switch (rt) {
-    case NpType::kF64:
-      return thr;
-    case NpType::kF32:
-      return static_cast<double>(static_cast<float>(thr));
-    default:
-      return static_cast<double>(RoundF16(static_cast<float>(thr)));
-  }
+// A threshold as numpy compares it against an array of type `rt` (a Python float is cast to it).
+double ThresholdIn(double thr, detail::CmpFloat rt) {
+  return rt == detail::CmpFloat::kF64 ? thr : static_cast<double>(static_cast<float>(thr));
 }
 
 // A view with its size-1 dimensions dropped (numpy's squeeze), read in C order.
@@ -249,17 +244,6 @@ struct PairSetup {
   detail::CmpSetup k;  // what the element kernel needs
 };
 
-detail::CmpFloat ToCmpFloat(NpType t) {
-  switch (t) {
-    case NpType::kF16:
-      return detail::CmpFloat::kF16;
-    case NpType::kF32:
-      return detail::CmpFloat::kF32;
-    default:
-      return detail::CmpFloat::kF64;
-  }
-}
-
 detail::CmpUlp UlpKindOf(std::optional<DType> low) {
   if (!low.has_value()) return detail::CmpUlp::kNone;
   switch (*low) {
@@ -312,12 +296,10 @@ Partial FromAcc(const detail::CmpAcc& a) {
 Partial ChunkWork(const PairSetup& s, detail::CmpAccumulateFn fn, int64_t start, int64_t count) {
   constexpr auto kBlock = static_cast<size_t>(detail::kCmpBlock);
   // Per-thread scratch, reused from chunk to chunk.
-  thread_local std::vector<double> scratch(4 * kBlock);
+  thread_local std::vector<double> scratch(3 * kBlock);
   double* tv = scratch.data();
   double* gv = tv + kBlock;
-  double* rel = gv + kBlock;
-  double* ulp = rel + kBlock;
-  const bool pre_rel = !detail::CmpRelIsSimd(s.k);
+  double* ulp = gv + kBlock;
   const bool pre_ulp = s.k.ulp != detail::CmpUlp::kNone && !detail::CmpUlpIsSimd(s.k);
   detail::CmpAcc acc;
   detail::ResetCmpAcc(&acc);
@@ -325,17 +307,12 @@ Partial ChunkWork(const PairSetup& s, detail::CmpAccumulateFn fn, int64_t start,
     const int64_t n = std::min(detail::kCmpBlock, count - b);
     Load(s.t, start + b, n, tv);
     Load(s.g, start + b, n, gv);
-    for (int64_t k = 0; pre_rel && k < n; ++k) {
-      const double tz = std::isfinite(tv[k]) ? tv[k] : 0.0;
-      const double gz = std::isfinite(gv[k]) ? gv[k] : 0.0;
-      rel[k] = detail::CmpRelError(s.k, tz, gz);
-    }
     for (int64_t k = 0; pre_ulp && k < n; ++k) {
       ulp[k] = std::isfinite(tv[k]) && std::isfinite(gv[k])
                    ? detail::CmpUlpDistance(s.k, tv[k], gv[k])
                    : std::nan("");
     }
-    fn(s.k, tv, gv, pre_rel ? rel : nullptr, pre_ulp ? ulp : nullptr, n, start + b, &acc);
+    fn(s.k, tv, gv, pre_ulp ? ulp : nullptr, n, start + b, &acc);
   }
   return FromAcc(acc);
 }
@@ -431,12 +408,10 @@ TensorPairMetrics CompareTensorPair(const TensorView& target, const TensorView& 
   }
   s.t_np = NumpyType(target.dtype);
   s.g_np = NumpyType(golden.dtype);
-  const NpType rel = Promote(RelSideType(s.t_np), RelSideType(s.g_np));
+  const detail::CmpFloat rel = RelType(s.t_np, s.g_np);
   s.k.t_dtype = target.dtype;
   s.k.g_dtype = golden.dtype;
-  s.k.t_rel = ToCmpFloat(RelSideType(s.t_np));
-  s.k.g_rel = ToCmpFloat(RelSideType(s.g_np));
-  s.k.rel = ToCmpFloat(rel);
+  s.k.rel = rel;
   s.k.thr1 = ThresholdIn(0.001, rel);
   s.k.thr5 = ThresholdIn(0.005, rel);
   const std::optional<DType> low = LowerPrecision(target.dtype, golden.dtype);

@@ -201,9 +201,8 @@ std::string WithoutCallCount(const std::string& entry) {
 
 class Pairing {
  public:
-  Pairing(CompareTable* table, const CompareMapping& m, bool debug,
-          const std::vector<int64_t>* entry_partner)
-      : t_(*table), m_(m), debug_(debug), entry_partner_(entry_partner) {}
+  Pairing(CompareTable* table, const CompareMapping& m, bool debug)
+      : t_(*table), m_(m), debug_(debug) {}
 
   void Run() {
     const DumpFile& tf = *t_.target;
@@ -212,6 +211,9 @@ class Pairing {
     auto t_keys = CompareKeys(tf, renumber, debug_);
     const auto g_keys = CompareKeys(gf, renumber, debug_);
     // Mapping modes key the target by its original row name (msprobe's op_name).
+    // Rows a -dm file names: msprobe joins on the mapped name, so several of them may share
+    // one golden row.
+    std::vector<bool> named_by_dm(t_keys.size(), false);
     for (uint32_t r = 0; r < t_keys.size(); ++r) {
       if (!t_keys[r].has_value()) continue;
       const std::string& name = tf.rows[r].name;
@@ -224,6 +226,7 @@ class Pairing {
         for (const auto& [from, to] : m_.data_map) {
           if (from == name) {
             key = to;
+            named_by_dm[r] = true;
             break;
           }
         }
@@ -234,17 +237,13 @@ class Pairing {
 
     std::vector<int64_t> partner(t_keys.size(), -1);
     std::vector<bool> golden_taken(g_keys.size(), false);
-    std::vector<bool> by_layer(t_keys.size(), false);
-    if (entry_partner_ != nullptr) {
-      LayerPairs(t_keys, g_keys, &partner, &golden_taken);
-      for (uint32_t r = 0; r < partner.size(); ++r) by_layer[r] = partner[r] >= 0;
-    }
     if (m_.fuzzy) {
       Fuzzy(t_keys, g_keys, golden_taken, &partner);
     } else {
       // Golden rows of each key, chained in order: the k-th target row of a key takes the k-th.
       constexpr uint32_t kEnd = UINT32_MAX;
       std::unordered_map<std::string_view, std::pair<uint32_t, uint32_t>> by_key;  // head, tail
+      std::unordered_map<std::string_view, uint32_t> first_of_key;
       std::vector<uint32_t> next(g_keys.size(), kEnd);
       by_key.reserve(g_keys.size());
       for (uint32_t r = 0; r < g_keys.size(); ++r) {
@@ -253,10 +252,17 @@ class Pairing {
         if (!inserted) {
           next[it->second.second] = r;
           it->second.second = r;
+        } else {
+          first_of_key.emplace(*g_keys[r], r);
         }
       }
       for (uint32_t r = 0; r < t_keys.size(); ++r) {
         if (!t_keys[r].has_value() || partner[r] >= 0) continue;
+        if (named_by_dm[r]) {  // not consumed: another -dm row may name the same golden row
+          const auto first = first_of_key.find(*t_keys[r]);
+          if (first != first_of_key.end()) partner[r] = first->second;
+          continue;
+        }
         auto it = by_key.find(*t_keys[r]);
         if (it == by_key.end() || it->second.first == kEnd) continue;
         partner[r] = it->second.first;
@@ -282,12 +288,10 @@ class Pairing {
           a = CrossDtype(a);
           b = CrossDtype(b);
         }
-        // -lm pairs are a data mapping in msprobe, which skips the dtype check as -dm does.
-        const bool comparable = m_.data_mapping || by_layer[r] || DtypesComparable(a, b);
+        // A data mapping (-dm, and -lm, which msprobe turns into one) skips the dtype check.
+        const bool comparable = m_.data_mapping || DtypesComparable(a, b);
         if (!comparable) {
           row.match = MatchKind::kDtypeMismatch;
-        } else if (by_layer[r]) {
-          row.match = MatchKind::kMapped;
         } else {
           row.match =
               (kind == MatchKind::kFuzzy && tf.rows[r].name == g.name) ? MatchKind::kExact : kind;
@@ -299,48 +303,7 @@ class Pairing {
   }
 
  private:
-  // -lm: rows of entries paired by layer scope pair by their suffix after the entry name
-  // (".input.0", ".parameters.weight"). Rows a -dm file names are left to it.
-  void LayerPairs(const std::vector<std::optional<std::string>>& t_keys,
-                  const std::vector<std::optional<std::string>>& g_keys,
-                  std::vector<int64_t>* partner, std::vector<bool>* golden_taken) {
-    const DumpFile& tf = *t_.target;
-    const DumpFile& gf = *t_.golden;
-    std::unordered_map<std::string_view, bool> named_by_dm;
-    if (m_.data_mapping) {
-      for (const auto& [from, to] : m_.data_map) named_by_dm[from] = true;
-    }
-    auto suffix = [](const DumpFile& f, const DumpRow& row) -> std::optional<std::string_view> {
-      const std::string& entry = f.entries[row.entry].name;
-      if (row.name.compare(0, entry.size(), entry) != 0) return std::nullopt;
-      return std::string_view{row.name}.substr(entry.size());
-    };
-    std::unordered_map<std::string_view, uint32_t> golden_rows;
-    for (size_t e = 0; e < tf.entries.size() && e < entry_partner_->size(); ++e) {
-      const int64_t ge = (*entry_partner_)[e];
-      if (ge < 0 || static_cast<size_t>(ge) >= gf.entries.size()) continue;
-      const DumpEntry& g = gf.entries[static_cast<size_t>(ge)];
-      golden_rows.clear();
-      for (uint32_t r = g.first_row; r < g.first_row + g.row_count; ++r) {
-        if (!g_keys[r].has_value() || (*golden_taken)[r]) continue;
-        const auto s = suffix(gf, gf.rows[r]);
-        if (s.has_value()) golden_rows.try_emplace(*s, r);
-      }
-      const DumpEntry& t = tf.entries[e];
-      for (uint32_t r = t.first_row; r < t.first_row + t.row_count; ++r) {
-        if (!t_keys[r].has_value() || named_by_dm.count(tf.rows[r].name) > 0) continue;
-        const auto s = suffix(tf, tf.rows[r]);
-        if (!s.has_value()) continue;
-        const auto it = golden_rows.find(*s);
-        if (it == golden_rows.end()) continue;
-        (*partner)[r] = it->second;
-        (*golden_taken)[it->second] = true;
-        golden_rows.erase(it);
-      }
-    }
-  }
-
-  // msprobe's process_fuzzy_match over the rows of both dumps, in order (rows -lm paired are out).
+  // msprobe's process_fuzzy_match over the rows of both dumps, in order.
   void Fuzzy(const std::vector<std::optional<std::string>>& t_keys,
              const std::vector<std::optional<std::string>>& g_keys,
              const std::vector<bool>& golden_taken, std::vector<int64_t>* partner) {
@@ -510,16 +473,14 @@ class Pairing {
   CompareTable& t_;
   const CompareMapping& m_;
   bool debug_;
-  const std::vector<int64_t>* entry_partner_;
 };
 
 }  // namespace
 
 std::string MsToPtApiKey(const std::string& name) { return ApiKey(name); }
 
-void PairRows(CompareTable* table, const CompareMapping& mapping, bool debug_files,
-              const std::vector<int64_t>* entry_partner) {
-  Pairing(table, mapping, debug_files, entry_partner).Run();
+void PairRows(CompareTable* table, const CompareMapping& mapping, bool debug_files) {
+  Pairing(table, mapping, debug_files).Run();
 }
 
 }  // namespace numprobe::detail

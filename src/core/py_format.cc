@@ -14,7 +14,12 @@ std::string PyFloatRepr(double v) {
   return out;
 }
 
-void AppendPyFloatRepr(double v, std::string* out) {
+namespace {
+
+// Lays out shortest round-trip digits given in scientific form ("-d.ddde-XX") as Python's repr
+// does (numpy's str of a float32 follows the same rules with float32's digits).
+template <typename F>
+void AppendRepr(F v, std::string* out) {
   if (std::isnan(v)) {
     *out += "nan";
     return;
@@ -71,6 +76,16 @@ void AppendPyFloatRepr(double v, std::string* out) {
     for (int i = decpt; i < ndigits; ++i) buf[n++] = digits[i];
   }
   out->append(buf, n);
+}
+
+}  // namespace
+
+void AppendPyFloatRepr(double v, std::string* out) { AppendRepr(v, out); }
+
+std::string PyFloat32Repr(float v) {
+  std::string out;
+  AppendRepr(v, &out);
+  return out;
 }
 
 namespace {

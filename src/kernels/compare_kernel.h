@@ -28,11 +28,15 @@ inline constexpr int kCmpLanes = 16;
 inline constexpr int64_t kCmpBlock = 1024;
 static_assert(kCmpChunk % kCmpBlock == 0 && kCmpBlock % kCmpLanes == 0);
 
-// msprobe's Const.FLOAT_EPSILON, added to both sides of a relative error whose golden value is 0.
+// msprobe's Const.FLOAT_EPSILON (float64's), the bound under which cosine treats a norm as zero.
 inline constexpr double kCmpEps = std::numeric_limits<double>::epsilon();
 
-// The numpy float type in which one side of a relative error (or the error itself) is computed.
-enum class CmpFloat : uint8_t { kF16, kF32, kF64 };
+// The numpy float type a relative error is computed in: msprobe's get_relative_err (since its
+// commit 78bf1bed, 2026-07-07) promotes both sides to result_type(n, b, float32), so at least f32.
+// Where the golden value is 0, that type's epsilon (f32 2^-23, f64 2^-52) is added to both sides.
+enum class CmpFloat : uint8_t { kF32, kF64 };
+inline constexpr double kCmpEpsF32 = 0x1p-23;  // np.finfo(np.float32).eps
+inline constexpr double kCmpEpsF64 = 0x1p-52;  // np.finfo(np.float64).eps
 
 // How ULP distances are taken, chosen once per pair: not at all (a side is not a float type), on
 // the bits of f64 / f32 / bf16, or through the generic rounding of float_convert.h.
@@ -41,8 +45,6 @@ enum class CmpUlp : uint8_t { kNone, kF64, kF32, kBF16, kOther };
 struct CmpSetup {
   DType t_dtype = DType::kF32;  // stored dtypes of target and golden
   DType g_dtype = DType::kF32;
-  CmpFloat t_rel = CmpFloat::kF64;  // type of each side in the relative error
-  CmpFloat g_rel = CmpFloat::kF64;
   CmpFloat rel = CmpFloat::kF64;  // the promoted type the relative error is computed in
   double thr1 = 0.001;            // 0.001 and 0.005 as numpy compares them in type `rel`
   double thr5 = 0.005;
@@ -52,16 +54,11 @@ struct CmpSetup {
   DType low = DType::kF64;  // the lower-precision dtype when ulp != kNone
 };
 
-// The vector kernels compute relative errors themselves for these setups (else the caller passes
-// them precomputed with CmpRelError).
-inline bool CmpRelIsSimd(const CmpSetup& s) {
-  return s.rel != CmpFloat::kF16 && s.t_rel != CmpFloat::kF16 && s.g_rel != CmpFloat::kF16;
-}
-
 // A side whose values are exactly floats (bf16/f16/f32 and fp8 widen exactly to f32).
 inline bool CmpFloatSourced(DType d) { return IsFloating(d) && d != DType::kF64; }
 
-// ... and ULP distances for these (else precomputed with CmpUlpDistance).
+// The vector kernels compute ULP distances themselves for these setups (else the caller passes
+// them precomputed with CmpUlpDistance).
 inline bool CmpUlpIsSimd(const CmpSetup& s) {
   switch (s.ulp) {
     case CmpUlp::kNone:
@@ -112,7 +109,7 @@ void ResetCmpAcc(CmpAcc* a);
 double CombineCmpLanes(const double* l);
 
 // msprobe's relative error of one position (NaN/Inf already replaced by 0): |(n' - b') / b'| in
-// type s.rel, where b == 0 makes n' = n + eps and b' = b + eps in each side's own type.
+// type s.rel, where b == 0 makes n' = n + eps and b' = b + eps with that type's eps.
 double CmpRelError(const CmpSetup& s, double tz, double gz);
 
 // The ULP distance of a pair finite on both sides in s.low (+0 and -0 are the same position), or
@@ -121,15 +118,13 @@ double CmpUlpDistance(const CmpSetup& s, double t, double g);
 
 // Accumulates elements [0, n) of decoded (double) values t and g into `acc`; element k goes to
 // lane k % kCmpLanes (callers start runs at a lane-aligned offset of the chunk) and has index
-// first_index + k. `rel` / `ulp` hold the per-element relative errors / ULP distances (NaN: none)
-// when the setup is not CmpRelIsSimd / CmpUlpIsSimd, else nullptr; the scalar reference accepts
-// nullptr for both and computes them itself.
+// first_index + k. `ulp` holds the per-element ULP distances (NaN: none) when the setup is not
+// CmpUlpIsSimd, else nullptr; the scalar reference accepts nullptr and computes them itself.
 using CmpAccumulateFn = void (*)(const CmpSetup& s, const double* t, const double* g,
-                                 const double* rel, const double* ulp, int64_t n,
-                                 int64_t first_index, CmpAcc* acc);
+                                 const double* ulp, int64_t n, int64_t first_index, CmpAcc* acc);
 
-void CmpAccumulateScalar(const CmpSetup& s, const double* t, const double* g, const double* rel,
-                         const double* ulp, int64_t n, int64_t first_index, CmpAcc* acc);
+void CmpAccumulateScalar(const CmpSetup& s, const double* t, const double* g, const double* ulp,
+                         int64_t n, int64_t first_index, CmpAcc* acc);
 
 // The Highway kernel for the best target of this CPU, or nullptr (no Highway, or only its
 // one-lane HWY_SCALAR target). NUMPROBE_FORCE_SCALAR=1 makes CmpAccumulate return the reference.

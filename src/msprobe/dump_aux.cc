@@ -105,6 +105,11 @@ std::vector<std::string> ConstructMap::ModulePath(std::string_view node) const {
   return {path.rbegin(), path.rend()};
 }
 
+const std::string* ConstructMap::Parent(std::string_view node) const {
+  const auto it = parent_.find(std::string(node));
+  return it == parent_.end() ? nullptr : &it->second;
+}
+
 Result<ConstructMap> ParseConstructJson(std::span<const char> bytes) {
   ConstructMap map;
   detail::JsonStreamSpec spec;

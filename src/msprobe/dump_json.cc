@@ -16,6 +16,7 @@
 
 #include "core/json_stream.h"
 #include "core/py_format.h"
+#include "core/text_file.h"
 #include "msprobe/dump_journal.h"
 #include "msprobe/entry_name.h"
 
@@ -423,6 +424,17 @@ Result<DumpFile> ParseDumpJson(std::span<const char> bytes) {
     std::vector<DumpRow>().swap(entry_rows[e]);
   }
   return file;
+}
+
+bool IsEmptyDumpJson(const std::filesystem::path& path) {
+  constexpr uintmax_t kMaxSize = 4096;  // "{}" with some whitespace; anything larger has content
+  auto text = detail::ReadTextFile(path, kMaxSize);
+  if (!text) return false;
+  std::string compact;
+  for (char c : *text) {
+    if (c != ' ' && c != '\n' && c != '\r' && c != '\t') compact.push_back(c);
+  }
+  return compact == "{}";
 }
 
 Result<DumpFile> ReadDumpJson(const std::filesystem::path& path) {

@@ -170,6 +170,7 @@ class Scanner {
   std::vector<CommNode> nodes_;  // of the step being scanned
   std::vector<RankState> done_ranks_;
   std::set<int64_t> ranks_seen_;  // rank numbers over all steps
+  bool scanned_a_file_ = false;
   bool warned_range_needs_files_ = false;
   int64_t files_missing_ = 0;
 };
@@ -343,7 +344,14 @@ Status Scanner::ScanRank(const DumpLocation& location, int slot, RankState* rank
     report_->framework = file.framework;
     report_->level = file.level;
   }
-  report_->md5_mode = report_->md5_mode || file.has_md5;
+  // md5 dumps carry Max/Min/Mean/Norm beside the checksum (msprobe's summary_mode md5); only
+  // checksums without any statistics (every file) leave no finiteness information.
+  const bool stats = std::any_of(file.rows.begin(), file.rows.end(), [](const DumpRow& r) {
+    return r.is_tensor && !r.stats[kStatMax].is_none();
+  });
+  const bool checksums_only = file.has_md5 && !stats;
+  report_->md5_mode = (scanned_a_file_ ? report_->md5_mode : true) && checksums_only;
+  scanned_a_file_ = true;
   report_->entries += static_cast<int64_t>(file.entries.size());
 
   detail::RowReadContext context;

@@ -23,6 +23,8 @@ enum ExitCode : int {
 int ReportError(const Status& status);
 // Prints "numprobe: warning: <message>" on one line to stderr.
 void ReportWarning(std::string_view message);
+// `error` (a pickle refused in strict mode that inert mode reads) with the advice to use --inert.
+Status WithInertNote(const Status& error);
 // A pickle refused in strict mode that `read` (the same read, in inert mode) accepts: `error` with
 // the advice to use --inert. Any other error is returned as it is.
 Status WithInertHint(const Status& error, bool inert,
@@ -40,6 +42,14 @@ void SetupConfigCheck(CLI::App& app, int* exit_code, int* argc, char** argv);
 void SetupServe(CLI::App& app, int* exit_code);
 void SetupReport(CLI::App& app, int* exit_code);
 void SetupDiff(CLI::App& app, int* exit_code);
+void SetupMerge(CLI::App& app, int* exit_code);
+
+// MindSpore graph (kernel-level) dump trees (cmd_mindspore.cc).
+bool IsGraphDumpPath(const std::string& path);
+int RunGraphCompare(const std::string& target, const std::string& golden, const std::string& output,
+                    bool xlsx);
+int RunGraphScan(const std::string& root);
+int PrintGraphDumpSummary(const std::string& root);
 
 }  // namespace numprobe::cli
 

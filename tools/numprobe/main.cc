@@ -117,15 +117,19 @@ int ReportError(const Status& status) {
   return status.code() == ErrorCode::kInvalidArgument ? kExitUsage : kExitBadInput;
 }
 
+Status WithInertNote(const Status& error) {
+  return error.WithNote(
+      "this file pickles more than tensors (a whole model?): --inert reads its tensors, leaving "
+      "the other objects opaque (nothing runs)");
+}
+
 Status WithInertHint(const Status& error, bool inert,
                      const std::function<bool(const ReadOptions&)>& read) {
   if (inert || error.code() != ErrorCode::kRejected) return error;
   ReadOptions options;
   options.inert_pickle = true;
   if (!read(options)) return error;
-  return error.WithNote(
-      "this file pickles more than tensors (a whole model?): --inert reads its tensors, leaving "
-      "the other objects opaque (nothing runs)");
+  return WithInertNote(error);
 }
 
 void ReportWarning(std::string_view message) {
@@ -150,6 +154,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   numprobe::cli::SetupServe(app, &exit_code);
   numprobe::cli::SetupReport(app, &exit_code);
   numprobe::cli::SetupDiff(app, &exit_code);
+  numprobe::cli::SetupMerge(app, &exit_code);
   if (const std::optional<int> code = numprobe::cli::CheckSubcommandWords(app, argc, argv)) {
     return *code;
   }

@@ -100,13 +100,10 @@ struct Case {
   CmpSetup setup;
 };
 
-CmpSetup Setup(DType t, DType g, CmpFloat t_rel, CmpFloat g_rel, CmpFloat rel, CmpUlp ulp,
-               DType low) {
+CmpSetup Setup(DType t, DType g, CmpFloat rel, CmpUlp ulp, DType low) {
   CmpSetup s;
   s.t_dtype = t;
   s.g_dtype = g;
-  s.t_rel = t_rel;
-  s.g_rel = g_rel;
   s.rel = rel;
   s.thr1 = rel == CmpFloat::kF64 ? 0.001 : static_cast<double>(0.001f);
   s.thr5 = rel == CmpFloat::kF64 ? 0.005 : static_cast<double>(0.005f);
@@ -121,21 +118,21 @@ std::vector<Case> Cases() {
   using U = CmpUlp;
   return {
       {"f32/f32", DType::kF32, DType::kF32,
-       Setup(DType::kF32, DType::kF32, F::kF32, F::kF32, F::kF32, U::kF32, DType::kF32)},
+       Setup(DType::kF32, DType::kF32, F::kF32, U::kF32, DType::kF32)},
       {"bf16/f32", DType::kBF16, DType::kF32,
-       Setup(DType::kBF16, DType::kF32, F::kF32, F::kF32, F::kF32, U::kBF16, DType::kBF16)},
+       Setup(DType::kBF16, DType::kF32, F::kF32, U::kBF16, DType::kBF16)},
       {"f64/f64", DType::kF64, DType::kF64,
-       Setup(DType::kF64, DType::kF64, F::kF64, F::kF64, F::kF64, U::kF64, DType::kF64)},
+       Setup(DType::kF64, DType::kF64, F::kF64, U::kF64, DType::kF64)},
       {"f32/f64", DType::kF32, DType::kF64,
-       Setup(DType::kF32, DType::kF64, F::kF32, F::kF64, F::kF64, U::kF32, DType::kF32)},
+       Setup(DType::kF32, DType::kF64, F::kF64, U::kF32, DType::kF32)},
       {"f64/bf16", DType::kF64, DType::kBF16,
-       Setup(DType::kF64, DType::kBF16, F::kF64, F::kF32, F::kF64, U::kBF16, DType::kBF16)},
+       Setup(DType::kF64, DType::kBF16, F::kF64, U::kBF16, DType::kBF16)},
       {"f16/f16", DType::kF16, DType::kF16,
-       Setup(DType::kF16, DType::kF16, F::kF16, F::kF16, F::kF16, U::kOther, DType::kF16)},
+       Setup(DType::kF16, DType::kF16, F::kF32, U::kOther, DType::kF16)},
       {"f16/f32", DType::kF16, DType::kF32,
-       Setup(DType::kF16, DType::kF32, F::kF16, F::kF32, F::kF32, U::kOther, DType::kF16)},
+       Setup(DType::kF16, DType::kF32, F::kF32, U::kOther, DType::kF16)},
       {"i32/f32", DType::kI32, DType::kF32,
-       Setup(DType::kI32, DType::kF32, F::kF64, F::kF32, F::kF64, U::kNone, DType::kF64)},
+       Setup(DType::kI32, DType::kF32, F::kF64, U::kNone, DType::kF64)},
   };
 }
 
@@ -208,17 +205,12 @@ TEST(CompareKernelTest, HighwayKernelGivesTheReferenceBits) {
             }
           }
           // What the vector kernel is given precomputed for setups it does not compute itself.
-          std::vector<double> rel(static_cast<size_t>(n));
           std::vector<double> ulp(static_cast<size_t>(n));
           for (int64_t k = 0; k < n; ++k) {
-            const double tz = std::isfinite(t[k]) ? t[k] : 0.0;
-            const double gz = std::isfinite(g[k]) ? g[k] : 0.0;
-            rel[k] = detail::CmpRelError(c.setup, tz, gz);
             ulp[k] = c.setup.ulp != CmpUlp::kNone && std::isfinite(t[k]) && std::isfinite(g[k])
                          ? detail::CmpUlpDistance(c.setup, t[k], g[k])
                          : std::nan("");
           }
-          const double* pre_rel = detail::CmpRelIsSimd(c.setup) ? nullptr : rel.data();
           const double* pre_ulp =
               c.setup.ulp != CmpUlp::kNone && !detail::CmpUlpIsSimd(c.setup) ? ulp.data() : nullptr;
           CmpAcc ref;
@@ -227,11 +219,11 @@ TEST(CompareKernelTest, HighwayKernelGivesTheReferenceBits) {
           detail::ResetCmpAcc(&vec);
           // The reference computes relative errors and ULP distances itself; the kernel runs in two
           // calls split at a lane-aligned offset, as blocks of a chunk are.
-          detail::CmpAccumulateScalar(c.setup, t.data(), g.data(), nullptr, nullptr, n, 100, &ref);
+          detail::CmpAccumulateScalar(c.setup, t.data(), g.data(), nullptr, n, 100, &ref);
           const int64_t split = n / 2 / detail::kCmpLanes * detail::kCmpLanes;
-          simd(c.setup, t.data(), g.data(), pre_rel, pre_ulp, split, 100, &vec);
-          simd(c.setup, t.data() + split, g.data() + split, pre_rel ? pre_rel + split : nullptr,
-               pre_ulp ? pre_ulp + split : nullptr, n - split, 100 + split, &vec);
+          simd(c.setup, t.data(), g.data(), pre_ulp, split, 100, &vec);
+          simd(c.setup, t.data() + split, g.data() + split, pre_ulp ? pre_ulp + split : nullptr,
+               n - split, 100 + split, &vec);
           ExpectSameAcc(
               ref, vec,
               target + " " + c.name + " mode " + std::to_string(mode) + " n=" + std::to_string(n));
@@ -261,9 +253,14 @@ TEST(CompareKernelTest, HighwayKernelGivesTheReferenceBits) {
 
 TEST(CompareKernelTest, ReferenceMatchesTheDefinitionsOnKnownValues) {
   const CmpSetup s = Cases()[0].setup;  // f32/f32
-  // g == 0 adds f32's epsilon to both sides: |(1 + eps) - eps| / eps in f32.
-  const double r = detail::CmpRelError(s, 1.0, 0.0);
-  EXPECT_EQ(r, static_cast<double>((1.0f + 0x1p-52f - 0x1p-52f) / 0x1p-52f));
+  // g == 0 adds f32's epsilon (2^-23) to both sides: |(1 + eps) - eps| / eps in f32 is 2^23; for
+  // 2, 2 + 2^-23 rounds back to 2 in f32, so (2 - 2^-23) / 2^-23 = 2^24 - 1 (msprobe's
+  // MaxRelativeErr 16777215.0 for [1, 2] against [0, 0] since its 2026-07-07 change).
+  EXPECT_EQ(detail::CmpRelError(s, 1.0, 0.0), 8388608.0);
+  EXPECT_EQ(detail::CmpRelError(s, 2.0, 0.0), 16777215.0);
+  EXPECT_EQ(detail::CmpRelError(s, -0.0, 0.0), 0.0);
+  // f64 pairs keep float64's epsilon: 2 + 2^-52 rounds to 2, so (2 - 2^-52) / 2^-52 = 2^53 - 1.
+  EXPECT_EQ(detail::CmpRelError(Cases()[2].setup, 2.0, 0.0), 9007199254740991.0);
   EXPECT_EQ(detail::CmpRelError(s, 1.5, 1.0), 0.5);
   // Neighbouring floats are one ULP apart, across zero the positions add.
   EXPECT_EQ(detail::CmpUlpDistance(s, 1.0, static_cast<double>(std::nextafter(1.0f, 2.0f))), 1.0);
@@ -406,6 +403,39 @@ TEST(CompareKernelTest, PairMetricsAreTheSameWithAnyKernelAndThreadCount) {
       }
     }
   }
+}
+
+}  // namespace
+}  // namespace numprobe
+
+namespace numprobe {
+namespace {
+
+// msprobe's get_relative_err since its commit 78bf1bed (2026-07-07): float32 pairs in float32
+// with float32's epsilon where the golden value is 0, float16 pairs promoted to float32 too.
+TEST(CompareKernelTest, RelativeErrorFollowsMsprobesCurrentRule) {
+  const float t32[2] = {1.0f, 2.0f};
+  const float g32[2] = {0.0f, 0.0f};
+  const TensorPairMetrics m32 =
+      CompareTensorPair(TensorView::Contiguous(t32, DType::kF32, {2}),
+                        TensorView::Contiguous(g32, DType::kF32, {2}), nullptr);
+  EXPECT_EQ(m32.msprobe[3].Text(), "16777215.0");  // MaxRelativeErr (was 9007199254740992.0)
+  // f16: 543/65536 against 0 is (n + 2^-23 - 2^-23) / 2^-23 in f32 = 69504 (before, float64's
+  // epsilon vanished in f16 arithmetic and a zero golden value divided by zero).
+  const uint16_t t16[2] = {F32ToF16(543.0f / 65536.0f), F32ToF16(0.25f)};
+  const uint16_t g16[2] = {F32ToF16(0.0f), F32ToF16(0.25f)};
+  const TensorPairMetrics m16 =
+      CompareTensorPair(TensorView::Contiguous(t16, DType::kF16, {2}),
+                        TensorView::Contiguous(g16, DType::kF16, {2}), nullptr);
+  EXPECT_EQ(m16.msprobe[3].Text(), "69504.0");
+  EXPECT_EQ(m16.msprobe[4].Text(), "0.5");  // One Thousandth Err Ratio: the equal pair only
+  // Every path gives the same (the scalar reference).
+  setenv("NUMPROBE_FORCE_SCALAR", "1", 1);
+  const TensorPairMetrics s16 =
+      CompareTensorPair(TensorView::Contiguous(t16, DType::kF16, {2}),
+                        TensorView::Contiguous(g16, DType::kF16, {2}), nullptr);
+  unsetenv("NUMPROBE_FORCE_SCALAR");
+  EXPECT_EQ(s16.msprobe[3].Text(), "69504.0");
 }
 
 }  // namespace
