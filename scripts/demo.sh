@@ -73,8 +73,8 @@ if has scan; then
 fi
 
 if has diff; then
-  echo "== Final weights, baseline vs target"
-  np diff diff "$out/weights/baseline/model.pt" "$out/weights/target/model.pt" -o "$out/diff"
+  echo "== Final weights, target vs baseline (the reference second, as in compare)"
+  np diff diff "$out/weights/target/model.pt" "$out/weights/baseline/model.pt" -o "$out/diff"
 fi
 
 if has config-check; then
@@ -91,8 +91,8 @@ if has config-check; then
   for job in $(jobs -p); do
     wait "$job" || { cat "$out"/logs/collect_*.log >&2; exit 1; }
   done
-  np config_check config-check compare "$out/config_check/baseline.json" \
-    "$out/config_check/target.json" -o "$out/config_check"
+  np config_check config-check compare "$out/config_check/target.json" \
+    "$out/config_check/baseline.json" -o "$out/config_check"
 fi
 
 $py "$here/demo/summarize.py" "$out" --seconds $((SECONDS - start))

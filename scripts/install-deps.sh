@@ -37,9 +37,10 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # The web UI's npm packages, exactly as web/package-lock.json pins them; once present, builds
-# and browser tests run offline.
+# and browser tests run offline. node_modules/.numprobe-lock is the lock they were installed from:
+# when the lock changes (a package added), they are installed again.
 web="$(cd "$(dirname "$0")/.." && pwd)/web"
-if [ ! -d "$web/node_modules" ]; then
+if ! cmp -s "$web/package-lock.json" "$web/node_modules/.numprobe-lock"; then
   echo "install-deps: npm ci in $web"
-  (cd "$web" && npm ci --no-audit --no-fund)
+  (cd "$web" && npm ci --no-audit --no-fund && cp package-lock.json node_modules/.numprobe-lock)
 fi

@@ -28,6 +28,17 @@ inline constexpr int kCheckCategoryCount = 6;
 // "env", "pip", "dataset", "weights", "hyperparameters", "random".
 std::string_view CheckCategoryName(CheckCategory category);
 std::optional<CheckCategory> ParseCheckCategory(std::string_view name);
+// The order reports list categories in, the likeliest actionable difference first:
+// hyperparameters, random (seeds and RNG), env, pip (packages), dataset, weights.
+inline constexpr CheckCategory kCheckCategoryOrder[kCheckCategoryCount] = {
+    CheckCategory::kHyperparameters,
+    CheckCategory::kRandom,
+    CheckCategory::kEnv,
+    CheckCategory::kPip,
+    CheckCategory::kDataset,
+    CheckCategory::kWeights};
+// The position of `category` in kCheckCategoryOrder.
+int CheckCategoryRank(CheckCategory category);
 
 // A snapshot: per category, item name -> value (text). Missing libraries are recorded as
 // "not installed"; masked secrets as "<masked sha256:0123abcd>".
@@ -47,9 +58,13 @@ struct Snapshot {
 
 struct CollectOptions {
   std::vector<std::filesystem::path> configs;  // JSON, YAML or shell files of hyperparameters
-  std::vector<std::filesystem::path> data;     // dataset files or folders
-  std::vector<std::filesystem::path> weights;  // weight files or folders
-  std::vector<std::string> command;            // the run's argv (hyperparameters from flags)
+  // Dataset and weight files or folders, each "PATH" or "LABEL=PATH". Their items are named by
+  // role, not by file name: LABEL, or "data1", "weights2", ... by position among the paths
+  // (a folder's files as "<role>/<relative path>", a tensor file's tensors as "<role>:<tensor>"),
+  // so that runs keeping their files under different names still compare item by item.
+  std::vector<std::filesystem::path> data;
+  std::vector<std::filesystem::path> weights;
+  std::vector<std::string> command;  // the run's argv (hyperparameters from flags)
   // The interpreter asked for versions and torch flags; empty = do not ask.
   std::string python = "/usr/bin/python3";
   int python_timeout_s = 120;
@@ -113,7 +128,7 @@ struct CheckItem {
 struct CheckReport {
   std::string a_label;
   std::string b_label;
-  std::vector<CheckItem> items;  // by category, then name
+  std::vector<CheckItem> items;  // by category (in kCheckCategoryOrder), then name
   CheckLevel Summary(CheckCategory category) const;
   bool differs() const;  // any warning or error
 };

@@ -40,6 +40,8 @@ struct InspectedDump {
 struct InspectMessage {
   std::string warning;  // when `error` is OK
   Status error;
+  // A pickle refused in strict mode that InspectOptions::inert_pickle would read (a whole model).
+  bool inert_would_read = false;
   bool is_error() const { return !error.ok(); }
 };
 

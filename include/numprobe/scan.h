@@ -181,7 +181,8 @@ struct ScanReport {
   bool md5_mode = false;  // md5 checksums without statistics in every file: no finiteness or
                           // headroom information (md5 dumps with Max/Min/... are scanned)
   std::vector<std::string> scopes;  // steps in order
-  int64_t ranks = 0;                // rank folders over all steps
+  int64_t ranks = 0;                // distinct ranks (by rank number) over all steps
+  int64_t rank_folders = 0;         // rank folders over all steps (steps x ranks when complete)
   int64_t entries = 0;
   int64_t tensors = 0;
   int64_t tensor_files_read = 0;

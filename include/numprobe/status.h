@@ -57,6 +57,8 @@ class [[nodiscard]] Status {
   // Returns this status with "context: " put before the message (no-op when OK). Used to add
   // the file name or the tensor name as an error travels up.
   Status WithContext(std::string_view context) const;
+  // Returns this status with "; note" put after the message (no-op when OK): what to do about it.
+  Status WithNote(std::string_view note) const;
 
  private:
   struct State {

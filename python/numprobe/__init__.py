@@ -3,7 +3,19 @@
 The heavy lifting (statistics, dump writing, the crash-safe journal) is done by the C++ module
 ``numprobe._numprobe``; ``numprobe.pytorch`` hooks PyTorch and hands tensor memory to it.
 """
-from ._numprobe import DTYPES, DumpConfig, Dumper, Error, load_dump_json, read_journal, tensor_stats
+try:
+    from ._numprobe import (DTYPES, DumpConfig, Dumper, Error, load_dump_json, read_journal,
+                            tensor_stats)
+except ModuleNotFoundError as _missing:  # the source tree's package, without the C++ module
+    if _missing.name != __name__ + "._numprobe":
+        raise
+    import os as _os
+
+    raise ImportError(
+        "numprobe's C++ module (_numprobe) is not beside " + _os.path.dirname(__file__) + ": "
+        "this is the source folder of the package. Point PYTHONPATH at a build tree's python "
+        "folder, build/<type>/python (build/release/python after `make demo`, build/dev/python "
+        "after `make test`), or install the package (see README.md).") from None
 
 __version__ = "0.1.0"
 __all__ = ["DumpConfig", "Dumper", "Error", "load_dump_json", "read_journal", "stats", "tensor_stats"]

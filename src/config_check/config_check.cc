@@ -46,6 +46,13 @@ std::optional<CheckCategory> ParseCheckCategory(std::string_view name) {
   return std::nullopt;
 }
 
+int CheckCategoryRank(CheckCategory category) {
+  for (int i = 0; i < kCheckCategoryCount; ++i) {
+    if (kCheckCategoryOrder[i] == category) return i;
+  }
+  return kCheckCategoryCount;
+}
+
 bool IsSecretName(std::string_view name) {
   std::string u(name);
   for (char& c : u) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -174,16 +181,34 @@ void AddProbe(const std::string& json, Snapshot* s) {
   }
 }
 
+// "LABEL=PATH" -> (LABEL, PATH) when LABEL is a plain word and the whole text names no file;
+// otherwise (`kind` + position, the text): items are named by the path's role in the run.
+std::pair<std::string, std::filesystem::path> RoleOf(const std::filesystem::path& given,
+                                                     std::string_view kind, size_t position) {
+  const std::string text = given.string();
+  const size_t eq = text.find('=');
+  std::error_code ec;
+  if (eq != std::string::npos && eq > 0 && eq + 1 < text.size() &&
+      !std::filesystem::exists(given, ec)) {
+    const std::string label = text.substr(0, eq);
+    const bool plain = std::all_of(label.begin(), label.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-' || c == '.';
+    });
+    if (plain) return {label, text.substr(eq + 1)};
+  }
+  return {fmt::format("{}{}", kind, position + 1), given};
+}
+
 Status Fingerprint(const std::vector<std::filesystem::path>& roots, CheckCategory category,
                    bool tensor_stats, Snapshot* s) {
   namespace fs = std::filesystem;
   auto& items = s->of(category);
-  for (const fs::path& given : roots) {
+  const std::string_view kind = category == CheckCategory::kDataset ? "data" : "weights";
+  for (size_t position = 0; position < roots.size(); ++position) {
+    const auto [base, given] = RoleOf(roots[position], kind, position);
     const fs::path root = given.lexically_normal();
     std::error_code ec;
     if (!fs::exists(root, ec)) return Status::NotFound(given.string() + ": no such file or folder");
-    std::string base = root.filename().string();
-    if (base.empty()) base = root.parent_path().filename().string();
     std::vector<std::pair<std::string, fs::path>> files;
     if (fs::is_regular_file(root, ec)) {
       files.emplace_back(base, root);

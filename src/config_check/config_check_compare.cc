@@ -239,7 +239,9 @@ CheckReport CompareSnapshots(const Snapshot& a, const Snapshot& b, std::string a
   }
   std::stable_sort(report.items.begin(), report.items.end(),
                    [](const CheckItem& x, const CheckItem& y) {
-                     return std::tie(x.category, x.name) < std::tie(y.category, y.name);
+                     const int rx = CheckCategoryRank(x.category);
+                     const int ry = CheckCategoryRank(y.category);
+                     return std::tie(rx, x.name) < std::tie(ry, y.name);
                    });
   return report;
 }
@@ -287,8 +289,7 @@ Status WriteCheckJson(const CheckReport& report, const std::filesystem::path& pa
   str(report.b_label);
   w.Key("summary");
   w.StartObject();
-  for (int c = 0; c < kCheckCategoryCount; ++c) {
-    const auto category = static_cast<CheckCategory>(c);
+  for (const CheckCategory category : kCheckCategoryOrder) {
     const std::string_view name = CheckCategoryName(category);
     w.Key(name.data(), static_cast<rapidjson::SizeType>(name.size()));
     str(CheckLevelName(report.Summary(category)));
@@ -347,7 +348,7 @@ Status WriteCheckXlsx(const CheckReport& report, const std::filesystem::path& pa
   worksheet_write_string(summary, 0, 0, "file_name", bold);
   worksheet_write_string(summary, 0, 1, "pass_check", bold);
   for (int c = 0; c < kCheckCategoryCount; ++c) {
-    const auto category = static_cast<CheckCategory>(c);
+    const CheckCategory category = kCheckCategoryOrder[c];
     const CheckLevel level = report.Summary(category);
     const auto row = static_cast<lxw_row_t>(c + 1);
     worksheet_write_string(summary, row, 0, std::string(CheckCategoryName(category)).c_str(),
@@ -356,8 +357,7 @@ Status WriteCheckXlsx(const CheckReport& report, const std::filesystem::path& pa
                            level_format(level));
   }
   const char* const header[] = {"name", "name_b", "value_a", "value_b", "level", "note"};
-  for (int c = 0; c < kCheckCategoryCount; ++c) {
-    const auto category = static_cast<CheckCategory>(c);
+  for (const CheckCategory category : kCheckCategoryOrder) {
     lxw_worksheet* sheet =
         workbook_add_worksheet(wb, std::string(CheckCategoryName(category)).c_str());
     for (size_t col = 0; col < std::size(header); ++col) {

@@ -22,14 +22,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#ifdef NUMPROBE_WITH_OPENSSL
-#include <openssl/evp.h>
-#endif
 #ifdef NUMPROBE_WITH_YAML
 #include <yaml-cpp/yaml.h>
 #endif
 
 #include "config_check/config_check_internal.h"
+#include "core/sha256.h"
 
 extern char** environ;
 
@@ -194,19 +192,8 @@ std::string CanonicalHyperparameterName(std::string_view dotted_name) {
 }
 
 std::string Sha256Hex(std::string_view bytes) {
-#ifdef NUMPROBE_WITH_OPENSSL
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  if (EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr) != 1) {
-    return {};
-  }
-  std::string hex;
-  for (unsigned int i = 0; i < length; ++i) hex += fmt::format("{:02x}", digest[i]);
-  return hex;
-#else
-  (void)bytes;
-  return {};
-#endif
+  auto hex = Sha256::Hex(bytes);
+  return hex ? *hex : std::string();
 }
 
 Result<std::string> ReadCappedFile(const std::filesystem::path& path, uint64_t max_bytes,
@@ -694,39 +681,21 @@ Result<std::map<std::string, std::string>> ReadHyperparameters(const std::filesy
 }
 
 Result<std::string> Sha256OfFile(const std::filesystem::path& path) {
-#ifdef NUMPROBE_WITH_OPENSSL
+  if (!detail::Sha256::Available()) {
+    return Status::Unsupported("SHA-256 needs a build with NUMPROBE_WITH_OPENSSL");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::IoError(path.string() + ": cannot open");
-  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
-  if (ctx == nullptr || EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr) != 1) {
-    EVP_MD_CTX_free(ctx);
-    return Status::Internal("SHA-256 context");
-  }
+  detail::Sha256 sha;
   std::vector<char> buf(size_t{1} << 20);
   while (in) {
     in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
     const std::streamsize n = in.gcount();
-    if (n > 0 && EVP_DigestUpdate(ctx, buf.data(), static_cast<size_t>(n)) != 1) {
-      EVP_MD_CTX_free(ctx);
-      return Status::Internal("SHA-256 update");
-    }
+    if (n > 0) sha.Update(std::string_view(buf.data(), static_cast<size_t>(n)));
   }
-  if (in.bad()) {
-    EVP_MD_CTX_free(ctx);
-    return Status::IoError(path.string() + ": read error");
-  }
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  const int ok = EVP_DigestFinal_ex(ctx, digest, &length);
-  EVP_MD_CTX_free(ctx);
-  if (ok != 1) return Status::Internal("SHA-256 final");
-  std::string hex;
-  for (unsigned int i = 0; i < length; ++i) hex += fmt::format("{:02x}", digest[i]);
-  return hex;
-#else
-  (void)path;
-  return Status::Unsupported("SHA-256 needs a build with NUMPROBE_WITH_OPENSSL");
-#endif
+  if (in.bad()) return Status::IoError(path.string() + ": read error");
+  NUMPROBE_ASSIGN_OR_RETURN(const detail::Sha256::Digest digest, sha.Finish());
+  return detail::Sha256::HexOf(digest);
 }
 
 }  // namespace numprobe

@@ -49,4 +49,12 @@ Status Status::WithContext(std::string_view context) const {
   return {state_->code, std::move(message)};
 }
 
+Status Status::WithNote(std::string_view note) const {
+  if (ok()) return *this;
+  std::string message = state_->message;
+  message += "; ";
+  message += note;
+  return {state_->code, std::move(message)};
+}
+
 }  // namespace numprobe

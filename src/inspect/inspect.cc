@@ -320,8 +320,8 @@ Result<InspectReport> Inspect(const fs::path& path, const InspectOptions& option
   ReadOptions read_options;
   read_options.inert_pickle = options.inert_pickle;
   auto warn = [&report](std::string text) { report.messages.push_back({std::move(text), {}}); };
-  auto fail = [&report](Status error) {
-    report.messages.push_back({"", std::move(error)});
+  auto fail = [&report](Status error, bool inert_would_read = false) {
+    report.messages.push_back({"", std::move(error), inert_would_read});
     ++report.failed;
   };
 
@@ -361,7 +361,14 @@ Result<InspectReport> Inspect(const fs::path& path, const InspectOptions& option
   for (const fs::path& p : files) {
     auto file = InspectOne(p, read_options);
     if (!file) {
-      fail(file.error());
+      // Said so the caller can point to the inert mode; only a strict refusal is read again.
+      bool inert_would_read = false;
+      if (!read_options.inert_pickle && file.error().code() == ErrorCode::kRejected) {
+        ReadOptions inert = read_options;
+        inert.inert_pickle = true;
+        inert_would_read = ReadTensorFile(p, inert).ok();
+      }
+      fail(file.error(), inert_would_read);
       continue;
     }
     for (const auto& w : file->file.warnings) warn(p.string() + ": " + w);

@@ -169,6 +169,7 @@ class Scanner {
   ScanReport* report_;
   std::vector<CommNode> nodes_;  // of the step being scanned
   std::vector<RankState> done_ranks_;
+  std::set<int64_t> ranks_seen_;  // rank numbers over all steps
   bool scanned_a_file_ = false;
   bool warned_range_needs_files_ = false;
   int64_t files_missing_ = 0;
@@ -549,7 +550,9 @@ Status Scanner::ScanStep(const std::string& scope, const std::vector<DumpPair>& 
     ranks.push_back(std::move(rank));
     rank_numbers.push_back(ranks.back().rank);
   }
-  report_->ranks += static_cast<int64_t>(ranks.size());
+  report_->rank_folders += static_cast<int64_t>(ranks.size());
+  ranks_seen_.insert(rank_numbers.begin(), rank_numbers.end());
+  report_->ranks = static_cast<int64_t>(ranks_seen_.size());
   for (size_t i = 0; i < pairs.size(); ++i) {
     NUMPROBE_RETURN_IF_ERROR(ScanRank(*pairs[i].target, static_cast<int>(i), &ranks[i]));
   }

@@ -230,6 +230,7 @@ std::string ScanJson(const ScanReport& r) {
   PutBool(w, "md5_mode", r.md5_mode);
   PutList(w, "steps", r.scopes);
   PutInt(w, "ranks", r.ranks);
+  PutInt(w, "rank_folders", r.rank_folders);
   PutInt(w, "entries", r.entries);
   PutInt(w, "tensors", r.tensors);
   PutInt(w, "tensor_files_read", r.tensor_files_read);

@@ -12,6 +12,7 @@
 #include "numprobe/report.h"
 
 #include "core/atomic_file.h"
+#include "core/sha256.h"
 #include "ui/api.h"
 #include "ui/assets.h"
 #include "ui/json_writer.h"
@@ -80,6 +81,17 @@ class ScriptJsonStream {
 };
 
 using JsonWriter = ui::UiJsonWriter<ScriptJsonStream>;
+
+// The page's Content-Security-Policy, as strict as serve's (ui/http_server.cc): nothing is
+// loaded or sent anywhere, the one inline script runs by its hash (no injected markup can run
+// script, inline handlers included), styles are inline (the style element; ECharts sets style
+// attributes), images only data: URLs. frame-ancestors cannot be set from a <meta> element.
+std::string ReportPolicy(std::string_view script_sha256_base64) {
+  return fmt::format(
+      "default-src 'none'; script-src 'sha256-{}'; style-src 'unsafe-inline'; img-src data:; "
+      "base-uri 'none'; form-action 'none'",
+      script_sha256_base64);
+}
 
 // Rows whose tensor detail is embedded: the culprits' rows, then error rows, in execution order.
 std::vector<uint32_t> TensorRows(const Run& run, int limit) {
@@ -202,22 +214,33 @@ Status WriteHtmlReport(const std::filesystem::path& result, const std::filesyste
         title_html += c;
     }
   }
+  // The script element's text, exactly as the browser will hash it: the policy allows it by its
+  // hash. HTML parsing turns CR LF and CR into LF, so the text holds none (in JavaScript a raw CR
+  // can only be a line end, or inside a template literal, which reads it as LF too).
+  std::string script =
+      ReplaceNoCase(ReplaceNoCase(ReplaceNoCase(ReplaceNoCase(js->bytes, "\r\n", "\n"), "\r", "\n"),
+                                  "</script", "<\\/script"),
+                    "<!--", "<\\!--");
+  script = "\n" + script + "\n";
+  auto script_hash = detail::Sha256::Base64(script);
+  if (!script_hash) {
+    return script_hash.error().WithContext("the report's Content-Security-Policy (a script hash)");
+  }
   NUMPROBE_ASSIGN_OR_RETURN(auto file, detail::AtomicOutput::Create(out));
   NUMPROBE_RETURN_IF_ERROR(file.Write(fmt::format(
       "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"{}\">\n"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
       "<meta name=\"generator\" content=\"numprobe report\">\n<title>{}</title>\n<style>\n",
-      title_html)));
+      ReportPolicy(*script_hash), title_html)));
   NUMPROBE_RETURN_IF_ERROR(file.Write(ReplaceNoCase(css->bytes, "</style", "<\\/style")));
   NUMPROBE_RETURN_IF_ERROR(
       file.Write("\n</style>\n</head>\n<body>\n<div id=\"app\"></div>\n"
                  "<script type=\"application/json\" id=\"numprobe-data\">"));
   NUMPROBE_RETURN_IF_ERROR(WriteData(api, options, &file));
-  NUMPROBE_RETURN_IF_ERROR(file.Write("</script>\n<script type=\"module\">\n"));
-  const std::string script =
-      ReplaceNoCase(ReplaceNoCase(js->bytes, "</script", "<\\/script"), "<!--", "<\\!--");
+  NUMPROBE_RETURN_IF_ERROR(file.Write("</script>\n<script type=\"module\">"));
   NUMPROBE_RETURN_IF_ERROR(file.Write(script));
-  NUMPROBE_RETURN_IF_ERROR(file.Write("\n</script>\n</body>\n</html>\n"));
+  NUMPROBE_RETURN_IF_ERROR(file.Write("</script>\n</body>\n</html>\n"));
   return file.Commit();
 }
 

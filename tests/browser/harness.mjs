@@ -12,6 +12,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
+import { VIEWPORTS, checkLayout } from './layout.mjs';
 
 export const SOURCE = process.env.NUMPROBE_SOURCE_DIR || path.resolve(import.meta.dirname, '..', '..');
 export const BIN = process.env.NUMPROBE_BIN;
@@ -296,4 +297,123 @@ export async function checkTrendViews(page, base, prefix) {
   assert.match(await page.textContent('.view-trends'), /2 rank\(s\)/);
   await shot(page, `${prefix}-trends`);
   assert.deepEqual(page.jsErrors, []);
+}
+
+// Every view is rendered once its charts have drawn and its table rows have loaded.
+async function settled(page) {
+  await page.waitForFunction(
+    () => document.querySelectorAll('[data-rendered=false]').length === 0 &&
+      document.querySelectorAll('.grid-spacer:not([data-loaded=true])').length === 0,
+    null,
+    { timeout: 30000 },
+  );
+}
+
+// The routes of every view (every tab of scan), with the culprit selected where a view selects.
+async function everyRoute(page, base) {
+  await open(page, `${base}#/table?run=0&op=${encodeURIComponent(EXPECT_OP)}`);
+  const rows = await tableRows(page);
+  const output = rows.find((r) => r.name.includes('.output.')) || rows[0];
+  return [
+    ['overview', '#/overview?run=0'],
+    ['tree', `#/tree?run=0&node=${encodeURIComponent(EXPECT_OP)}`],
+    ['table', `#/table?run=0&op=${encodeURIComponent(EXPECT_OP)}&row=${output.row}`],
+    ['tensor', `#/tensor?run=0&row=${output.row}`],
+    ['trends', `#/trends?run=0&name=${encodeURIComponent(`${EXPECT_OP}.output.0`)}`],
+    ['scan-anomalies', '#/scan?tab=anomalies'],
+    ['scan-watchpoints', '#/scan?tab=watchpoints'],
+    ['scan-headroom', '#/scan?tab=headroom'],
+  ];
+}
+
+// The screenshot check: each view at 1280x800 and at 1920x1080, photographed, its text, controls
+// and charts inside the viewport, not clipped and not overlapping (layout.mjs).
+export async function checkEveryViewLayout(page, base, prefix, routes = null) {
+  const list = routes || (await everyRoute(page, base));
+  for (const viewport of VIEWPORTS) {
+    await page.setViewportSize(viewport);
+    for (const [name, route] of list) {
+      await open(page, `${base}${route}`);
+      await settled(page);
+      const label = `${prefix}-${name}-${viewport.width}x${viewport.height}`;
+      await page.screenshot({ path: path.join(ARTIFACTS, `${label}.png`) });
+      await checkLayout(page, label, ARTIFACTS);
+    }
+  }
+  assert.deepEqual(page.jsErrors, []);
+}
+
+// Rows by result: the counts are written on the bars, and a handful of failing rows among many
+// passes draws a bar that can be seen (a logarithmic scale: at least a tenth of the passes' bar).
+const BAR_COLORS = { error: '#d64545', warning: '#e0a100', unmatched: '#8a7fb8', pass: '#2e9d5b' };
+
+export async function checkCountsChart(page, base) {
+  await open(page, `${base}#/overview?run=0`);
+  await settled(page);
+  const bars = await page.evaluate((colors) => {
+    const box = document.querySelector('[data-testid=counts-chart]');
+    const texts = [...box.querySelectorAll('svg text')].map((t) => t.textContent.trim());
+    const widths = {};
+    for (const [level, color] of Object.entries(colors)) {
+      widths[level] = Math.max(0, ...[...box.querySelectorAll('svg path')]
+        .filter((p) => (p.getAttribute('fill') || '').toLowerCase() === color)
+        .map((p) => p.getBoundingClientRect().width));
+    }
+    return { texts, widths };
+  }, BAR_COLORS);
+  const counts = await page.evaluate(() => [...document.querySelectorAll('[data-testid^=count-]')]
+    .filter((a) => a.dataset.testid.endsWith('-0'))
+    .map((a) => [a.dataset.testid.split('-')[1], a.textContent.trim()]));
+  assert.ok(counts.some(([level]) => level === 'pass'), `run 0 has no passing rows: ${JSON.stringify(counts)}`);
+  const failing = counts.filter(([level]) => level !== 'pass');
+  assert.ok(failing.length > 0, `run 0 has no failing rows: ${JSON.stringify(counts)}`);
+  for (const [level, count] of counts) {
+    assert.ok(bars.texts.includes(`${level} ${count}`), `no label "${level} ${count}" on the bars: ${bars.texts}`);
+    assert.ok(bars.widths[level] > 0, `no ${level} bar`);
+  }
+  const pass = Number(counts.find(([level]) => level === 'pass')[1].replace(/,/g, ''));
+  for (const [level, count] of failing) {
+    if (Number(count.replace(/,/g, '')) * 10 < pass) {
+      assert.ok(bars.widths[level] >= bars.widths.pass / 10, `${count} ${level}: bar ${bars.widths[level]}px, pass bar ${bars.widths.pass}px`);
+    }
+  }
+}
+
+// The module subtree graph fits its box (nothing cut on the right), and pans and zooms.
+export async function checkTreeGraph(page, base) {
+  await open(page, `${base}#/tree?run=0&node=`);
+  await page.waitForSelector('[data-testid=tree-graph] .gnode');
+  const fitted = () => page.evaluate(() => {
+    const svg = document.querySelector('[data-testid=tree-graph]');
+    const box = svg.getBoundingClientRect();
+    const scene = svg.querySelector('.scene').getBoundingClientRect();
+    const side = document.querySelector('[data-testid=tree-detail]').getBoundingClientRect();
+    return {
+      inside: scene.left >= box.left - 1 && scene.right <= box.right + 1 && scene.top >= box.top - 1 && scene.bottom <= box.bottom + 1,
+      svgInPane: box.right <= side.right + 1,
+      scale: Number(svg.dataset.scale),
+      transform: svg.querySelector('.scene').getAttribute('transform'),
+      nodes: svg.querySelectorAll('.gnode').length,
+    };
+  });
+  const fit = await fitted();
+  assert.ok(fit.nodes > 1, 'the graph has one node');
+  assert.ok(fit.inside && fit.svgInPane, `graph not fitted: ${JSON.stringify(fit)}`);
+  await page.click('[data-testid=graph-zoom-in]');
+  const zoomed = await fitted();
+  assert.ok(zoomed.scale > fit.scale * 1.2, `zoom in: ${fit.scale} -> ${zoomed.scale}`);
+  const box = await page.locator('[data-testid=tree-graph]').boundingBox();
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(box.x + box.width / 2 - 80, box.y + box.height / 2 - 20, { steps: 5 });
+  await page.mouse.up();
+  const panned = await fitted();
+  assert.notEqual(panned.transform, zoomed.transform, 'drag did not pan');
+  assert.equal(panned.scale, zoomed.scale);
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  await page.mouse.wheel(0, 300);
+  await page.waitForFunction((s) => Number(document.querySelector('[data-testid=tree-graph]').dataset.scale) < s, zoomed.scale);
+  await page.click('[data-testid=graph-fit]');
+  const again = await fitted();
+  assert.ok(again.inside && Math.abs(again.scale - fit.scale) < 1e-9, `fit: ${JSON.stringify(again)}`);
 }

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, test } from 'node:test';
-import { BIN, checkMainViews, checkTrendViews, launch, newPage, prepareData } from './harness.mjs';
+import { BIN, checkCountsChart, checkEveryViewLayout, checkMainViews, checkTrendViews, checkTreeGraph, launch, newPage, open, prepareData } from './harness.mjs';
 
 let browser;
 let data;
@@ -41,4 +41,41 @@ test('report from disk: trends and the rank x op heatmap', async () => {
   const url = report(data.multi, 'report-multi.html');
   const page = await newPage(browser);
   await checkTrendViews(page, url, 'report');
+});
+
+test('report from disk: counts on the bars, the tree graph fits, pans and zooms', async () => {
+  const url = report(data.single, 'report-graph.html');
+  const page = await newPage(browser);
+  await checkCountsChart(page, url);
+  await checkTreeGraph(page, url);
+  assert.deepEqual(page.jsErrors, []);
+});
+
+test('report from disk: every view at 1280x800 and 1920x1080, nothing clipped or overlapping', async () => {
+  const url = report(data.single, 'report-layout.html');
+  const page = await newPage(browser);
+  await checkEveryViewLayout(page, url, 'report-layout');
+  const multi = report(data.multi, 'report-layout-multi.html');
+  await checkEveryViewLayout(page, multi, 'report-layout-multi', [
+    ['overview', '#/overview?run=0'],
+    ['trends', '#/trends?run=0&column=NPU%20max&heat=NPU%20max'],
+  ]);
+});
+
+test('a scan-only report shows the cards that apply: no first divergence, the first anomaly', async () => {
+  const scanOnly = path.join(data.root, 'scan-only');
+  fs.mkdirSync(scanOnly);
+  const scan = fs.readdirSync(data.single).find((f) => /^scan_.*\.json$/.test(f));
+  fs.copyFileSync(path.join(data.single, scan), path.join(scanOnly, scan));
+  const url = report(scanOnly, 'report-scan-only.html');
+  const page = await newPage(browser);
+  await open(page, `${url}#/overview`);
+  assert.equal(await page.$('[data-testid=first-divergence-card]'), null, 'a divergence card without a golden run');
+  assert.doesNotMatch(await page.textContent('#view'), /golden/i);
+  await page.waitForSelector('[data-testid=first-anomaly-card]');
+  assert.equal((await page.textContent('[data-testid=first-anomaly-op]')).trim(), 'Tensor.__mul__.0.forward');
+  // A compare result still shows its divergence card (the same check as above, for contrast).
+  await open(page, `${report(data.single, 'report-cards.html')}#/overview`);
+  await page.waitForSelector('[data-testid=first-divergence-card]');
+  assert.deepEqual(page.jsErrors, []);
 });

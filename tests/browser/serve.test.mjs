@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { after, before, test } from 'node:test';
-import { checkMainViews, checkTrendViews, launch, newPage, prepareData, serve } from './harness.mjs';
+import { checkCountsChart, checkEveryViewLayout, checkMainViews, checkTrendViews, checkTreeGraph, launch, newPage, prepareData, serve } from './harness.mjs';
 
 let browser;
 let data;
@@ -35,6 +35,28 @@ test('served UI: trends across steps and the rank x op heatmap', async () => {
   try {
     const page = await newPage(browser);
     await checkTrendViews(page, server.url, 'serve');
+  } finally {
+    await server.stop();
+  }
+});
+
+test('served UI: counts on the bars, the tree graph fits, pans and zooms', async () => {
+  const server = await serve([data.single]);
+  try {
+    const page = await newPage(browser);
+    await checkCountsChart(page, server.url);
+    await checkTreeGraph(page, server.url);
+    assert.deepEqual(page.jsErrors, []);
+  } finally {
+    await server.stop();
+  }
+});
+
+test('served UI: every view at 1280x800 and 1920x1080, nothing clipped or overlapping', async () => {
+  const server = await serve([data.single]);
+  try {
+    const page = await newPage(browser);
+    await checkEveryViewLayout(page, server.url, 'serve-layout');
   } finally {
     await server.stop();
   }

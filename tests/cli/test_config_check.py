@@ -72,27 +72,29 @@ def collect(out, cfg, data, python, seed, env):
 
 def test_exactly_a_seed_a_library_and_a_variable(tmp_path, run_files):
     cfg, data, fake = run_files
-    a = tmp_path / "a.json"
-    b = tmp_path / "b.json"
-    collect(a, cfg, data, PY, 1234, run_env(NCCL_ALGO="Ring"))
-    collect(b, cfg, data, fake, 42, run_env(NCCL_ALGO="Tree"))
+    base = tmp_path / "base.json"
+    run = tmp_path / "run.json"
+    collect(base, cfg, data, PY, 1234, run_env(NCCL_ALGO="Ring"))
+    collect(run, cfg, data, fake, 42, run_env(NCCL_ALGO="Tree"))
     out = tmp_path / "out"
-    r = numprobe("config-check", "compare", a, b, "-o", out, expect=1)
+    # The run to check first, the baseline second (as compare's -gp).
+    r = numprobe("config-check", "compare", run, base, "-o", out, expect=1)
     report, diffs = findings(out)
-    got = sorted((d["category"], d["name"], d["a"], d["b"], d["level"]) for d in diffs)
+    got = [(d["category"], d["name"], d["a"], d["b"], d["level"]) for d in diffs]
     import numpy
-    assert got == [("env", "NCCL_ALGO", "Ring", "Tree", "error"),
-                   ("pip", "numpy", numpy.__version__, "9.9.9", "error"),
-                   ("random", "seed", "1234", "42", "error")]
+    # By kind: seeds and RNG, then the environment, then the packages.
+    assert got == [("random", "seed", "42", "1234", "error"),
+                   ("env", "NCCL_ALGO", "Tree", "Ring", "error"),
+                   ("pip", "numpy", "9.9.9", numpy.__version__, "error")]
     assert report["summary"] == {"env": "error", "pip": "error", "dataset": "pass",
                                  "weights": "pass", "hyperparameters": "pass",
                                  "random": "error"}
-    assert "Differences (3):" in r.stdout
+    assert "Differences (3), A | B:" in r.stdout
     # Everything else was compared and passed: the data, the hyperparameters, the libraries.
     passed = {(i["category"], i["name"]) for i in report["items"] if i["level"] == "pass"}
     assert ("hyperparameters", "optimizer.lr") in passed
     assert ("hyperparameters", "batch_size") in passed
-    assert ("dataset", "data/shard0.bin") in passed
+    assert ("dataset", "data1/shard0.bin") in passed
     assert ("pip", "torch") in passed and ("pip", "python") in passed
 
 
@@ -139,7 +141,7 @@ def test_snapshot_contents_and_secrets(tmp_path, run_files):
     assert snap["hyperparameters"]["optimizer.betas"] == "[0.9, 0.999]"
     assert snap["hyperparameters"]["lr"] == "0.1"
     digest = hashlib.sha256((data / "shard0.bin").read_bytes()).hexdigest()
-    assert snap["dataset"]["data/shard0.bin"] == f"sha256:{digest} size:3000"
+    assert snap["dataset"]["data1/shard0.bin"] == f"sha256:{digest} size:3000"
     import numpy
     import torch
     assert snap["pip"]["numpy"] == numpy.__version__
@@ -162,3 +164,66 @@ def test_usage_and_bad_input(tmp_path):
     r = numprobe("config-check", "compare", not_snapshot, not_snapshot, "-o", tmp_path, expect=3)
     assert "not a numprobe config snapshot" in r.stderr
     numprobe("config-check", expect=2)
+
+
+def weight_file(path, scale):
+    """A small .npz of named weights (numpy writes it; numprobe reads it as weights)."""
+    import numpy as np
+    rng = np.random.default_rng(0)
+    tensors = {f"layer{i}.weight": rng.standard_normal((4, 4)).astype(np.float32)
+               for i in range(5)}
+    tensors["layer0.weight"] = tensors["layer0.weight"] * scale
+    np.savez(path, **tensors)
+
+
+def test_weight_items_are_named_by_role_not_by_file_name(tmp_path):
+    """--weights w_A.npz in one run and --weights w_B.npz in the other compare tensor by tensor."""
+    weight_file(tmp_path / "w_A.npz", 1.0)
+    weight_file(tmp_path / "w_B.npz", 2.0)
+    a = tmp_path / "a.json"
+    b = tmp_path / "b.json"
+    numprobe("config-check", "collect", "-o", a, "--no-python", "--weights", tmp_path / "w_A.npz",
+             expect=0)
+    numprobe("config-check", "collect", "-o", b, "--no-python", "--weights", tmp_path / "w_B.npz",
+             expect=0)
+    out = tmp_path / "out"
+    numprobe("config-check", "compare", a, b, "-o", out, expect=1)
+    report, diffs = findings(out)
+    weights = [i for i in report["items"] if i["category"] == "weights"]
+    assert len(weights) == 6  # the file and its 5 tensors, each on both sides
+    assert all(i["a"] is not None and i["b"] is not None for i in weights)
+    assert [(d["name"], d["level"]) for d in diffs] == \
+        [("weights1", "error"), ("weights1:layer0.weight", "error")]
+    # A label names the role explicitly (and survives a different position).
+    numprobe("config-check", "collect", "-o", a, "--no-python", "--weights",
+             f"init={tmp_path / 'w_A.npz'}", expect=0)
+    snap = load(a)
+    assert sorted(snap["weights"]) == ["init"] + [f"init:layer{i}.weight" for i in range(5)]
+
+
+def test_findings_are_ordered_by_kind_with_a_summary_line_per_kind(tmp_path):
+    """The actionable difference (lr) comes before the weight rows, after one line per kind."""
+    weight_file(tmp_path / "w_A.npz", 1.0)
+    weight_file(tmp_path / "w_B.npz", 2.0)
+    for name, lr, seed, weights, algo in (("run", "0.002", "1", "w_B.npz", "Tree"),
+                                         ("base", "0.001", "2", "w_A.npz", "Ring")):
+        numprobe("config-check", "collect", "-o", tmp_path / f"{name}.json", "--no-python",
+                 "--weights", tmp_path / weights, "--set", f"hyperparameters.lr={lr}",
+                 "--set", f"random.seed={seed}", env=run_env(NCCL_ALGO=algo), expect=0)
+    r = numprobe("config-check", "compare", tmp_path / "run.json", tmp_path / "base.json",
+                 "-o", tmp_path / "out", expect=1)
+    lines = r.stdout.splitlines()
+    kinds = ["hyperparameters", "random", "env", "pip", "dataset", "weights"]
+    # A summary line per kind, in this order, before any finding.
+    summary = [line.split()[0] for line in lines[1:7]]
+    assert summary == kinds, r.stdout
+    start = lines.index(next(line for line in lines if line.startswith("Differences (")))
+    assert start == 7
+    rows = [line.split()[1] for line in lines[start + 1:] if line.startswith("  ")]
+    assert rows[0] == "hyperparameters" and "lr: 0.002 | 0.001" in lines[start + 1]
+    assert rows == sorted(rows, key=kinds.index)
+    assert rows[-1] == "weights" and rows.count("weights") == 2
+    # The files list the items in the same order.
+    report, diffs = findings(tmp_path / "out")
+    assert [d["category"] for d in diffs] == rows
+    assert list(report["summary"]) == kinds

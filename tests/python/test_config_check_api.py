@@ -74,15 +74,17 @@ def test_a_script_records_what_only_it_knows(tmp_path):
     names = sorted(k for k in weights if k.startswith("model:"))
     assert names == ["model:0.bias", "model:0.weight", "model:1.bias", "model:1.num_batches_tracked",
                      "model:1.running_mean", "model:1.running_var", "model:1.weight"]
-    # The same text the command line writes for the same tensors read from a file.
+    # The same text the command line writes for the same tensors read from a file, and under the
+    # same names when the file is given the role "model".
     cli = subprocess.run([os.environ["NUMPROBE_BIN"], "config-check", "collect", "-o",
                           str(tmp_path / "cli.json"), "--no-python", "--weights",
-                          str(path) + ".pt"], capture_output=True, text=True, timeout=120)
+                          "model=" + str(path) + ".pt"], capture_output=True, text=True,
+                         timeout=120)
     assert cli.returncode == 0, cli.stderr
     with open(tmp_path / "cli.json") as f:
         cli_weights = json.load(f)["weights"]
     for name in names:
-        assert cli_weights["snap.json.pt:" + name[len("model:"):]] == weights[name], name
+        assert cli_weights[name] == weights[name], name
     assert weights["model:1.running_var"] == f"f32 [3] max=1 min=1 mean=1 norm={math.sqrt(3)!r}"
 
 

@@ -2,9 +2,13 @@
 #ifndef NUMPROBE_TOOLS_CLI_H_
 #define NUMPROBE_TOOLS_CLI_H_
 
+#include <functional>
+#include <string_view>
+
 #include <CLI/CLI.hpp>
 
 #include "numprobe/status.h"
+#include "numprobe/tensor_file.h"
 
 namespace numprobe::cli {
 
@@ -19,6 +23,12 @@ enum ExitCode : int {
 int ReportError(const Status& status);
 // Prints "numprobe: warning: <message>" on one line to stderr.
 void ReportWarning(std::string_view message);
+// `error` (a pickle refused in strict mode that inert mode reads) with the advice to use --inert.
+Status WithInertNote(const Status& error);
+// A pickle refused in strict mode that `read` (the same read, in inert mode) accepts: `error` with
+// the advice to use --inert. Any other error is returned as it is.
+Status WithInertHint(const Status& error, bool inert,
+                     const std::function<bool(const ReadOptions&)>& read);
 // The {ts} of output file names: local time as %Y%m%d%H%M%S.
 std::string FileTimestamp();
 

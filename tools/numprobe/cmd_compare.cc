@@ -16,14 +16,17 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include "numprobe/buffer.h"
 #include "numprobe/compare.h"
 #include "numprobe/compare_mapping.h"
 #include "numprobe/compare_writer.h"
 #include "numprobe/divergence.h"
 #include "numprobe/dump_layout.h"
+#include "numprobe/tensor_file.h"
 #include "numprobe/thread_pool.h"
 
 #include "cli.h"
+#include "suggest.h"
 
 namespace numprobe::cli {
 namespace {
@@ -98,7 +101,8 @@ std::string DisplayNames(const OptionSpec& o) {
 void PrintHelp() {
   std::printf(
       "Compare a target dump against a golden dump, as msprobe compare does, and name the op "
-      "where they start to diverge.\n"
+      "where they start to diverge. The golden run is the reference and comes second, as B does "
+      "in numprobe diff A B and config-check compare A B.\n"
       "Usage: numprobe compare -tp TARGET -gp GOLDEN [options]\n\nOptions:\n");
   std::vector<std::pair<std::string, std::string>> lines = {{"-h, --help", "Print this help"}};
   for (const OptionSpec& o : kOptions) lines.emplace_back(DisplayNames(o), o.help);
@@ -185,6 +189,25 @@ void PrintDivergence(const std::string& label, const DivergenceReport& r) {
   }
 }
 
+// compare reads dump trees; a tensor file given instead would be read as a dump.json ("malformed
+// JSON at byte 0"). Weight and tensor files are compared by `numprobe diff`: say so.
+Status CheckNotTensorFiles(const CompareArgs& args) {
+  for (const std::string& given : {args.target, args.golden}) {
+    const fs::path path(given);
+    std::error_code ec;
+    if (!fs::is_regular_file(path, ec) || path.extension() == ".json") continue;
+    const auto buffer = Buffer::MapFile(path);
+    if (!buffer) continue;  // reading it reports the error
+    const FileFormat format = DetectFormat((*buffer)->bytes(), path);
+    if (format == FileFormat::kUnknown) continue;
+    return Status::InvalidArgument(fmt::format(
+        "{} is a tensor file ({}), not an msprobe dump; compare takes dump trees or dump.json. "
+        "To compare the tensors of two files, run: numprobe diff {} {}",
+        given, FormatName(format), args.target, args.golden));
+  }
+  return Status::Ok();
+}
+
 int RunCompare(const CompareArgs& args) {
   if (args.threads < 0) return ReportError(Status::InvalidArgument("--threads must be >= 0"));
   if (args.threads > 0) ThreadPool::SetDefaultThreads(args.threads);
@@ -223,6 +246,7 @@ int RunCompare(const CompareArgs& args) {
     mapping.layer_mapping = true;
     mapping.layer_map = std::move(*map);
   }
+  if (Status s = CheckNotTensorFiles(args); !s.ok()) return ReportError(s);
   auto pairs = DiscoverDumpPairs(args.target, args.golden);
   if (!pairs) return ReportError(pairs.error());
 
@@ -280,6 +304,8 @@ int RunCompare(const CompareArgs& args) {
   done.reserve(results.size());
   for (auto& r : results) done.push_back(std::move(*r));
 
+  std::printf("numprobe compare: %s (target) vs %s (golden, the reference)\n", args.target.c_str(),
+              args.golden.c_str());
   const std::string ts = Timestamp();
   for (const Done& d : done) {
     const fs::path dir = fs::path(args.output) / d.pair.scope;
@@ -382,6 +408,27 @@ int RunCompareArgs(const std::vector<std::string>& raw) {
   std::reverse(rewritten.begin(), rewritten.end());  // CLI11 parses a reversed vector
   try {
     parser.parse(rewritten);
+  } catch (const CLI::ExtrasError&) {
+    std::vector<std::string> names = {"-h", "--help"};
+    for (const OptionSpec& o : kOptions) {
+      if (o.msprobe_short != nullptr) names.emplace_back(o.msprobe_short);
+      for (const std::string& n : CLI::detail::split(o.names, ',')) names.push_back(n);
+    }
+    std::string message;
+    for (const std::string& e : parser.remaining()) {
+      if (e.size() > 1 && e[0] == '-') {
+        message = UnknownOptionText(e, names);
+        break;
+      }
+    }
+    if (message.empty()) {
+      message = parser.remaining().empty()
+                    ? std::string("unexpected arguments")
+                    : "unexpected argument '" + parser.remaining().front() + "'";
+    }
+    std::fprintf(stderr, "numprobe compare: %s\nRun 'numprobe compare --help' for the options.\n",
+                 message.c_str());
+    return kExitUsage;
   } catch (const CLI::ParseError& e) {
     std::string message = e.what();
     for (const OptionSpec& o : kOptions) {
@@ -404,8 +451,7 @@ int RunCompareArgs(const std::vector<std::string>& raw) {
 void SetupCompare(CLI::App& app, int* exit_code) {
   CLI::App* sub = app.add_subcommand(
       "compare",
-      "Compare a target dump against a golden dump (msprobe compare) and find the op "
-      "where they diverge");
+      "A target dump against a golden one, op by op (msprobe compare): the first divergence");
   // Arguments are parsed by RunCompareArgs (see the top of this file).
   sub->set_help_flag();
   sub->allow_extras();

@@ -94,9 +94,10 @@ int RunCompare(const CompareCli& o) {
     Status s = WriteCheckXlsx(report, xlsx);
     if (!s.ok()) return ReportError(s);
   }
-  std::printf("numprobe config-check: %s (A) vs %s (B)\n", o.a.c_str(), o.b.c_str());
-  for (int c = 0; c < kCheckCategoryCount; ++c) {
-    const auto category = static_cast<CheckCategory>(c);
+  std::printf("numprobe config-check: %s (A, checked) vs %s (B, baseline)\n", o.a.c_str(),
+              o.b.c_str());
+  // A summary line per kind, then the differences, both in kCheckCategoryOrder (the report's).
+  for (const CheckCategory category : kCheckCategoryOrder) {
     int64_t n[3] = {0, 0, 0};
     for (const CheckItem& i : report.items) {
       if (i.category == category) ++n[static_cast<int>(i.level)];
@@ -114,7 +115,7 @@ int RunCompare(const CompareCli& o) {
   if (diffs.empty()) {
     std::printf("No differences.\n");
   } else {
-    std::printf("Differences (%zu):\n", diffs.size());
+    std::printf("Differences (%zu), A | B:\n", diffs.size());
     for (const CheckItem* i : diffs) {
       std::string name = i->name;
       if (!i->name_b.empty()) name += " ~ " + i->name_b;
@@ -143,8 +144,13 @@ void SetupConfigCheck(CLI::App& app, int* exit_code, int* argc, char** argv) {
       "data and weight fingerprints");
   collect->add_option("-o,--output", c->output, "snapshot file to write (JSON)")->required();
   collect->add_option("--config", c->configs, "hyperparameter files (.json, .yaml, .yml, .sh)");
-  collect->add_option("--data", c->data, "dataset files or folders to fingerprint");
-  collect->add_option("--weights", c->weights, "weight files or folders to fingerprint");
+  collect->add_option("--data", c->data,
+                      "dataset files or folders to fingerprint, PATH or LABEL=PATH; items are "
+                      "named by LABEL (default data1, data2, ... by position), not by file name");
+  collect->add_option("--weights", c->weights,
+                      "weight files or folders to fingerprint, PATH or LABEL=PATH; items are "
+                      "named by LABEL (default weights1, weights2, ... by position), so that "
+                      "w_A.pt in one run compares with w_B.pt in the other");
   collect->add_option("--python", c->python, "interpreter asked for versions and torch flags")
       ->capture_default_str();
   collect->add_flag("--no-python", c->no_python, "do not run Python");
@@ -176,11 +182,21 @@ void SetupConfigCheck(CLI::App& app, int* exit_code, int* argc, char** argv) {
   }
 
   auto p = std::make_shared<CompareCli>();
-  CLI::App* compare = cmd->add_subcommand("compare", "Compare two snapshots (A = baseline)");
-  compare->add_option("A", p->a, "baseline snapshot")->required();
-  compare->add_option("B", p->b, "snapshot to check")->required();
+  CLI::App* compare = cmd->add_subcommand(
+      "compare",
+      "Compare two snapshots: A the run to check, B the baseline (second, as in compare)");
+  compare->add_option("A", p->a, "snapshot of the run to check")->required();
+  compare
+      ->add_option("B", p->b,
+                   "baseline snapshot: the reference, second as in numprobe compare -tp "
+                   "TARGET -gp GOLDEN and numprobe diff A B")
+      ->required();
   compare->add_option("-o,--output", p->out_dir, "folder for the CSV/JSON/XLSX (default: .)");
   compare->add_flag("--xlsx", p->xlsx, "also write an XLSX workbook");
+  compare->footer(
+      "Findings are listed by kind: hyperparameters, random (seeds and RNG), env, pip (packages), "
+      "dataset, weights; each value as A | B.\nExit status: 0 everything passes, 1 a warning or "
+      "an error, 2 usage, 3 unreadable or malformed snapshot.");
   compare->callback([p, exit_code]() { *exit_code = RunCompare(*p); });
 }
 

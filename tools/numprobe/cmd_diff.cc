@@ -1,5 +1,6 @@
-// numprobe diff A B [--map MAP.json] [--rtol R] [--atol A] [--align MODE] [--all] [-o DIR]:
-// tensors of two files or folders across frameworks (TroubleShooter's weight compare).
+// numprobe diff A B [--map MAP.json] [--rtol R] [--atol A] [--align MODE] [--all] [--inert]
+// [-o DIR]: tensors of two files or folders across frameworks (TroubleShooter's weight compare).
+// B is the reference, as compare's golden (-gp) is: relative figures divide by B.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -12,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "numprobe/diff.h"
+#include "numprobe/dump_layout.h"
 #include "numprobe/thread_pool.h"
 
 #include "cli.h"
@@ -29,6 +31,7 @@ struct DiffArgs {
   double atol = 1e-4;
   std::string align = "auto";
   bool all = false;
+  bool inert = false;
   std::string output;
   int threads = 0;
 };
@@ -98,6 +101,30 @@ void PrintUnpaired(const DiffSource& s, const std::vector<size_t>& idx, const ch
   }
 }
 
+// An msprobe dump tree (dump.json in it, or in its rank or step folders).
+bool IsDumpTree(const std::string& path) {
+  std::error_code ec;
+  return fs::is_directory(path, ec) && DiscoverDumpPairs(path, path).ok();
+}
+
+std::string CompareHint(const DiffArgs& args) {
+  return fmt::format(
+      "numprobe compare -tp {} -gp {} compares dump trees op by op and names the first divergence",
+      args.a, args.b);
+}
+
+// A load error with what to do about it: a whole pickled object (torch.save(model)) that --inert
+// reads, or a dump tree (a statistics dump has no tensor files) that compare reads.
+Status Explained(const Status& error, const DiffArgs& args, const std::string& path) {
+  Status hinted = WithInertHint(
+      error, args.inert, [&](const ReadOptions& o) { return LoadDiffSource(path, o).ok(); });
+  if (hinted.message() != error.message()) return hinted;
+  if (IsDumpTree(path)) {
+    return error.WithNote(fmt::format("{} is an msprobe dump tree; {}", path, CompareHint(args)));
+  }
+  return error;
+}
+
 int RunDiff(const DiffArgs& args) {
   if (args.threads < 0) return ReportError(Status::InvalidArgument("--threads must be >= 0"));
   if (args.threads > 0) ThreadPool::SetDefaultThreads(args.threads);
@@ -114,10 +141,16 @@ int RunDiff(const DiffArgs& args) {
     map = std::move(*m);
     options.pairing.map = &map;
   }
-  auto a = LoadDiffSource(args.a);
-  if (!a) return ReportError(a.error());
-  auto b = LoadDiffSource(args.b);
-  if (!b) return ReportError(b.error());
+  ReadOptions read;
+  read.inert_pickle = args.inert;
+  auto a = LoadDiffSource(args.a, read);
+  if (!a) return ReportError(Explained(a.error(), args, args.a));
+  auto b = LoadDiffSource(args.b, read);
+  if (!b) return ReportError(Explained(b.error(), args, args.b));
+  if (IsDumpTree(args.a) && IsDumpTree(args.b)) {
+    std::fprintf(stderr, "numprobe: note: A and B are msprobe dump trees; %s\n",
+                 CompareHint(args).c_str());
+  }
   auto report = DiffSources(std::move(*a), std::move(*b), options);
   if (!report) return ReportError(report.error());
   const DiffReport& r = *report;
@@ -138,9 +171,9 @@ int RunDiff(const DiffArgs& args) {
   for (const std::string& w : r.b.warnings) ReportWarning(w);
   for (const std::string& w : r.warnings) ReportWarning(w);
 
-  std::printf("A: %s (%s, %zu tensors)\nB: %s (%s, %zu tensors)\n", r.a.path.string().c_str(),
-              r.a.kind.c_str(), r.a.tensors.size(), r.b.path.string().c_str(), r.b.kind.c_str(),
-              r.b.tensors.size());
+  std::printf("A (target): %s (%s, %zu tensors)\nB (reference): %s (%s, %zu tensors)\n",
+              r.a.path.string().c_str(), r.a.kind.c_str(), r.a.tensors.size(),
+              r.b.path.string().c_str(), r.b.kind.c_str(), r.b.tensors.size());
   std::map<PairRule, int64_t> by_rule;
   for (const DiffRow& row : r.rows) ++by_rule[row.pair.rule];
   std::string rules;
@@ -170,11 +203,11 @@ int RunDiff(const DiffArgs& args) {
 void SetupDiff(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<DiffArgs>();
   CLI::App* sub = app.add_subcommand(
-      "diff",
-      "Tensors of two files or folders across frameworks (.pt/.pth, .ckpt, .safetensors, .npz, "
-      ".npy folders, dump trees): paired by name, PyTorch<->MindSpore rules, a map or shapes");
-  sub->add_option("A", args->a, "First file or folder")->required();
-  sub->add_option("B", args->b, "Second file or folder (the reference for relative figures)")
+      "diff", "Weights and tensors of two files or folders, across frameworks (B = reference)");
+  sub->add_option("A", args->a, "Target: the file or folder under test")->required();
+  sub->add_option("B", args->b,
+                  "Reference (golden), second as in compare -tp TARGET -gp GOLDEN: relative "
+                  "figures divide by B")
       ->required();
   sub->add_option("--map", args->map,
                   R"(Name map JSON: {"a_name": "b_name"} or TroubleShooter's weight map list)");
@@ -194,10 +227,15 @@ void SetupDiff(CLI::App& app, int* exit_code) {
                   "matched), always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
   sub->add_flag("--all", args->all, "Print every pair, not only those that differ");
+  sub->add_flag("--inert", args->inert,
+                "Read whole pickled objects (torch.save(model)): tensors are extracted, other "
+                "classes become opaque objects (nothing runs)");
   sub->add_option("-o,--output", args->output,
                   "Write diff_values.csv, diff_shapes.csv and diff.json into DIR");
   sub->add_option("--threads", args->threads, "Worker threads (default: all hardware threads)");
   sub->footer(
+      "A and B: .pt/.pth, .ckpt, .safetensors, .npz, folders of .npy files, tensor dump trees. "
+      "Tensors pair by name, PyTorch<->MindSpore parameter rules, --map, or shape alignment.\n"
       "Exit status: 0 all pairs equal, 1 a pair differs or a tensor is unpaired, 2 usage, 3 "
       "unreadable or malformed input.");
   sub->callback([args, exit_code] { *exit_code = RunDiff(*args); });

@@ -35,7 +35,7 @@ int RunInspect(const InspectArgs& args) {
   int exit_code = kExitOk;
   for (const InspectMessage& m : report->messages) {
     if (m.is_error()) {
-      exit_code = ReportError(m.error);
+      exit_code = ReportError(m.inert_would_read ? WithInertNote(m.error) : m.error);
     } else {
       ReportWarning(m.warning);
     }

@@ -89,9 +89,9 @@ int Run(const RunOptions& opt) {
 
 void SetupRun(CLI::App& app, int* exit_code) {
   auto opt = std::make_shared<RunOptions>();
-  CLI::App* sub = app.add_subcommand("run",
-                                     "Run an unmodified training script with capture on (numprobe "
-                                     "run --config c.json -- python train.py)");
+  CLI::App* sub = app.add_subcommand(
+      "run", "Run a training script unmodified, with capture on: run -- python train.py");
+  sub->footer("Example: numprobe run --config c.json -- python train.py");
   sub->add_option("--config", opt->config,
                   "config.json (msprobe keys) or MindSpore's dump_config.json; default: "
                   "$NUMPROBE_CONFIG, then $MINDSPORE_DUMP_CONFIG");

@@ -97,7 +97,7 @@ std::string_view KindText(AnomalyKind kind) {
 
 void PrintSummary(const ScanReport& r, const ScanOutputFiles& files) {
   std::printf(
-      "numprobe scan: %s (%s, %zu step%s, %lld rank folder%s, %lld entries, %lld tensors%s)\n",
+      "numprobe scan: %s (%s, %zu step%s, %lld rank%s, %lld entries, %lld tensors%s)\n",
       r.dump.c_str(), r.task.empty() ? "unknown task" : r.task.c_str(), r.scopes.size(),
       r.scopes.size() == 1 ? "" : "s", static_cast<long long>(r.ranks), r.ranks == 1 ? "" : "s",
       static_cast<long long>(r.entries), static_cast<long long>(r.tensors),

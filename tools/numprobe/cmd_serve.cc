@@ -85,10 +85,11 @@ int RunServe(const ServeArgs&) {
 
 void SetupServe(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<ServeArgs>();
-  CLI::App* sub = app.add_subcommand(
-      "serve",
-      "Browse compare results, scan outputs or dumps in a web browser (the model tree coloured by "
-      "divergence, the compare table, tensor histograms, trends)");
+  CLI::App* sub =
+      app.add_subcommand("serve", "Browse compare results, scan outputs or dumps in a web browser");
+  sub->footer(
+      "Views: the overview, the model tree coloured by divergence, the compare table, tensor "
+      "histograms, trends, the scan.");
   sub->add_option("PATH", args->path,
                   "A compare output folder (compare_result_*.json), a scan output, a dump tree, "
                   "or the target dump tree when a golden one is given")

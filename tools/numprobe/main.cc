@@ -1,10 +1,14 @@
 // numprobe: find where and why two deep-learning runs stop agreeing.
 #include <cstdio>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "cli.h"
+#include "suggest.h"
 
 namespace numprobe::cli {
 
@@ -18,11 +22,114 @@ std::string OneLine(std::string_view text) {
   return out;
 }
 
+void PrintSubcommands(const CLI::App& app, const std::string& command) {
+  std::fprintf(stderr,
+               "Usage: %s SUBCOMMAND [OPTIONS]\n\nSubcommands:\n%s\nRun '%s SUBCOMMAND --help' for "
+               "its options.\n",
+               command.c_str(), SubcommandList(app).c_str(), command.c_str());
+}
+
+// CLI11 takes a mistyped subcommand for a stray argument and reports "A subcommand is required";
+// the words that must name subcommands are checked here first, so that the message names the
+// word and the nearest subcommand. Bare `numprobe` (or `numprobe config-check`) lists them.
+std::optional<int> CheckSubcommandWords(const CLI::App& app, int argc, char** argv) {
+  const CLI::App* current = &app;
+  std::string command = "numprobe";
+  bool help = false;
+  int i = 1;
+  for (; i < argc; ++i) {
+    const std::string_view word = argv[i];
+    if (word == "-h" || word == "--help") help = true;
+    if (word.starts_with("-")) {
+      if (current == &app) continue;  // the root's own flags (--help, --version)
+      break;
+    }
+    const std::vector<const CLI::App*> subs = current->get_subcommands({});
+    if (subs.empty()) break;
+    std::vector<std::string> names;
+    const CLI::App* found = nullptr;
+    for (const CLI::App* s : subs) {
+      names.push_back(s->get_name());
+      if (s->get_name() == word) found = s;
+    }
+    if (found == nullptr) {
+      const std::string near = Nearest(word, names);
+      const std::string hint = near.empty() ? "" : "; did you mean '" + near + "'?";
+      std::fprintf(stderr, "%s: unknown subcommand '%s'%s\n\n", command.c_str(),
+                   std::string(word).c_str(), hint.c_str());
+      PrintSubcommands(*current, command);
+      return kExitUsage;
+    }
+    current = found;
+    command += " " + found->get_name();
+  }
+  if (argc == 1) {
+    PrintSubcommands(app, command);
+    return kExitUsage;
+  }
+  if (i == argc && !help && current != &app && !current->get_subcommands({}).empty()) {
+    std::fprintf(stderr, "%s: a subcommand is required\n\n", command.c_str());
+    PrintSubcommands(*current, command);
+    return kExitUsage;
+  }
+  return std::nullopt;
+}
+
+// The innermost subcommand that was given.
+const CLI::App* Innermost(const CLI::App& app) {
+  const CLI::App* current = &app;
+  while (!current->get_subcommands().empty()) current = current->get_subcommands().front();
+  return current;
+}
+
+// "numprobe config-check compare" for the app of `config-check compare`.
+std::string CommandPath(const CLI::App* app) {
+  std::string path;
+  for (; app != nullptr && app->get_parent() != nullptr; app = app->get_parent()) {
+    path.insert(0, " " + app->get_name());
+  }
+  return "numprobe" + path;
+}
+
+// CLI11 lists unexpected arguments in reverse order ("not expected: fp16 --dtyp"): name the first
+// unknown option (or stray argument) instead, with the nearest option of that subcommand.
+int ReportExtras(const CLI::App& app) {
+  const CLI::App* sub = Innermost(app);
+  const std::string command = CommandPath(sub);
+  std::vector<std::string> extras = sub->remaining();
+  std::string message;
+  for (const std::string& e : extras) {
+    if (e.size() > 1 && e[0] == '-') {
+      message = UnknownOptionText(e, OptionNames(*sub));
+      break;
+    }
+  }
+  if (message.empty() && !extras.empty()) message = "unexpected argument '" + extras[0] + "'";
+  std::fprintf(stderr, "%s: %s\nRun '%s --help' for the options.\n", command.c_str(),
+               message.c_str(), command.c_str());
+  return kExitUsage;
+}
+
 }  // namespace
 
 int ReportError(const Status& status) {
   std::fprintf(stderr, "numprobe: error: %s\n", OneLine(status.message()).c_str());
   return status.code() == ErrorCode::kInvalidArgument ? kExitUsage : kExitBadInput;
+}
+
+Status WithInertNote(const Status& error) {
+  return error.WithNote(
+      "this file pickles more than tensors (a whole model?): --inert reads its tensors, leaving "
+      "the other objects opaque (nothing runs)");
+}
+
+Status WithInertHint(const Status& error, bool inert,
+                     const std::function<bool(const ReadOptions&)>& read) {
+  if (inert || error.code() != ErrorCode::kRejected) return error;
+  ReadOptions options;
+  options.inert_pickle = true;
+  if (!read(options)) return error;
+  return WithInertNote(error);
 }
 
 void ReportWarning(std::string_view message) {
@@ -48,6 +155,9 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   numprobe::cli::SetupReport(app, &exit_code);
   numprobe::cli::SetupDiff(app, &exit_code);
   numprobe::cli::SetupMerge(app, &exit_code);
+  if (const std::optional<int> code = numprobe::cli::CheckSubcommandWords(app, argc, argv)) {
+    return *code;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -56,6 +166,8 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
+  } catch (const CLI::ExtrasError&) {
+    return numprobe::cli::ReportExtras(app);
   } catch (const CLI::ParseError& e) {
     app.exit(e);
     return kExitUsage;

@@ -1,5 +1,7 @@
 // ECharts with only the pieces the views use (tree-shaken by the build), and a helper that marks
 // a chart's container data-rendered="true" once ECharts has drawn it (tests wait for that).
+// Charts paint on canvas; small ones whose labels must be readable in the DOM (by tests and
+// screen readers) use the SVG renderer.
 import * as echarts from 'echarts/core';
 import { BarChart, HeatmapChart, LineChart } from 'echarts/charts';
 import {
@@ -10,7 +12,7 @@ import {
   TooltipComponent,
   VisualMapComponent,
 } from 'echarts/components';
-import { CanvasRenderer } from 'echarts/renderers';
+import { CanvasRenderer, SVGRenderer } from 'echarts/renderers';
 
 echarts.use([
   BarChart,
@@ -23,13 +25,14 @@ echarts.use([
   TooltipComponent,
   VisualMapComponent,
   CanvasRenderer,
+  SVGRenderer,
 ]);
 
 const live = new Set();
 
-export function chart(container, option) {
+export function chart(container, option, { renderer = 'canvas' } = {}) {
   container.dataset.rendered = 'false';
-  const instance = echarts.init(container, null, { renderer: 'canvas' });
+  const instance = echarts.init(container, null, { renderer });
   instance.on('finished', () => {
     container.dataset.rendered = 'true';
   });

@@ -9,6 +9,22 @@ export const LEVEL_COLORS = {
   none: '#9aa0a6',
 };
 
+// The one way the UI builds HTML text from data (ECharts' tooltip formatters return HTML): a
+// tagged template whose every substitution is escaped, so a name such as
+// "Functional.relu<img src=x onerror=...>.0.forward" shows as text. Everything else is built
+// with el(), whose text goes into text nodes.
+export function escapeHtml(value) {
+  return String(value).replace(/[&<>"'`]/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+export function html(strings, ...values) {
+  let out = strings[0];
+  values.forEach((v, k) => {
+    out += escapeHtml(v) + strings[k + 1];
+  });
+  return out;
+}
+
 // el('div', {class: 'x', onclick: fn, dataset: {a: 1}}, child, 'text', ...)
 export function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);

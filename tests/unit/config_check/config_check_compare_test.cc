@@ -53,17 +53,48 @@ TEST(ConfigCheckCompareTest, ExactlyTheSeedTheLibraryAndTheVariable) {
   const CheckReport r = CompareSnapshots(Base(), b);
   const auto f = Findings(r);
   ASSERT_EQ(f.size(), 3u);
-  EXPECT_EQ(f[0]->category, CheckCategory::kEnv);
-  EXPECT_EQ(f[0]->name, "NCCL_ALGO");
-  EXPECT_EQ(*f[0]->a, "Ring");
-  EXPECT_EQ(*f[0]->b, "Tree");
-  EXPECT_EQ(f[1]->category, CheckCategory::kPip);
-  EXPECT_EQ(f[1]->name, "numpy");
-  EXPECT_EQ(f[2]->category, CheckCategory::kRandom);
-  EXPECT_EQ(f[2]->name, "seed");
+  // In kCheckCategoryOrder: seeds before environment before packages.
+  EXPECT_EQ(f[0]->category, CheckCategory::kRandom);
+  EXPECT_EQ(f[0]->name, "seed");
+  EXPECT_EQ(f[1]->category, CheckCategory::kEnv);
+  EXPECT_EQ(f[1]->name, "NCCL_ALGO");
+  EXPECT_EQ(*f[1]->a, "Ring");
+  EXPECT_EQ(*f[1]->b, "Tree");
+  EXPECT_EQ(f[2]->category, CheckCategory::kPip);
+  EXPECT_EQ(f[2]->name, "numpy");
   for (const CheckItem* i : f) EXPECT_EQ(i->level, CheckLevel::kError);
   EXPECT_EQ(r.Summary(CheckCategory::kHyperparameters), CheckLevel::kPass);
   EXPECT_TRUE(r.differs());
+}
+
+TEST(ConfigCheckCompareTest, ItemsAreOrderedByKindActionableFirst) {
+  // A run whose learning rate changed and whose weights all differ: the learning rate comes
+  // first, the weights last, whatever the names.
+  Snapshot b = Base();
+  b.of(CheckCategory::kHyperparameters)["optimizer.lr"] = "0.002";
+  for (int i = 0; i < 29; ++i) b.of(CheckCategory::kWeights)["a" + std::to_string(i)] = "x";
+  b.of(CheckCategory::kEnv)["A_NEW"] = "1";
+  b.of(CheckCategory::kDataset)["train.bin"] = "sha256:cc size:3";
+  b.of(CheckCategory::kPip)["aaa"] = "1.0";
+  b.of(CheckCategory::kRandom)["seed"] = "1";
+  const CheckReport r = CompareSnapshots(b, Base());
+  const auto f = Findings(r);
+  ASSERT_EQ(f.size(), 34u);
+  EXPECT_EQ(f[0]->category, CheckCategory::kHyperparameters);
+  EXPECT_EQ(f[0]->name, "optimizer.lr");
+  EXPECT_EQ(*f[0]->a, "0.002");
+  EXPECT_EQ(*f[0]->b, "0.001");
+  EXPECT_EQ(f[1]->category, CheckCategory::kRandom);
+  EXPECT_EQ(f[2]->category, CheckCategory::kEnv);
+  EXPECT_EQ(f[3]->category, CheckCategory::kPip);
+  EXPECT_EQ(f[4]->category, CheckCategory::kDataset);
+  for (size_t i = 5; i < f.size(); ++i) EXPECT_EQ(f[i]->category, CheckCategory::kWeights);
+  // Every item, passes included, follows the same order.
+  for (size_t i = 1; i < r.items.size(); ++i) {
+    EXPECT_LE(CheckCategoryRank(r.items[i - 1].category), CheckCategoryRank(r.items[i].category));
+  }
+  EXPECT_EQ(CheckCategoryRank(CheckCategory::kHyperparameters), 0);
+  EXPECT_EQ(CheckCategoryRank(CheckCategory::kWeights), kCheckCategoryCount - 1);
 }
 
 TEST(ConfigCheckCompareTest, LevelsFollowWhatChangesNumerics) {

@@ -230,15 +230,28 @@ TEST(ConfigCheckParseTest, FingerprintsFilesAndFolders) {
   o.weights = {dir.path() / "w.npy"};
   auto s = CollectSnapshot(o);
   ASSERT_TRUE(s.ok()) << s.error().ToString();
+  // Items are named by role (the option and its position), not by file name.
   const auto& data = s->of(CheckCategory::kDataset);
-  EXPECT_EQ(data.at("data/a.txt"),
+  EXPECT_EQ(data.at("data1/a.txt"),
             "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad size:3");
-  EXPECT_EQ(data.at("data/sub/b.txt"),
+  EXPECT_EQ(data.at("data1/sub/b.txt"),
             "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855 size:0");
   const auto& weights = s->of(CheckCategory::kWeights);
   ASSERT_EQ(weights.size(), 2u);
-  EXPECT_EQ(weights.at("w.npy:(array)"),
+  EXPECT_EQ(weights.at("weights1:(array)"),
             "f32 [2, 2] max=1 min=-2 mean=-0.125 norm=2.29128784747792");
+  EXPECT_EQ(weights.count("weights1"), 1u);
+
+  // The same tensor under another file name, and a label: the items keep their names.
+  std::filesystem::copy_file(dir.path() / "w.npy", dir.path() / "w_B.npy");
+  o.weights = {dir.path() / "w_B.npy", "init=" + (dir.path() / "w.npy").string()};
+  auto labelled = CollectSnapshot(o);
+  ASSERT_TRUE(labelled.ok()) << labelled.error().ToString();
+  const auto& w2 = labelled->of(CheckCategory::kWeights);
+  EXPECT_EQ(w2.at("weights1:(array)"), weights.at("weights1:(array)"));
+  EXPECT_EQ(w2.at("weights1"), weights.at("weights1"));
+  EXPECT_EQ(w2.at("init:(array)"), weights.at("weights1:(array)"));
+  EXPECT_EQ(w2.size(), 4u);
   o.data = {dir.path() / "nothing"};
   EXPECT_EQ(CollectSnapshot(o).error().code(), ErrorCode::kNotFound);
 }

@@ -75,6 +75,16 @@ TEST(StatusTest, WithContextPrefixesAndKeepsCode) {
   EXPECT_EQ(ok.message(), "");
 }
 
+TEST(StatusTest, WithNoteAppendsAndKeepsCode) {
+  const Status base = Status::Rejected("global 'x.Model' is not allowed");
+  const Status noted = base.WithNote("--inert reads it");
+  EXPECT_EQ(noted.code(), ErrorCode::kRejected);
+  EXPECT_EQ(noted.message(), "global 'x.Model' is not allowed; --inert reads it");
+  EXPECT_EQ(base.message(), "global 'x.Model' is not allowed");
+  EXPECT_TRUE(Status::Ok().WithNote("n").ok());
+  EXPECT_EQ(Status::Ok().WithNote("n").message(), "");
+}
+
 TEST(StatusTest, CopyAndMove) {
   Status a = Status::NotFound("x.npy");
   Status b = a;

@@ -2,7 +2,7 @@
 // rows), and the counts by result.
 import { chart } from '../charts.js';
 import { href } from '../router.js';
-import { LEVEL_COLORS, el, formatCount, formatNumber, levelBadge, shortName } from '../util.js';
+import { LEVEL_COLORS, el, formatCount, formatNumber, html, levelBadge, shortName } from '../util.js';
 
 const SHOWN_LEVELS = ['error', 'warning', 'unmatched', 'pass'];
 
@@ -189,30 +189,60 @@ function runsTable(info, current) {
   );
 }
 
+// Rows by result, one group of bars per run (the first COUNT_RUNS runs): a logarithmic scale
+// and the count on each bar, so that 3 errors among 1,284 rows show as plainly as the passes.
+const COUNT_RUNS = 8;
+
+function countsCard(info) {
+  const shown = info.runs.slice(0, COUNT_RUNS);
+  const box = el('div', { class: 'chart counts', 'data-testid': 'counts-chart' });
+  box.style.height = `${Math.max(120, 36 + shown.length * SHOWN_LEVELS.length * 16)}px`;
+  const card = el(
+    'section',
+    { class: 'card' },
+    el('h2', {}, 'Rows by result'),
+    box,
+    info.runs.length > shown.length ? el('div', { class: 'muted' }, `The first ${shown.length} of ${info.runs.length} runs; the table below lists them all.`) : null,
+  );
+  // A logarithmic scale drawn on a linear axis: a count n is a bar of 1 + log10(n) units, so a
+  // count of 1 is a bar one decade long (ECharts' log axis starts its bars at 1, where a count of
+  // 1 has no length); ticks are labelled with the counts they stand for.
+  const toBar = (n) => (n > 0 ? 1 + Math.log10(n) : null);
+  const largest = Math.max(1, ...shown.flatMap((r) => SHOWN_LEVELS.map((l) => r.counts[l] || 0)));
+  const count = (level, index) => shown[index].counts[level] || 0;
+  const option = {
+    tooltip: {
+      trigger: 'axis',
+      axisPointer: { type: 'shadow' },
+      formatter: (items) => [html`${items[0].name}`, ...items.map((p) => html`${p.seriesName}: ${formatCount(count(p.seriesName, p.dataIndex))}`)].join('<br>'),
+    },
+    grid: { left: 10, right: 96, top: 8, bottom: 20, containLabel: true },
+    xAxis: { type: 'value', min: 0, max: Math.ceil(toBar(largest * 1.5)), interval: 1, axisLabel: { formatter: (v) => (v === 0 ? '0' : formatCount(10 ** (v - 1))) } },
+    yAxis: { type: 'category', data: shown.map((r) => r.label), inverse: true, axisLabel: { width: 120, overflow: 'truncate' } },
+    series: SHOWN_LEVELS.map((l) => ({
+      name: l,
+      type: 'bar',
+      barMaxWidth: 14,
+      itemStyle: { color: LEVEL_COLORS[l] },
+      // Each bar says what it counts (no legend needed): "error 3".
+      label: { show: true, position: 'right', fontSize: 11, formatter: (p) => `${l} ${formatCount(count(l, p.dataIndex))}` },
+      data: shown.map((r) => toBar(r.counts[l] || 0)),
+    })),
+  };
+  return { card, draw: () => chart(box, option, { renderer: 'svg' }) };
+}
+
 export async function render({ backend, info, root, run }) {
   root.append(el('h1', {}, 'Overview'));
   const cards = el('div', { class: 'cards' });
   root.append(cards);
-  cards.append(divergenceCard(info, run));
+  // The cards that apply to what was loaded: a divergence needs a golden run.
+  if (info.kind === 'compare' || info.kind === 'dumps') cards.append(divergenceCard(info, run));
   cards.append(await anomalyCard(backend, info, run));
   if (info.runs.length) {
-    const counts = el('div', { class: 'chart small', 'data-testid': 'counts-chart' });
-    cards.append(el('section', { class: 'card' }, el('h2', {}, 'Rows by result'), counts));
-    const shown = info.runs.slice(0, 64);
-    chart(counts, {
-      tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' } },
-      legend: { top: 0 },
-      grid: { left: 90, right: 16, top: 30, bottom: 24 },
-      xAxis: { type: 'value' },
-      yAxis: { type: 'category', data: shown.map((r) => r.label), inverse: true },
-      series: SHOWN_LEVELS.map((l) => ({
-        name: l,
-        type: 'bar',
-        stack: 'rows',
-        itemStyle: { color: LEVEL_COLORS[l] },
-        data: shown.map((r) => r.counts[l] || 0),
-      })),
-    });
+    const counts = countsCard(info);
+    cards.append(counts.card);
+    counts.draw();
     root.append(runsTable(info, run));
   }
   if (info.divergence_file) {

@@ -164,7 +164,7 @@ export async function render({ backend, info, params, root }) {
   const scan = await backend.scan();
   const tab = TABS.some(([t]) => t === params.get('tab')) ? params.get('tab') : 'anomalies';
   root.append(
-    el('div', { class: 'muted' }, `${scan.file} · dump ${scan.dump || ''} · task ${scan.task || ''} · ${formatCount(scan.entries || 0)} entries, ${formatCount(scan.tensors || 0)} tensors, ${formatCount(scan.ranks || 0)} rank folder(s)${Array.isArray(scan.steps) && scan.steps.length ? `, ${scan.steps.join(', ')}` : ''}`),
+    el('div', { class: 'muted' }, `${scan.file} · dump ${scan.dump || ''} · task ${scan.task || ''} · ${formatCount(scan.entries || 0)} entries, ${formatCount(scan.tensors || 0)} tensors, ${formatCount(scan.ranks || 0)} rank(s)${Array.isArray(scan.steps) && scan.steps.length ? `, ${scan.steps.join(', ')}` : ''}`),
     el('nav', { class: 'tabs' }, TABS.map(([t, title]) => el('a', { href: href('scan', { tab: t }), class: t === tab ? 'active' : '', 'data-testid': `scan-tab-${t}` }, title))),
   );
   if (Array.isArray(scan.warnings) && scan.warnings.length) {

@@ -3,7 +3,7 @@
 // of one 2-D slice, and the worst elements with their indices.
 import { chart } from '../charts.js';
 import { go, href } from '../router.js';
-import { el, formatCell, formatCount, formatNumber, levelBadge } from '../util.js';
+import { el, formatCell, formatCount, formatNumber, html, levelBadge } from '../util.js';
 
 const STAT_ROWS = [
   ['count', 'elements'],
@@ -137,7 +137,7 @@ export async function render({ backend, info, params, root, run }) {
           box),
       );
       chart(box, {
-        tooltip: { formatter: (p) => `row ${p.value[1] * h.cell[0]}, col ${p.value[0] * h.cell[1]}: ${formatNumber(p.value[2])}` },
+        tooltip: { formatter: (p) => html`row ${p.value[1] * h.cell[0]}, col ${p.value[0] * h.cell[1]}: ${formatNumber(p.value[2])}` },
         grid: { left: 50, right: 80, top: 10, bottom: 40 },
         xAxis: { type: 'category', data: Array.from({ length: h.cols }, (_, k) => k * h.cell[1]) },
         yAxis: { type: 'category', data: Array.from({ length: h.rows }, (_, k) => k * h.cell[0]), inverse: true },

@@ -1,12 +1,15 @@
 // Model tree: modules and APIs nested as construct.json records them, each coloured by the worst
 // result in its subtree; expandable (children fetched on demand), searchable; selecting a node
-// shows its place in a laid-out graph (dagre) and its rows.
+// shows its place in a laid-out graph (dagre; panned and zoomed with d3-zoom) and its rows.
 import { Graph, layout } from '@dagrejs/dagre';
+import { select } from 'd3-selection';
+import { zoom, zoomIdentity } from 'd3-zoom';
 import { href, replaceParams } from '../router.js';
 import { LEVEL_COLORS, clear, debounce, el, formatCell, formatCount, levelBadge, levelDot, shortName } from '../util.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
 const GRAPH_NODES = 60;
+const GRAPH_HEIGHT = 420;  // px: taller graphs are scaled down to fit, then zoomed
 
 function svg(tag, attrs = {}, ...children) {
   const node = document.createElementNS(SVG, tag);
@@ -126,10 +129,15 @@ export async function render({ backend, info, params, root, run, isCurrent }) {
     }
     layout(g);
     const graph = g.graph();
-    const box = svg('svg', { width: graph.width, height: graph.height, viewBox: `0 0 ${graph.width} ${graph.height}`, 'data-testid': 'tree-graph' });
+    // The graph fits its box (never wider than the pane), and pans (drag) and zooms (wheel,
+    // buttons) within it.
+    const height = Math.max(160, Math.min(GRAPH_HEIGHT, graph.height));
+    const box = svg('svg', { width: '100%', height, 'data-testid': 'tree-graph' });
+    const scene = svg('g', { class: 'scene' });
+    box.append(scene);
     for (const e of g.edges()) {
       const points = g.edge(e).points.map((p) => `${p.x},${p.y}`).join(' ');
-      box.append(svg('polyline', { points, class: 'edge' }));
+      scene.append(svg('polyline', { points, class: 'edge' }));
     }
     for (const id of g.nodes()) {
       const p = g.node(id);
@@ -145,9 +153,31 @@ export async function render({ backend, info, params, root, run, isCurrent }) {
       group.append(t, svg('title', {}));
       group.lastChild.textContent = `${n.name || '(model)'}: ${n.worst}, ${n.rows} rows`;
       group.addEventListener('click', () => n.name && selectNode(n.name, true));
-      box.append(group);
+      scene.append(group);
     }
-    container.append(box);
+    const zoomIn = el('button', { type: 'button', title: 'Zoom in', 'data-testid': 'graph-zoom-in' }, '+');
+    const zoomOut = el('button', { type: 'button', title: 'Zoom out', 'data-testid': 'graph-zoom-out' }, '−');
+    const fitButton = el('button', { type: 'button', title: 'Fit the graph to its box', 'data-testid': 'graph-fit' }, 'Fit');
+    container.append(el('div', { class: 'graph-tools' }, zoomIn, zoomOut, fitButton, el('span', { class: 'muted' }, 'drag to pan, wheel to zoom')), box);
+    const zoomer = zoom()
+      .scaleExtent([0.05, 4])
+      .on('zoom', (event) => {
+        scene.setAttribute('transform', event.transform.toString());
+        box.dataset.scale = String(event.transform.k);
+      });
+    const view = select(box).call(zoomer);
+    const fit = () => {
+      const width = box.clientWidth || graph.width;
+      const k = Math.min(1, width / graph.width, height / graph.height);
+      const x = (width - graph.width * k) / 2;
+      const y = (height - graph.height * k) / 2;
+      view.call(zoomer.transform, zoomIdentity.translate(x, y).scale(k));
+    };
+    fit();
+    box.dataset.fitScale = box.dataset.scale;
+    zoomIn.addEventListener('click', () => view.call(zoomer.scaleBy, 1.25));
+    zoomOut.addEventListener('click', () => view.call(zoomer.scaleBy, 0.8));
+    fitButton.addEventListener('click', fit);
   }
 
   async function selectNode(name, revealIt = false) {

@@ -2,7 +2,7 @@
 // rank x op heatmap of a metric for the ranks of one step (each op's worst value over its rows).
 import { chart } from '../charts.js';
 import { go, replaceParams } from '../router.js';
-import { el, formatNumber, shortName } from '../util.js';
+import { el, formatNumber, html, shortName } from '../util.js';
 
 function defaultColumn(runInfo) {
   const n = runInfo.numeric_columns;
@@ -88,7 +88,7 @@ export async function render({ backend, info, params, root, run }) {
       max = Math.max(max, v);
     }));
     heatChart = chart(heatBox, {
-      tooltip: { formatter: (p) => `${h.ranks[p.value[1]].label} · ${h.ops[p.value[0]]}: ${formatNumber(p.value[2])}` },
+      tooltip: { formatter: (p) => html`${h.ranks[p.value[1]].label} · ${h.ops[p.value[0]]}: ${formatNumber(p.value[2])}` },
       grid: { left: 90, right: 90, top: 10, bottom: 190 },
       xAxis: { type: 'category', data: h.ops.map((o) => { const s = shortName(o); return s.length > 30 ? s.slice(0, 29) + '…' : s; }), axisLabel: { rotate: 60, fontSize: 10 } },
       yAxis: { type: 'category', data: h.ranks.map((r) => r.label) },
