@@ -11,6 +11,7 @@
 
 #include "compare/compare_internal.h"
 #include "core/py_format.h"
+#include "core/utf8.h"
 
 #ifdef NUMPROBE_WITH_XLSX
 #include <xlsxwriter.h>
@@ -159,11 +160,7 @@ Status WriteCompareXlsx(const CompareTable& table, const std::filesystem::path& 
       ok &= worksheet_write_number(ws, r, c, v, fmt) == LXW_NO_ERROR;
       return;
     }
-    if (text.size() > 32767) {  // Excel's cell limit: cut at a UTF-8 character boundary
-      size_t cut = 32767;
-      while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xc0) == 0x80) --cut;
-      text.resize(cut);
-    }
+    text.resize(detail::Utf8PrefixLength(text, 32767));  // Excel's cell limit
     ok &= worksheet_write_string(ws, r, c, text.c_str(), fmt) == LXW_NO_ERROR;
   };
   auto new_sheet = [&] {

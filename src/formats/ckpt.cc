@@ -17,7 +17,6 @@
 
 #include <fmt/format.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
-#include <google/protobuf/stubs/common.h>
 #ifdef NUMPROBE_WITH_ZLIB
 #include <zlib.h>
 #endif
@@ -33,6 +32,7 @@
 #include "checkpoint.pb.h"
 #include "core/atomic_file.h"
 #include "core/checked.h"
+#include "core/utf8.h"
 #include "formats/ckpt_internal.h"
 
 namespace numprobe {
@@ -130,25 +130,11 @@ Result<std::string> DecodeUtf32(std::span<const std::byte> bytes, const std::str
   out.reserve(n);
   for (size_t i = 0; i < n; ++i) {
     const uint32_t cp = at(i);
-    if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+    if (cp > detail::kMaxCodePoint || (cp >= 0xD800 && cp <= 0xDFFF)) {
       return Status::Corrupt(fmt::format(
           "{}: str content has invalid code point 0x{:X} at character {}", where, cp, i));
     }
-    if (cp < 0x80) {
-      out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-      out += static_cast<char>(0xC0 | (cp >> 6));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-      out += static_cast<char>(0xE0 | (cp >> 12));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-      out += static_cast<char>(0xF0 | (cp >> 18));
-      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
+    detail::AppendUtf8(cp, &out);
   }
   return out;
 }
@@ -343,8 +329,7 @@ Status CheckWritable(std::span<const NamedView> tensors, bool with_crc) {
           fmt::format("duplicate tensor name {}", QuoteCkptText(t.name)));
     }
     if (t.name.size() > detail::kCkptMaxTagBytes ||
-        !google::protobuf::internal::IsStructurallyValidUTF8(t.name.data(),
-                                                             static_cast<int>(t.name.size()))) {
+        !detail::IsValidUtf8(t.name)) {  // proto3 string fields are strict UTF-8
       return Status::InvalidArgument(
           fmt::format("tensor name {} is not valid UTF-8 of at most {} bytes",
                       QuoteCkptText(t.name), detail::kCkptMaxTagBytes));
