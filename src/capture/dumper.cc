@@ -19,12 +19,9 @@
 #include "numprobe/stats.h"
 #include "numprobe/torch_pt.h"
 
+#include "core/crc32.h"
 #include "msprobe/dump_journal.h"
 #include "msprobe/dump_tables.h"
-
-#ifdef NUMPROBE_WITH_ZLIB
-#include <zlib.h>
-#endif
 
 namespace numprobe {
 
@@ -460,32 +457,22 @@ bool PrecomputedNonFinite(const std::vector<JsonValue>& values) {
   return false;
 }
 
-#ifdef NUMPROBE_WITH_ZLIB
+// msprobe's "md5" summary: zlib.crc32 of the tensor's bytes in C order, 8 hex digits.
 Result<std::string> Crc32Hex(const TensorView& view) {
-  uLong crc = crc32(0L, Z_NULL, 0);
-  const auto update = [&](const TensorView& v) {
-    const std::byte* p = v.first();
-    int64_t left = v.span_bytes();
-    while (left > 0) {
-      const uInt chunk = static_cast<uInt>(std::min<int64_t>(left, 1 << 30));
-      crc = crc32(crc, reinterpret_cast<const Bytef*>(p), chunk);
-      p += chunk;
-      left -= chunk;
-    }
-  };
+  uint32_t crc = 0;
   if (view.numel() > 0) {
-    if (view.is_contiguous()) {
-      update(view);
-    } else {
-      NUMPROBE_ASSIGN_OR_RETURN(Tensor copy, Tensor::CopyOf(view));
-      update(copy.view());
+    Tensor copy;
+    const TensorView* bytes = &view;
+    if (!view.is_contiguous()) {
+      NUMPROBE_ASSIGN_OR_RETURN(copy, Tensor::CopyOf(view));
+      bytes = &copy.view();
     }
+    crc = detail::Crc32(std::span(bytes->first(), static_cast<size_t>(bytes->span_bytes())));
   }
   char buf[16];
-  std::snprintf(buf, sizeof(buf), "%08lx", static_cast<unsigned long>(crc & 0xFFFFFFFFul));
+  std::snprintf(buf, sizeof(buf), "%08x", crc);
   return std::string(buf);
 }
-#endif
 
 // A compact one-line description of a tensor leaf for overflow reports.
 std::string DescribeLeaf(const JsonValue& leaf) {
@@ -693,7 +680,6 @@ struct Dumper::Impl {
                      config.file_format);
       leaf.emplace_back("data_name", JsonValue::String(std::move(data_name)));
     }
-#ifdef NUMPROBE_WITH_ZLIB
     if (config.summary_mode == SummaryMode::kMd5) {
       if (has_data) {
         NUMPROBE_ASSIGN_OR_RETURN(std::string crc, Crc32Hex(t.view));
@@ -702,7 +688,6 @@ struct Dumper::Impl {
         leaf.emplace_back("md5", JsonValue());
       }
     }
-#endif
     return JsonValue::MakeObject(std::move(leaf));
   }
 
