@@ -19,6 +19,7 @@
 #include "numprobe/stats.h"
 #include "numprobe/torch_pt.h"
 
+#include "core/atomic_file.h"
 #include "core/crc32.h"
 #include "msprobe/dump_journal.h"
 #include "msprobe/dump_tables.h"
@@ -68,37 +69,6 @@ namespace fs = std::filesystem;
 constexpr int kMaxNesting = 64;
 
 std::string ErrnoText() { return std::strerror(errno); }
-
-// Writes all of `data` to `fd`, retrying partial writes and EINTR.
-Status WriteAll(int fd, std::string_view data, const fs::path& path) {
-  while (!data.empty()) {
-    const ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Status::IoError(path.string() + ": write failed: " + ErrnoText());
-    }
-    data.remove_prefix(static_cast<size_t>(n));
-  }
-  return Status::Ok();
-}
-
-// Replaces `path` with `content` through a temporary file and rename(2), so that readers see the
-// old or the new file, never a partial one.
-Status WriteFileAtomic(const fs::path& path, std::string_view content) {
-  fs::path tmp = path;
-  tmp += ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Status::IoError(tmp.string() + ": cannot create: " + ErrnoText());
-  Status st = WriteAll(fd, content, tmp);
-  if (st.ok() && ::fsync(fd) != 0)
-    st = Status::IoError(tmp.string() + ": fsync failed: " + ErrnoText());
-  ::close(fd);
-  if (!st.ok()) return st;
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    return Status::IoError(path.string() + ": rename failed: " + ErrnoText());
-  }
-  return Status::Ok();
-}
 
 // The append-only journal of one rank folder. Lines are copied into a shared memory mapping of
 // the file: once copied they belong to the kernel's page cache, so a killed process (SIGKILL
@@ -820,19 +790,20 @@ struct Dumper::Impl {
     if (!step_opened) return Status::Ok();
     NUMPROBE_RETURN_IF_ERROR(FlushDeferred(nullptr));
     NUMPROBE_RETURN_IF_ERROR(writer.Drain());
-    NUMPROBE_RETURN_IF_ERROR(
-        WriteFileAtomic(current_dir / "dump.json", ToJson(entries.ToDumpJson(header), 1)));
+    NUMPROBE_RETURN_IF_ERROR(detail::WriteFileAtomically(current_dir / "dump.json",
+                                                         ToJson(entries.ToDumpJson(header), 1)));
     if (config.extra_info) {
       NUMPROBE_RETURN_IF_ERROR(
-          WriteFileAtomic(current_dir / "stack.json", ToJson(stacks.ToJson(), 1)));
-      NUMPROBE_RETURN_IF_ERROR(
-          WriteFileAtomic(current_dir / "construct.json", ToJson(construct.ToJson(), 1)));
+          detail::WriteFileAtomically(current_dir / "stack.json", ToJson(stacks.ToJson(), 1)));
+      NUMPROBE_RETURN_IF_ERROR(detail::WriteFileAtomically(current_dir / "construct.json",
+                                                           ToJson(construct.ToJson(), 1)));
     }
     if (!debug.object().empty()) {
       JsonValue out = header;
       out.Set("level", JsonValue::String("debug"));
       out.Set("data", debug);
-      NUMPROBE_RETURN_IF_ERROR(WriteFileAtomic(current_dir / "debug.json", ToJson(out, 1)));
+      NUMPROBE_RETURN_IF_ERROR(
+          detail::WriteFileAtomically(current_dir / "debug.json", ToJson(out, 1)));
     }
     return journal.Append(JsonValue::MakeObject({{"k", JsonValue::String("w")}}));
   }
