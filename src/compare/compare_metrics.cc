@@ -7,15 +7,14 @@
 #include "numprobe/compare_metrics.h"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <vector>
 
 #include "numprobe/float_convert.h"
 #include "numprobe/thread_pool.h"
 
+#include "core/element_load.h"
 #include "core/py_format.h"
 #include "kernels/compare_kernel.h"
 
@@ -100,35 +99,10 @@ Flat Squeeze(const TensorView& v) {
   return f;
 }
 
-// Every f16 value as a float, so decoding is one load (256 KiB, built on first use).
-const float* F16Table() {
-  static const std::vector<float> kTable = [] {
-    std::vector<float> t(65536);
-    for (uint32_t i = 0; i < 65536; ++i) t[i] = F16ToF32(static_cast<uint16_t>(i));
-    return t;
-  }();
-  return kTable.data();
-}
-
+// An element as msprobe reads it: numpy's astype(float64), so complex keeps its real part.
 template <DType D>
 double LoadOne(const std::byte* p) {
-  using T = typename StorageType<D>::type;
-  T v;
-  std::memcpy(&v, p, sizeof(T));
-  if constexpr (D == DType::kF16) {
-    return F16Table()[v];
-  } else if constexpr (D == DType::kBF16) {
-    return std::bit_cast<float>(static_cast<uint32_t>(v) << 16);  // bf16 is f32's top half
-  } else if constexpr (D == DType::kF8E4M3FN || D == DType::kF8E5M2 || D == DType::kF8E4M3FNUZ ||
-                       D == DType::kF8E5M2FNUZ) {
-    return F8ToF32(D, v);
-  } else if constexpr (D == DType::kBool) {
-    return v != 0 ? 1.0 : 0.0;
-  } else if constexpr (D == DType::kC64 || D == DType::kC128) {
-    return static_cast<double>(v.re);
-  } else {
-    return static_cast<double>(v);
-  }
+  return detail::LoadElement<D, detail::ComplexAs::kRealPart>(p);
 }
 
 // Decodes logical elements [start, start + count) of `f` into out.
