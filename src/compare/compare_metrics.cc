@@ -14,6 +14,7 @@
 #include "numprobe/float_convert.h"
 #include "numprobe/thread_pool.h"
 
+#include "compare/pair_blocks.h"
 #include "core/element_load.h"
 #include "core/py_format.h"
 #include "kernels/compare_kernel.h"
@@ -215,7 +216,8 @@ struct Partial {
 struct PairSetup {
   Flat t, g;
   NpType t_np, g_np;
-  detail::CmpSetup k;  // what the element kernel needs
+  detail::CmpSetup k;                     // what the element kernel needs
+  detail::PairBlockSink* sink = nullptr;  // shown every decoded block
 };
 
 detail::CmpUlp UlpKindOf(std::optional<DType> low) {
@@ -281,6 +283,7 @@ Partial ChunkWork(const PairSetup& s, detail::CmpAccumulateFn fn, int64_t start,
     const int64_t n = std::min(detail::kCmpBlock, count - b);
     Load(s.t, start + b, n, tv);
     Load(s.g, start + b, n, gv);
+    if (s.sink != nullptr) s.sink->Block(start / kChunk, tv, gv, n, start + b);
     for (int64_t k = 0; pre_ulp && k < n; ++k) {
       ulp[k] = std::isfinite(tv[k]) && std::isfinite(gv[k])
                    ? detail::CmpUlpDistance(s.k, tv[k], gv[k])
@@ -367,9 +370,16 @@ std::pair<double, double> AllcloseTolerance(DType dtype) {
 
 TensorPairMetrics CompareTensorPair(const TensorView& target, const TensorView& golden,
                                     ThreadPool* pool) {
+  return detail::CompareTensorPairWithSink(target, golden, pool, nullptr);
+}
+
+TensorPairMetrics detail::CompareTensorPairWithSink(const TensorView& target,
+                                                    const TensorView& golden, ThreadPool* pool,
+                                                    PairBlockSink* sink) {
   TensorPairMetrics out;
   auto all = [&](Kind kind) { out.msprobe.fill(MetricCell::Of(kind)); };
   PairSetup s;
+  s.sink = sink;
   s.t = Squeeze(target);
   s.g = Squeeze(golden);
   if (s.t.numel == 0) {  // msprobe: "This is empty data, can not compare."
