@@ -15,8 +15,8 @@ namespace numprobe::detail {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::ReadFile;
-using testing::TempDir;
+using test::ReadFile;
+using test::TempDir;
 
 TEST(AtomicOutputTest, CommitPutsTheWholeFileInPlace) {
   TempDir dir;
