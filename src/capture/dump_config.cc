@@ -487,11 +487,6 @@ Status DumpConfig::Validate() const {
   if (async_dump && summary_mode == SummaryMode::kMd5) {
     return KeyError("async_dump", "md5 summary_mode cannot be combined with async_dump");
   }
-#ifndef NUMPROBE_WITH_ZLIB
-  if (summary_mode == SummaryMode::kMd5) {
-    return KeyError("summary_mode", "md5 needs numprobe built with zlib (NUMPROBE_WITH_ZLIB)");
-  }
-#endif
   return Status::Ok();
 }
 

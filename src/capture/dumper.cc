@@ -20,12 +20,10 @@
 #include "numprobe/stats.h"
 #include "numprobe/torch_pt.h"
 
+#include "core/atomic_file.h"
+#include "core/crc32.h"
 #include "msprobe/dump_journal.h"
 #include "msprobe/dump_tables.h"
-
-#ifdef NUMPROBE_WITH_ZLIB
-#include <zlib.h>
-#endif
 
 namespace numprobe {
 
@@ -72,37 +70,6 @@ namespace fs = std::filesystem;
 constexpr int kMaxNesting = 64;
 
 std::string ErrnoText() { return std::strerror(errno); }
-
-// Writes all of `data` to `fd`, retrying partial writes and EINTR.
-Status WriteAll(int fd, std::string_view data, const fs::path& path) {
-  while (!data.empty()) {
-    const ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Status::IoError(path.string() + ": write failed: " + ErrnoText());
-    }
-    data.remove_prefix(static_cast<size_t>(n));
-  }
-  return Status::Ok();
-}
-
-// Replaces `path` with `content` through a temporary file and rename(2), so that readers see the
-// old or the new file, never a partial one.
-Status WriteFileAtomic(const fs::path& path, std::string_view content) {
-  fs::path tmp = path;
-  tmp += ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Status::IoError(tmp.string() + ": cannot create: " + ErrnoText());
-  Status st = WriteAll(fd, content, tmp);
-  if (st.ok() && ::fsync(fd) != 0)
-    st = Status::IoError(tmp.string() + ": fsync failed: " + ErrnoText());
-  ::close(fd);
-  if (!st.ok()) return st;
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    return Status::IoError(path.string() + ": rename failed: " + ErrnoText());
-  }
-  return Status::Ok();
-}
 
 // The append-only journal of one rank folder. Lines are copied into a shared memory mapping of
 // the file: once copied they belong to the kernel's page cache, so a killed process (SIGKILL
@@ -461,32 +428,22 @@ bool PrecomputedNonFinite(const std::vector<JsonValue>& values) {
   return false;
 }
 
-#ifdef NUMPROBE_WITH_ZLIB
+// msprobe's "md5" summary: zlib.crc32 of the tensor's bytes in C order, 8 hex digits.
 Result<std::string> Crc32Hex(const TensorView& view) {
-  uLong crc = crc32(0L, Z_NULL, 0);
-  const auto update = [&](const TensorView& v) {
-    const std::byte* p = v.first();
-    int64_t left = v.span_bytes();
-    while (left > 0) {
-      const uInt chunk = static_cast<uInt>(std::min<int64_t>(left, 1 << 30));
-      crc = crc32(crc, reinterpret_cast<const Bytef*>(p), chunk);
-      p += chunk;
-      left -= chunk;
-    }
-  };
+  uint32_t crc = 0;
   if (view.numel() > 0) {
-    if (view.is_contiguous()) {
-      update(view);
-    } else {
-      NUMPROBE_ASSIGN_OR_RETURN(Tensor copy, Tensor::CopyOf(view));
-      update(copy.view());
+    Tensor copy;
+    const TensorView* bytes = &view;
+    if (!view.is_contiguous()) {
+      NUMPROBE_ASSIGN_OR_RETURN(copy, Tensor::CopyOf(view));
+      bytes = &copy.view();
     }
+    crc = detail::Crc32(std::span(bytes->first(), static_cast<size_t>(bytes->span_bytes())));
   }
   char buf[16];
-  std::snprintf(buf, sizeof(buf), "%08lx", static_cast<unsigned long>(crc & 0xFFFFFFFFul));
+  std::snprintf(buf, sizeof(buf), "%08x", crc);
   return std::string(buf);
 }
-#endif
 
 // A compact one-line description of a tensor leaf for overflow reports.
 std::string DescribeLeaf(const JsonValue& leaf) {
@@ -696,7 +653,6 @@ struct Dumper::Impl {
                      config.file_format);
       leaf.emplace_back("data_name", JsonValue::String(std::move(data_name)));
     }
-#ifdef NUMPROBE_WITH_ZLIB
     if (config.summary_mode == SummaryMode::kMd5) {
       if (has_data) {
         NUMPROBE_ASSIGN_OR_RETURN(std::string crc, Crc32Hex(t.view));
@@ -705,7 +661,6 @@ struct Dumper::Impl {
         leaf.emplace_back("md5", JsonValue());
       }
     }
-#endif
     return JsonValue::MakeObject(std::move(leaf));
   }
 
@@ -838,13 +793,13 @@ struct Dumper::Impl {
     if (!step_opened) return Status::Ok();
     NUMPROBE_RETURN_IF_ERROR(FlushDeferred(nullptr));
     NUMPROBE_RETURN_IF_ERROR(writer.Drain());
-    NUMPROBE_RETURN_IF_ERROR(
-        WriteFileAtomic(current_dir / "dump.json", ToJson(entries.ToDumpJson(header), 1)));
+    NUMPROBE_RETURN_IF_ERROR(detail::WriteFileAtomically(current_dir / "dump.json",
+                                                         ToJson(entries.ToDumpJson(header), 1)));
     if (config.extra_info) {
       NUMPROBE_RETURN_IF_ERROR(
-          WriteFileAtomic(current_dir / "stack.json", ToJson(stacks.ToJson(), 1)));
-      NUMPROBE_RETURN_IF_ERROR(
-          WriteFileAtomic(current_dir / "construct.json", ToJson(construct.ToJson(), 1)));
+          detail::WriteFileAtomically(current_dir / "stack.json", ToJson(stacks.ToJson(), 1)));
+      NUMPROBE_RETURN_IF_ERROR(detail::WriteFileAtomically(current_dir / "construct.json",
+                                                           ToJson(construct.ToJson(), 1)));
     }
     if (track_casts) {
       NUMPROBE_RETURN_IF_ERROR(WriteFileAtomic(current_dir / std::string(kCastsFileName),
@@ -854,7 +809,8 @@ struct Dumper::Impl {
       JsonValue out = header;
       out.Set("level", JsonValue::String("debug"));
       out.Set("data", debug);
-      NUMPROBE_RETURN_IF_ERROR(WriteFileAtomic(current_dir / "debug.json", ToJson(out, 1)));
+      NUMPROBE_RETURN_IF_ERROR(
+          detail::WriteFileAtomically(current_dir / "debug.json", ToJson(out, 1)));
     }
     return journal.Append(JsonValue::MakeObject({{"k", JsonValue::String("w")}}));
   }

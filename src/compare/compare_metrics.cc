@@ -7,15 +7,15 @@
 #include "numprobe/compare_metrics.h"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <vector>
 
 #include "numprobe/float_convert.h"
 #include "numprobe/thread_pool.h"
 
+#include "compare/pair_blocks.h"
+#include "core/element_load.h"
 #include "core/py_format.h"
 #include "kernels/compare_kernel.h"
 
@@ -100,35 +100,10 @@ Flat Squeeze(const TensorView& v) {
   return f;
 }
 
-// Every f16 value as a float, so decoding is one load (256 KiB, built on first use).
-const float* F16Table() {
-  static const std::vector<float> kTable = [] {
-    std::vector<float> t(65536);
-    for (uint32_t i = 0; i < 65536; ++i) t[i] = F16ToF32(static_cast<uint16_t>(i));
-    return t;
-  }();
-  return kTable.data();
-}
-
+// An element as msprobe reads it: numpy's astype(float64), so complex keeps its real part.
 template <DType D>
 double LoadOne(const std::byte* p) {
-  using T = typename StorageType<D>::type;
-  T v;
-  std::memcpy(&v, p, sizeof(T));
-  if constexpr (D == DType::kF16) {
-    return F16Table()[v];
-  } else if constexpr (D == DType::kBF16) {
-    return std::bit_cast<float>(static_cast<uint32_t>(v) << 16);  // bf16 is f32's top half
-  } else if constexpr (D == DType::kF8E4M3FN || D == DType::kF8E5M2 || D == DType::kF8E4M3FNUZ ||
-                       D == DType::kF8E5M2FNUZ) {
-    return F8ToF32(D, v);
-  } else if constexpr (D == DType::kBool) {
-    return v != 0 ? 1.0 : 0.0;
-  } else if constexpr (D == DType::kC64 || D == DType::kC128) {
-    return static_cast<double>(v.re);
-  } else {
-    return static_cast<double>(v);
-  }
+  return detail::LoadElement<D, detail::ComplexAs::kRealPart>(p);
 }
 
 // Decodes logical elements [start, start + count) of `f` into out.
@@ -241,7 +216,8 @@ struct Partial {
 struct PairSetup {
   Flat t, g;
   NpType t_np, g_np;
-  detail::CmpSetup k;  // what the element kernel needs
+  detail::CmpSetup k;                     // what the element kernel needs
+  detail::PairBlockSink* sink = nullptr;  // shown every decoded block
 };
 
 detail::CmpUlp UlpKindOf(std::optional<DType> low) {
@@ -307,6 +283,7 @@ Partial ChunkWork(const PairSetup& s, detail::CmpAccumulateFn fn, int64_t start,
     const int64_t n = std::min(detail::kCmpBlock, count - b);
     Load(s.t, start + b, n, tv);
     Load(s.g, start + b, n, gv);
+    if (s.sink != nullptr) s.sink->Block(start / kChunk, tv, gv, n, start + b);
     for (int64_t k = 0; pre_ulp && k < n; ++k) {
       ulp[k] = std::isfinite(tv[k]) && std::isfinite(gv[k])
                    ? detail::CmpUlpDistance(s.k, tv[k], gv[k])
@@ -393,9 +370,16 @@ std::pair<double, double> AllcloseTolerance(DType dtype) {
 
 TensorPairMetrics CompareTensorPair(const TensorView& target, const TensorView& golden,
                                     ThreadPool* pool) {
+  return detail::CompareTensorPairWithSink(target, golden, pool, nullptr);
+}
+
+TensorPairMetrics detail::CompareTensorPairWithSink(const TensorView& target,
+                                                    const TensorView& golden, ThreadPool* pool,
+                                                    PairBlockSink* sink) {
   TensorPairMetrics out;
   auto all = [&](Kind kind) { out.msprobe.fill(MetricCell::Of(kind)); };
   PairSetup s;
+  s.sink = sink;
   s.t = Squeeze(target);
   s.g = Squeeze(golden);
   if (s.t.numel == 0) {  // msprobe: "This is empty data, can not compare."

@@ -1,16 +1,13 @@
 #include "numprobe/compare_writer.h"
 
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
-#include <memory>
 
 #include <fmt/format.h>
-#include <rapidjson/filewritestream.h>
+#include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
-#include <unistd.h>
 
+#include "core/atomic_file.h"
 #include "core/csv.h"
 #include "core/py_format.h"
 
@@ -18,54 +15,6 @@ namespace numprobe {
 namespace fs = std::filesystem;
 
 namespace {
-
-struct FileCloser {
-  void operator()(std::FILE* f) const {
-    if (f != nullptr) std::fclose(f);
-  }
-};
-using FilePtr = std::unique_ptr<std::FILE, FileCloser>;
-
-// Writes through a temporary file beside `path` and renames it into place on Commit().
-class AtomicFile {
- public:
-  explicit AtomicFile(fs::path path)
-      : path_(std::move(path)),
-        temp_(path_.string() + fmt::format(".tmp{}", static_cast<long>(::getpid()))) {}
-  ~AtomicFile() {
-    if (file_) {
-      file_.reset();
-      std::error_code ec;
-      fs::remove(temp_, ec);
-    }
-  }
-  Status Open() {
-    file_.reset(std::fopen(temp_.c_str(), "wb"));
-    if (!file_) return Status::IoError(fmt::format("{}: {}", temp_.string(), std::strerror(errno)));
-    return Status::Ok();
-  }
-  std::FILE* get() const { return file_.get(); }
-  Status Commit() {
-    const bool write_error = std::ferror(file_.get()) != 0;
-    const bool close_error = std::fclose(file_.release()) != 0;
-    std::error_code ec;
-    if (write_error || close_error) {
-      fs::remove(temp_, ec);
-      return Status::IoError(fmt::format("{}: write failed", path_.string()));
-    }
-    fs::rename(temp_, path_, ec);
-    if (ec) {
-      fs::remove(temp_, ec);
-      return Status::IoError(fmt::format("{}: {}", path_.string(), ec.message()));
-    }
-    return Status::Ok();
-  }
-
- private:
-  fs::path path_;
-  fs::path temp_;
-  FilePtr file_;
-};
 
 // True when `s` is a number in JSON's grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
 bool IsJsonNumber(std::string_view s) {
@@ -96,8 +45,7 @@ bool IsJsonNumber(std::string_view s) {
 }  // namespace
 
 Status WriteCompareCsv(const CompareTable& table, const fs::path& path) {
-  AtomicFile file(path);
-  NUMPROBE_RETURN_IF_ERROR(file.Open());
+  NUMPROBE_ASSIGN_OR_RETURN(detail::AtomicOutput file, detail::AtomicOutput::Create(path));
   std::string buffer;
   detail::AppendCsvLine(table.Header(), &buffer);
   std::vector<std::string> cells;
@@ -105,21 +53,24 @@ Status WriteCompareCsv(const CompareTable& table, const fs::path& path) {
     table.CsvCells(i, &cells);
     detail::AppendCsvLine(cells, &buffer);
     if (buffer.size() > (1 << 20)) {
-      std::fwrite(buffer.data(), 1, buffer.size(), file.get());
+      NUMPROBE_RETURN_IF_ERROR(file.Write(buffer));
       buffer.clear();
     }
   }
-  std::fwrite(buffer.data(), 1, buffer.size(), file.get());
+  NUMPROBE_RETURN_IF_ERROR(file.Write(buffer));
   return file.Commit();
 }
 
 Status WriteCompareJson(const CompareTable& table, const fs::path& path,
                         const std::string& target_label, const std::string& golden_label) {
-  AtomicFile file(path);
-  NUMPROBE_RETURN_IF_ERROR(file.Open());
-  char buffer[1 << 16];
-  rapidjson::FileWriteStream stream(file.get(), buffer, sizeof(buffer));
-  rapidjson::Writer<rapidjson::FileWriteStream> w(stream);
+  NUMPROBE_ASSIGN_OR_RETURN(detail::AtomicOutput file, detail::AtomicOutput::Create(path));
+  rapidjson::StringBuffer stream;
+  rapidjson::Writer<rapidjson::StringBuffer> w(stream);
+  auto flush = [&] {
+    const Status written = file.Write(std::string_view(stream.GetString(), stream.GetSize()));
+    stream.Clear();
+    return written;
+  };
   auto str = [&](const std::string& s) {
     w.String(s.c_str(), static_cast<rapidjson::SizeType>(s.size()));
   };
@@ -153,6 +104,7 @@ Status WriteCompareJson(const CompareTable& table, const fs::path& path,
       }
     }
     w.EndArray();
+    if (stream.GetSize() > (1 << 20)) NUMPROBE_RETURN_IF_ERROR(flush());
   }
   w.EndArray();
   w.Key("counts");
@@ -164,7 +116,7 @@ Status WriteCompareJson(const CompareTable& table, const fs::path& path,
   }
   w.EndObject();
   w.EndObject();
-  stream.Flush();
+  NUMPROBE_RETURN_IF_ERROR(flush());
   return file.Commit();
 }
 

@@ -5,12 +5,13 @@
 #include <string>
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include "numprobe/compare_writer.h"
 
 #include "compare/compare_internal.h"
+#include "core/atomic_file.h"
 #include "core/py_format.h"
+#include "core/utf8.h"
 
 #ifdef NUMPROBE_WITH_XLSX
 #include <xlsxwriter.h>
@@ -133,11 +134,11 @@ std::vector<RowColor> MsprobeHighlights(const CompareTable& t) {
 
 Status WriteCompareXlsx(const CompareTable& table, const std::filesystem::path& path) {
 #ifdef NUMPROBE_WITH_XLSX
-  const std::filesystem::path temp =
-      path.string() + fmt::format(".tmp{}.xlsx", static_cast<long>(::getpid()));
+  // libxlsxwriter writes the file by name on close: into the AtomicOutput's temporary file.
+  NUMPROBE_ASSIGN_OR_RETURN(detail::AtomicOutput out, detail::AtomicOutput::Create(path));
   lxw_workbook_options options = {};
   options.constant_memory = LXW_TRUE;  // rows stream to disk: memory does not grow with the table
-  lxw_workbook* wb = workbook_new_opt(temp.c_str(), &options);
+  lxw_workbook* wb = workbook_new_opt(out.LibraryPath().c_str(), &options);
   if (wb == nullptr) return Status::IoError(path.string() + ": cannot be created");
   lxw_format* red = workbook_add_format(wb);
   format_set_pattern(red, LXW_PATTERN_SOLID);
@@ -159,11 +160,7 @@ Status WriteCompareXlsx(const CompareTable& table, const std::filesystem::path& 
       ok &= worksheet_write_number(ws, r, c, v, fmt) == LXW_NO_ERROR;
       return;
     }
-    if (text.size() > 32767) {  // Excel's cell limit: cut at a UTF-8 character boundary
-      size_t cut = 32767;
-      while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xc0) == 0x80) --cut;
-      text.resize(cut);
-    }
+    text.resize(detail::Utf8PrefixLength(text, 32767));  // Excel's cell limit
     ok &= worksheet_write_string(ws, r, c, text.c_str(), fmt) == LXW_NO_ERROR;
   };
   auto new_sheet = [&] {
@@ -194,16 +191,12 @@ Status WriteCompareXlsx(const CompareTable& table, const std::filesystem::path& 
     ++row_in_sheet;
   }
   const lxw_error closed = workbook_close(wb);
-  std::error_code ec;
   if (!ok || closed != LXW_NO_ERROR) {
-    std::filesystem::remove(temp, ec);
     return Status::IoError(
         fmt::format("{}: {}", path.string(),
                     closed != LXW_NO_ERROR ? lxw_strerror(closed) : "a cell could not be written"));
   }
-  std::filesystem::rename(temp, path, ec);
-  if (ec) return Status::IoError(fmt::format("{}: {}", path.string(), ec.message()));
-  return Status::Ok();
+  return out.Commit();
 #else
   (void)table;
   return Status::Unsupported(path.string() +

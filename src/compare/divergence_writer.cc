@@ -12,6 +12,7 @@
 #include "numprobe/status.h"
 
 #include "compare/compare_internal.h"
+#include "core/atomic_file.h"
 #include "core/json_number.h"
 #include "msprobe/entry_name.h"
 
@@ -91,22 +92,6 @@ void WriteOp(Writer& w, const DivergenceOp& op) {
     w.Null();
   }
   w.EndObject();
-}
-
-Status WriteText(const std::filesystem::path& path, const std::string& text) {
-  const std::filesystem::path temp = path.string() + ".tmp";
-  std::FILE* f = std::fopen(temp.c_str(), "wb");
-  if (f == nullptr) return Status::IoError(path.string() + ": cannot be created");
-  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  const bool closed = std::fclose(f) == 0;
-  std::error_code ec;
-  if (!ok || !closed) {
-    std::filesystem::remove(temp, ec);
-    return Status::IoError(path.string() + ": write failed");
-  }
-  std::filesystem::rename(temp, path, ec);
-  if (ec) return Status::IoError(fmt::format("{}: {}", path.string(), ec.message()));
-  return Status::Ok();
 }
 
 // msprobe's rank key: "rank_N" for rank{N} folders, else the folder name ("rank_0" for a file
@@ -229,7 +214,8 @@ Status WriteDivergenceJson(const std::vector<RankDivergence>& ranks,
   for (const std::string& m : missing) Str(w, m);
   w.EndArray();
   w.EndObject();
-  return WriteText(path, std::string(buffer.GetString(), buffer.GetSize()) + "\n");
+  return detail::WriteFileAtomically(path,
+                                     std::string(buffer.GetString(), buffer.GetSize()) + "\n");
 }
 
 Status WriteDiffAnalyzeJson(const std::vector<RankDivergence>& ranks,
@@ -286,7 +272,8 @@ Status WriteDiffAnalyzeJson(const std::vector<RankDivergence>& ranks,
     w.EndArray();
   }
   w.EndObject();
-  return WriteText(path, std::string(buffer.GetString(), buffer.GetSize()) + "\n");
+  return detail::WriteFileAtomically(path,
+                                     std::string(buffer.GetString(), buffer.GetSize()) + "\n");
 }
 
 }  // namespace numprobe

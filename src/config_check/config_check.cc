@@ -434,9 +434,7 @@ Result<Snapshot> ParseSnapshot(std::string_view json) {
 }
 
 Status WriteSnapshot(const Snapshot& snapshot, const std::filesystem::path& path) {
-  NUMPROBE_ASSIGN_OR_RETURN(auto out, detail::AtomicOutput::Create(path));
-  NUMPROBE_RETURN_IF_ERROR(out.Write(SnapshotToJson(snapshot)));
-  return out.Commit();
+  return detail::WriteFileAtomically(path, SnapshotToJson(snapshot));
 }
 
 Result<Snapshot> ReadSnapshot(const std::filesystem::path& path) {

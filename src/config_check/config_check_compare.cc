@@ -248,12 +248,6 @@ CheckReport CompareSnapshots(const Snapshot& a, const Snapshot& b, std::string a
 
 namespace {
 
-Status WriteText(const std::filesystem::path& path, std::string_view text) {
-  NUMPROBE_ASSIGN_OR_RETURN(auto out, detail::AtomicOutput::Create(path));
-  NUMPROBE_RETURN_IF_ERROR(out.Write(text));
-  return out.Commit();
-}
-
 constexpr std::string_view kAbsent = "(absent)";
 
 }  // namespace
@@ -270,7 +264,7 @@ Status WriteCheckCsv(const CheckReport& report, const std::filesystem::path& pat
                                  i.note};
     detail::AppendCsvLine(cells, &out);
   }
-  return WriteText(path, out);
+  return detail::WriteFileAtomically(path, out);
 }
 
 Status WriteCheckJson(const CheckReport& report, const std::filesystem::path& path) {
@@ -326,14 +320,15 @@ Status WriteCheckJson(const CheckReport& report, const std::filesystem::path& pa
   }
   w.EndArray();
   w.EndObject();
-  return WriteText(path, std::string(buffer.GetString(), buffer.GetSize()) + "\n");
+  return detail::WriteFileAtomically(path,
+                                     std::string(buffer.GetString(), buffer.GetSize()) + "\n");
 }
 
 Status WriteCheckXlsx(const CheckReport& report, const std::filesystem::path& path) {
 #ifdef NUMPROBE_WITH_XLSX
-  // libxlsxwriter writes the file on close: write beside the target, then rename into place.
-  const std::filesystem::path temp = path.string() + ".tmp.xlsx";
-  lxw_workbook* wb = workbook_new(temp.c_str());
+  // libxlsxwriter writes the file by name on close: into the AtomicOutput's temporary file.
+  NUMPROBE_ASSIGN_OR_RETURN(detail::AtomicOutput out, detail::AtomicOutput::Create(path));
+  lxw_workbook* wb = workbook_new(out.LibraryPath().c_str());
   if (wb == nullptr) return Status::IoError(path.string() + ": cannot create the workbook");
   lxw_format* bold = workbook_add_format(wb);
   format_set_bold(bold);
@@ -380,14 +375,9 @@ Status WriteCheckXlsx(const CheckReport& report, const std::filesystem::path& pa
   }
   const lxw_error err = workbook_close(wb);
   if (err != LXW_NO_ERROR) {
-    std::error_code ec;
-    std::filesystem::remove(temp, ec);
     return Status::IoError(fmt::format("{}: {}", path.string(), lxw_strerror(err)));
   }
-  std::error_code ec;
-  std::filesystem::rename(temp, path, ec);
-  if (ec) return Status::IoError(fmt::format("{}: {}", path.string(), ec.message()));
-  return Status::Ok();
+  return out.Commit();
 #else
   (void)report;
   return Status::Unsupported(path.string() +

@@ -25,6 +25,7 @@ AtomicOutput::AtomicOutput(AtomicOutput&& other) noexcept
       final_path_(std::move(other.final_path_)),
       temp_path_(std::move(other.temp_path_)),
       offset_(other.offset_),
+      written_by_name_(other.written_by_name_),
       error_(std::move(other.error_)) {
   other.temp_path_.clear();
 }
@@ -37,6 +38,7 @@ AtomicOutput& AtomicOutput::operator=(AtomicOutput&& other) noexcept {
     temp_path_ = std::move(other.temp_path_);
     other.temp_path_.clear();
     offset_ = other.offset_;
+    written_by_name_ = other.written_by_name_;
     error_ = std::move(other.error_);
   }
   return *this;
@@ -101,11 +103,27 @@ Status AtomicOutput::Write(std::span<const std::byte> bytes) {
   return Status::Ok();
 }
 
+const std::string& AtomicOutput::LibraryPath() {
+  written_by_name_ = true;
+  return temp_path_;
+}
+
 Status AtomicOutput::Commit() {
   if (!error_.ok()) return error_;
   if (fd_ < 0) return Status::Internal("commit twice");
-  if (::fsync(fd_) != 0) {
-    error_ = Status::IoError(final_path_.string() + ": fsync failed: " + ErrnoText());
+  int sync_fd = fd_;
+  if (written_by_name_) {
+    sync_fd = ::open(temp_path_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (sync_fd < 0) {
+      error_ = Status::IoError(final_path_.string() + ": the written file is gone: " + ErrnoText());
+      return error_;
+    }
+  }
+  const bool synced = ::fsync(sync_fd) == 0;
+  const std::string sync_error = synced ? std::string() : ErrnoText();
+  if (sync_fd != fd_) ::close(sync_fd);
+  if (!synced) {
+    error_ = Status::IoError(final_path_.string() + ": fsync failed: " + sync_error);
     return error_;
   }
   const int rc = ::close(fd_);
@@ -121,6 +139,12 @@ Status AtomicOutput::Commit() {
   }
   temp_path_.clear();
   return Status::Ok();
+}
+
+Status WriteFileAtomically(const std::filesystem::path& path, std::string_view content) {
+  NUMPROBE_ASSIGN_OR_RETURN(AtomicOutput out, AtomicOutput::Create(path));
+  NUMPROBE_RETURN_IF_ERROR(out.Write(content));
+  return out.Commit();
 }
 
 }  // namespace numprobe::detail

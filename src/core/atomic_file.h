@@ -1,7 +1,8 @@
 // AtomicOutput: writes a file under a temporary name beside its final path ("<path>.tmp-XXXXXX")
 // and renames it into place on Commit() after an fsync, so that a crash or an error never leaves a
-// half-written file under the final name. Every writer of the library goes through it (.npy, zip,
-// safetensors, MindSpore .ckpt). Not thread-safe; one writer each.
+// half-written file under the final name. Every file the library writes goes through it (.npy,
+// zip, safetensors, MindSpore .ckpt, result tables, xlsx workbooks, JSON reports, the capture's
+// dump.json). Not thread-safe; one writer each.
 #ifndef NUMPROBE_CORE_ATOMIC_FILE_H_
 #define NUMPROBE_CORE_ATOMIC_FILE_H_
 
@@ -11,6 +12,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "numprobe/result.h"
 
@@ -32,8 +34,13 @@ class AtomicOutput {
   // with it).
   Status Write(std::span<const std::byte> bytes);
   Status Write(std::string_view text) { return Write(std::as_bytes(std::span(text))); }
-  // Bytes written so far.
+  // Bytes written so far (through Write).
   uint64_t offset() const { return offset_; }
+  // The temporary file's name, for a library that writes the file itself, by name
+  // (libxlsxwriter's workbook_new). It writes there before Commit(), which then flushes what is
+  // under that name to disk (opening it again, so a library that replaced the file is covered
+  // too) and renames it into place.
+  const std::string& LibraryPath();
   // Flushes to disk (fsync), closes and renames the file to its final path.
   Status Commit();
 
@@ -45,8 +52,12 @@ class AtomicOutput {
   std::filesystem::path final_path_;
   std::string temp_path_;
   uint64_t offset_ = 0;
+  bool written_by_name_ = false;
   Status error_;
 };
+
+// Replaces `path` with `content` through an AtomicOutput.
+Status WriteFileAtomically(const std::filesystem::path& path, std::string_view content);
 
 }  // namespace numprobe::detail
 

@@ -3,13 +3,13 @@
 // library reproduces Python's float repr and json.dumps layout, which msprobe's files use.
 #include "numprobe/json_value.h"
 
-#include <charconv>
 #include <cmath>
-#include <cstdio>
 #include <string>
 
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
+
+#include "core/py_format.h"
 
 namespace numprobe {
 
@@ -39,155 +39,13 @@ void JsonValue::Update(JsonValue other) {
   for (Member& m : other.object()) Set(std::move(m.first), std::move(m.second));
 }
 
-std::string PythonFloatRepr(double value) {
-  if (std::isnan(value)) return "nan";
-  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
-  // Shortest round-trip digits, then laid out as CPython's float_repr_style 'short' does:
-  // exponent form when the decimal point would sit before -4 or after 16 digits.
-  char buf[64];
-  auto res = std::to_chars(buf, buf + sizeof(buf), value, std::chars_format::scientific);
-  std::string_view sci(buf, static_cast<size_t>(res.ptr - buf));
-  std::string out;
-  if (!sci.empty() && sci.front() == '-') {
-    out.push_back('-');
-    sci.remove_prefix(1);
-  }
-  const size_t e_pos = sci.find('e');
-  std::string digits;
-  for (char c : sci.substr(0, e_pos)) {
-    if (c != '.') digits.push_back(c);
-  }
-  int exponent = 0;
-  std::string_view exp_text = sci.substr(e_pos + 1);
-  if (!exp_text.empty() && exp_text.front() == '+') exp_text.remove_prefix(1);
-  std::from_chars(exp_text.data(), exp_text.data() + exp_text.size(), exponent);
-  while (digits.size() > 1 && digits.back() == '0') digits.pop_back();
-  const int decpt = exponent + 1;  // value = 0.digits * 10^decpt
-  const int n = static_cast<int>(digits.size());
-  if (decpt <= -4 || decpt > 16) {
-    out.push_back(digits[0]);
-    if (n > 1) {
-      out.push_back('.');
-      out.append(digits, 1, std::string::npos);
-    }
-    char exp_buf[16];
-    std::snprintf(exp_buf, sizeof(exp_buf), "e%c%02d", exponent < 0 ? '-' : '+',
-                  exponent < 0 ? -exponent : exponent);
-    out.append(exp_buf);
-  } else if (decpt <= 0) {
-    out.append("0.");
-    out.append(static_cast<size_t>(-decpt), '0');
-    out.append(digits);
-  } else if (decpt < n) {
-    out.append(digits, 0, static_cast<size_t>(decpt));
-    out.push_back('.');
-    out.append(digits, static_cast<size_t>(decpt), std::string::npos);
-  } else {
-    out.append(digits);
-    out.append(static_cast<size_t>(decpt - n), '0');
-    out.append(".0");
-  }
-  return out;
-}
+std::string PythonFloatRepr(double value) { return detail::PyFloatRepr(value); }
 
 namespace {
 
-void AppendHex4(unsigned code, std::string* out) {
-  char buf[8];
-  std::snprintf(buf, sizeof(buf), "\\u%04x", code & 0xFFFFu);
-  out->append(buf);
-}
-
-// Decodes one UTF-8 sequence at s[i]; returns the code point (U+FFFD for invalid bytes) and
-// advances i.
-unsigned DecodeUtf8(std::string_view s, size_t* i) {
-  const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned c = byte(*i);
-  int extra = 0;
-  unsigned cp = 0;
-  if (c < 0x80) {
-    ++*i;
-    return c;
-  }
-  if ((c & 0xE0) == 0xC0) {
-    extra = 1;
-    cp = c & 0x1F;
-  } else if ((c & 0xF0) == 0xE0) {
-    extra = 2;
-    cp = c & 0x0F;
-  } else if ((c & 0xF8) == 0xF0) {
-    extra = 3;
-    cp = c & 0x07;
-  } else {
-    ++*i;
-    return 0xFFFD;
-  }
-  if (*i + static_cast<size_t>(extra) >= s.size()) {
-    *i = s.size();
-    return 0xFFFD;
-  }
-  for (int k = 1; k <= extra; ++k) {
-    const unsigned b = byte(*i + static_cast<size_t>(k));
-    if ((b & 0xC0) != 0x80) {
-      *i += static_cast<size_t>(k);
-      return 0xFFFD;
-    }
-    cp = (cp << 6) | (b & 0x3F);
-  }
-  *i += static_cast<size_t>(extra) + 1;
-  if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0xFFFD;
-  return cp;
-}
-
-// json.dumps' string form with ensure_ascii=True.
+// json.dumps' string form with ensure_ascii=True; bytes that are not UTF-8 become U+FFFD.
 void AppendString(std::string_view s, std::string* out) {
-  out->push_back('"');
-  size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x80) {
-      const unsigned cp = DecodeUtf8(s, &i);
-      if (cp >= 0x10000) {
-        const unsigned v = cp - 0x10000;
-        AppendHex4(0xD800 + (v >> 10), out);
-        AppendHex4(0xDC00 + (v & 0x3FF), out);
-      } else {
-        AppendHex4(cp, out);
-      }
-      continue;
-    }
-    ++i;
-    switch (c) {
-      case '"':
-        out->append("\\\"");
-        break;
-      case '\\':
-        out->append("\\\\");
-        break;
-      case '\n':
-        out->append("\\n");
-        break;
-      case '\r':
-        out->append("\\r");
-        break;
-      case '\t':
-        out->append("\\t");
-        break;
-      case '\b':
-        out->append("\\b");
-        break;
-      case '\f':
-        out->append("\\f");
-        break;
-      default:
-        if (c < 0x20) {
-          AppendHex4(c, out);
-        } else {
-          out->push_back(static_cast<char>(c));
-        }
-    }
-  }
-  out->push_back('"');
+  detail::AppendJsonString(s, out, {.invalid = detail::Utf8Invalid::kReplace, .escape_del = false});
 }
 
 void AppendDouble(double v, std::string* out) {
@@ -196,7 +54,7 @@ void AppendDouble(double v, std::string* out) {
   } else if (std::isinf(v)) {
     out->append(v > 0 ? "Infinity" : "-Infinity");
   } else {
-    out->append(PythonFloatRepr(v));
+    detail::AppendPyFloatRepr(v, out);
   }
 }
 

@@ -146,40 +146,7 @@ std::string PyStrListRepr(const std::vector<std::string>& items) {
   return out;
 }
 
-namespace {
-
-// Decodes one UTF-8 code point at s[*i] and advances *i; an invalid byte decodes as itself.
-uint32_t NextCodePoint(std::string_view s, size_t* i) {
-  const auto c0 = static_cast<unsigned char>(s[*i]);
-  size_t extra = 0;
-  uint32_t cp = 0;
-  if (c0 >= 0xc0 && c0 < 0xe0) {
-    extra = 1;
-    cp = c0 & 0x1fu;
-  } else if (c0 >= 0xe0 && c0 < 0xf0) {
-    extra = 2;
-    cp = c0 & 0x0fu;
-  } else if (c0 >= 0xf0 && c0 < 0xf8) {
-    extra = 3;
-    cp = c0 & 0x07u;
-  }
-  if (extra == 0 || *i + extra >= s.size()) {
-    ++*i;
-    return c0;
-  }
-  for (size_t k = 1; k <= extra; ++k) {
-    const auto c = static_cast<unsigned char>(s[*i + k]);
-    if ((c & 0xc0u) != 0x80u) {
-      ++*i;
-      return c0;
-    }
-    cp = (cp << 6) | (c & 0x3fu);
-  }
-  *i += extra + 1;
-  return cp;
-}
-
-void AppendJsonEscapedString(std::string_view s, std::string* out) {
+void AppendJsonString(std::string_view s, std::string* out, JsonStringStyle style) {
   out->push_back('"');
   size_t i = 0;
   char hex[16];
@@ -217,8 +184,8 @@ void AppendJsonEscapedString(std::string_view s, std::string* out) {
       default:
         break;
     }
-    const uint32_t cp = NextCodePoint(s, &i);
-    if (cp >= 0x20 && cp < 0x7f) {
+    const uint32_t cp = NextCodePoint(s, &i, Utf8Rule::kStrict, style.invalid);
+    if ((cp >= 0x20 && cp < 0x7f) || (cp == 0x7f && !style.escape_del)) {
       out->push_back(static_cast<char>(cp));
     } else if (cp < 0x10000) {
       std::snprintf(hex, sizeof(hex), "\\u%04x", cp);
@@ -232,13 +199,11 @@ void AppendJsonEscapedString(std::string_view s, std::string* out) {
   out->push_back('"');
 }
 
-}  // namespace
-
 std::string JsonStringList(const std::vector<std::string>& items) {
   std::string out = "[";
   for (size_t i = 0; i < items.size(); ++i) {
     if (i > 0) out += ", ";
-    AppendJsonEscapedString(items[i], &out);
+    AppendJsonString(items[i], &out, {.invalid = Utf8Invalid::kLatin1});
   }
   out += ']';
   return out;

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/utf8.h"
+
 namespace numprobe::detail {
 
 // repr(float(v)): the shortest digits that round-trip, fixed notation for 1e-4 <= |v| < 1e16
@@ -31,7 +33,20 @@ std::string PyStrRepr(std::string_view s);
 // str(list) of a list of str: "['a', 'b']".
 std::string PyStrListRepr(const std::vector<std::string>& items);
 
-// json.dumps(list of str) with the default separators and ensure_ascii: '["a", "b"]'.
+// json.dumps(s) of a str with ensure_ascii (the default): in double quotes, '"', '\\', \n, \r,
+// \t, \b and \f escaped by name, every other character outside ' '..'~' as \uXXXX (UTF-16
+// surrogate pairs above U+FFFF). `s` is read as strict UTF-8; json.dumps never sees bytes that
+// are not (a Python str is text), so what they become is the caller's `invalid`.
+struct JsonStringStyle {
+  Utf8Invalid invalid = Utf8Invalid::kReplace;
+  // json.dumps writes DEL (U+007F) as \u007f. JsonValue's writer has always written it as the
+  // raw byte; kept so until that output is allowed to change (both are the same JSON text).
+  bool escape_del = true;
+};
+void AppendJsonString(std::string_view s, std::string* out, JsonStringStyle style = {});
+
+// json.dumps(list of str) with the default separators and ensure_ascii: '["a", "b"]'. Bytes that
+// are not UTF-8 are written one \u00XX each (Utf8Invalid::kLatin1).
 std::string JsonStringList(const std::vector<std::string>& items);
 
 // True when `text` parses completely as a Python float literal (what pandas.to_numeric accepts

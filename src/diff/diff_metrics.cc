@@ -1,10 +1,10 @@
 // The figures of one diff pair and the whole diff. TroubleShooter's columns (allclose with the
-// user's rtol/atol, cosine, mean and max |a - b|) have their own kernel here because their
+// user's rtol/atol, cosine, mean and max |a - b|) have their own accumulation here because their
 // semantics differ from msprobe's (no zeroing of NaN/Inf, no rounding, user tolerances); the
-// msprobe/numprobe metrics (MaxRelativeErr, RMSE, ULP) come from CompareTensorPair.
+// msprobe/numprobe metrics (MaxRelativeErr, RMSE, ULP) come from CompareTensorPair, which shows
+// this file every block of values it decodes, so both tensors are read once.
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -12,42 +12,14 @@
 
 #include "numprobe/compare_metrics.h"
 #include "numprobe/diff.h"
-#include "numprobe/float_convert.h"
 #include "numprobe/thread_pool.h"
+
+#include "compare/pair_blocks.h"
 
 namespace numprobe {
 namespace {
 
-constexpr int64_t kChunk = 1 << 16;
 constexpr double kEps = std::numeric_limits<double>::epsilon();
-
-// Element `i` of a contiguous buffer of dtype D as a double (complex dtypes are refused earlier).
-template <DType D>
-double LoadAt(const std::byte* base, int64_t i) {
-  using T = typename StorageType<D>::type;
-  T v;
-  std::memcpy(&v, base + i * static_cast<int64_t>(sizeof(T)), sizeof(T));
-  if constexpr (D == DType::kF16) {
-    return F16ToF32(v);
-  } else if constexpr (D == DType::kBF16) {
-    return BF16ToF32(v);
-  } else if constexpr (IsFloat8(D)) {
-    return F8ToF32(D, v);
-  } else if constexpr (D == DType::kBool) {
-    return v != 0 ? 1.0 : 0.0;
-  } else if constexpr (IsComplex(D)) {
-    return static_cast<double>(v.re);
-  } else {
-    return static_cast<double>(v);
-  }
-}
-
-void LoadChunk(const TensorView& v, int64_t start, int64_t count, double* out) {
-  Dispatch(v.dtype, [&]<DType D>() {
-    const std::byte* base = v.first();
-    for (int64_t i = 0; i < count; ++i) out[i] = LoadAt<D>(base, start + i);
-  });
-}
 
 struct Partial {
   int64_t close = 0;
@@ -72,15 +44,12 @@ struct Partial {
   }
 };
 
-void ChunkWork(const TensorView& a, const TensorView& b, double rtol, double atol, int64_t start,
-               int64_t count, Partial* p) {
-  std::vector<double> av(static_cast<size_t>(count));
-  std::vector<double> bv(static_cast<size_t>(count));
-  LoadChunk(a, start, count, av.data());
-  LoadChunk(b, start, count, bv.data());
+// Adds elements [first_index, first_index + count) of a and b, in order, to `p`.
+void Accumulate(const double* av, const double* bv, int64_t count, int64_t first_index, double rtol,
+                double atol, Partial* p) {
   for (int64_t i = 0; i < count; ++i) {
-    const double x = av[static_cast<size_t>(i)];
-    const double y = bv[static_cast<size_t>(i)];
+    const double x = av[i];
+    const double y = bv[i];
     const bool x_nan = std::isnan(x);
     const bool y_nan = std::isnan(y);
     const bool x_inf = std::isinf(x);
@@ -101,7 +70,7 @@ void ChunkWork(const TensorView& a, const TensorView& b, double rtol, double ato
     p->sum_abs += d;
     if (p->worst_index < 0 || d > p->max_abs) {
       p->max_abs = d;
-      p->worst_index = start + i;
+      p->worst_index = first_index + i;
     }
   }
 }
@@ -114,47 +83,48 @@ double Cosine(const Partial& p) {
   return std::clamp(p.dot / (na * nb), -1.0, 1.0);
 }
 
-// `v` as a contiguous view, copying it into `holder` when it is strided.
-Result<TensorView> Contiguous(const TensorView& v, Tensor* holder) {
-  if (v.is_contiguous()) return v;
-  NUMPROBE_ASSIGN_OR_RETURN(*holder, Tensor::CopyOf(v));
-  return holder->view();
-}
+// One Partial per chunk of the pair, filled from the blocks CompareTensorPair decodes and
+// combined in chunk order: the reduction ChunkedReduce performs, so the figures do not depend on
+// the thread count.
+class DiffSink final : public detail::PairBlockSink {
+ public:
+  DiffSink(int64_t numel, double rtol, double atol)
+      : chunks_(static_cast<size_t>((numel + detail::kPairChunk - 1) / detail::kPairChunk)),
+        rtol_(rtol),
+        atol_(atol) {}
+
+  void Block(int64_t chunk, const double* a, const double* b, int64_t n,
+             int64_t first_index) override {
+    Accumulate(a, b, n, first_index, rtol_, atol_, &chunks_[static_cast<size_t>(chunk)]);
+  }
+
+  Partial Total() const {
+    Partial total;
+    for (const Partial& part : chunks_) total.Merge(part);
+    return total;
+  }
+
+ private:
+  std::vector<Partial> chunks_;
+  double rtol_, atol_;
+};
 
 }  // namespace
 
-Result<DiffMetrics> DiffTensorValues(const TensorView& a_in, const TensorView& b_in, double rtol,
+Result<DiffMetrics> DiffTensorValues(const TensorView& a, const TensorView& b, double rtol,
                                      double atol, ThreadPool* pool) {
-  if (IsComplex(a_in.dtype) || IsComplex(b_in.dtype)) {
+  if (IsComplex(a.dtype) || IsComplex(b.dtype)) {
     return Status::Unsupported("complex values are not compared");
   }
-  if (!ShapesCompatible(a_in.shape, b_in.shape)) {
+  if (!ShapesCompatible(a.shape, b.shape)) {
     return Status::InvalidArgument("shapes are not compatible");
   }
-  Tensor a_copy;
-  Tensor b_copy;
-  NUMPROBE_ASSIGN_OR_RETURN(TensorView a, Contiguous(a_in, &a_copy));
-  NUMPROBE_ASSIGN_OR_RETURN(TensorView b, Contiguous(b_in, &b_copy));
   DiffMetrics m;
   m.numel = a.numel();
-  const Partial p =
-      ChunkedReduce<Partial>(pool, m.numel, kChunk, [&](int64_t start, int64_t length) {
-        Partial part;
-        ChunkWork(a, b, rtol, atol, start, length, &part);
-        return part;
-      });
-  m.close = p.close;
-  m.allclose = p.close == m.numel;
-  m.allclose_ratio =
-      m.numel > 0 ? static_cast<double>(p.close) / static_cast<double>(m.numel) : 1.0;
-  m.cosine = Cosine(p);
-  m.mean_abs = p.finite > 0 ? p.sum_abs / static_cast<double>(p.finite) : 0.0;
-  m.max_abs = p.max_abs;
-  m.worst_index = p.max_abs > 0 ? p.worst_index : -1;
-  m.nan_mismatch = p.nan_mm;
-  m.inf_mismatch = p.inf_mm;
+  DiffSink sink(m.numel, rtol, atol);
   if (m.numel > 0) {
-    const TensorPairMetrics cm = CompareTensorPair(a, b, pool);
+    const TensorPairMetrics cm = detail::CompareTensorPairWithSink(a, b, pool, &sink);
+    if (!cm.compared) return Status::Internal("the compare kernel did not read the pair");
     const MetricCell& rel = cm.msprobe[3];
     m.max_rel = rel.is_number()                       ? rel.value
                 : rel.kind == MetricCell::Kind::kZero ? 0.0
@@ -167,6 +137,17 @@ Result<DiffMetrics> DiffTensorValues(const TensorView& a_in, const TensorView& b
   } else {
     m.max_rel = 0;
   }
+  const Partial p = sink.Total();
+  m.close = p.close;
+  m.allclose = p.close == m.numel;
+  m.allclose_ratio =
+      m.numel > 0 ? static_cast<double>(p.close) / static_cast<double>(m.numel) : 1.0;
+  m.cosine = Cosine(p);
+  m.mean_abs = p.finite > 0 ? p.sum_abs / static_cast<double>(p.finite) : 0.0;
+  m.max_abs = p.max_abs;
+  m.worst_index = p.max_abs > 0 ? p.worst_index : -1;
+  m.nan_mismatch = p.nan_mm;
+  m.inf_mismatch = p.inf_mm;
   return m;
 }
 

@@ -29,12 +29,6 @@ std::string Number(double v) {
   return fmt::format("{}", v);
 }
 
-Status WriteText(const fs::path& path, std::string_view text) {
-  NUMPROBE_ASSIGN_OR_RETURN(detail::AtomicOutput out, detail::AtomicOutput::Create(path));
-  NUMPROBE_RETURN_IF_ERROR(out.Write(text));
-  return out.Commit();
-}
-
 bool Compared(const DiffRow& r) {
   return r.status == DiffStatus::kEqual || r.status == DiffStatus::kDiffers;
 }
@@ -94,7 +88,7 @@ Status WriteDiffValuesCsv(const DiffReport& report, const fs::path& path) {
   };
   unpaired(report.a, report.only_a, true);
   unpaired(report.b, report.only_b, false);
-  return WriteText(path, text);
+  return detail::WriteFileAtomically(path, text);
 }
 
 Status WriteDiffShapesCsv(const DiffReport& report, const fs::path& path) {
@@ -116,7 +110,7 @@ Status WriteDiffShapesCsv(const DiffReport& report, const fs::path& path) {
     text += CsvLine(
         {"", report.b.tensors[j].name, "False", "", ShapeText(report.b.tensors[j].tensor.shape())});
   }
-  return WriteText(path, text);
+  return detail::WriteFileAtomically(path, text);
 }
 
 Status WriteDiffJson(const DiffReport& report, const fs::path& path) {
@@ -258,7 +252,7 @@ Status WriteDiffJson(const DiffReport& report, const fs::path& path) {
   for (const std::string& warning : report.warnings) str(warning);
   w.EndArray();
   w.EndObject();
-  return WriteText(path, std::string_view(buffer.GetString(), buffer.GetSize()));
+  return detail::WriteFileAtomically(path, std::string_view(buffer.GetString(), buffer.GetSize()));
 }
 
 }  // namespace numprobe

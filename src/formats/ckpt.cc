@@ -15,13 +15,6 @@
 //   once into a new Buffer. Nothing is copied through protobuf strings.
 #include "numprobe/ckpt.h"
 
-#include <fmt/format.h>
-#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
-#include <google/protobuf/stubs/common.h>
-#ifdef NUMPROBE_WITH_ZLIB
-#include <zlib.h>
-#endif
-
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -30,9 +23,14 @@
 #include <unordered_set>
 #include <utility>
 
+#include <fmt/format.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
 #include "checkpoint.pb.h"
 #include "core/atomic_file.h"
 #include "core/checked.h"
+#include "core/crc32.h"
+#include "core/utf8.h"
 #include "formats/ckpt_internal.h"
 
 namespace numprobe {
@@ -54,12 +52,6 @@ std::string DimsText(const std::vector<int64_t>& dims) {
   return fmt::format("[{}]", fmt::join(dims, ", "));
 }
 
-#ifdef NUMPROBE_WITH_ZLIB
-uint32_t Crc32(uint32_t crc, const void* data, size_t size) {
-  return static_cast<uint32_t>(crc32_z(crc, static_cast<const Bytef*>(data), size));
-}
-#endif
-
 Status CheckCipherMagic(std::span<const std::byte> bytes) {
   if (bytes.size() < 4) return Status::Ok();
   uint32_t magic = 0;
@@ -76,8 +68,7 @@ Status CheckCipherMagic(std::span<const std::byte> bytes) {
 }
 
 // Returns the records before the optional crc_num trailer, having checked the trailer's CRC.
-Result<std::span<const std::byte>> StripCrcTrailer(std::span<const std::byte> bytes,
-                                                   std::vector<std::string>* warnings) {
+Result<std::span<const std::byte>> StripCrcTrailer(std::span<const std::byte> bytes) {
   constexpr size_t kTrailer = detail::kCkptCrcTrailerBytes;
   const std::string_view magic = detail::kCkptCrcMagic;
   if (bytes.size() < kTrailer ||
@@ -99,18 +90,14 @@ Result<std::span<const std::byte>> StripCrcTrailer(std::span<const std::byte> by
         "crc_num trailer at offset {} holds a value wider than 32 bits: the file is damaged",
         trailer_offset));
   }
-#ifdef NUMPROBE_WITH_ZLIB
-  const uint32_t actual = Crc32(0, records.data(), records.size());
+  // binascii.crc32 in MindSpore's serialization.py: the same CRC-32 as zlib's.
+  const uint32_t actual = detail::Crc32(records);
   if (actual != crc) {
     return Status::Corrupt(fmt::format(
         "crc_num trailer at offset {} says 0x{:08x} but the records' CRC-32 is 0x{:08x}: the "
         "file is damaged",
         trailer_offset, crc, actual));
   }
-#else
-  warnings->push_back("crc_num trailer not verified: numprobe was built without zlib");
-#endif
-  (void)warnings;
   return records;
 }
 
@@ -130,25 +117,11 @@ Result<std::string> DecodeUtf32(std::span<const std::byte> bytes, const std::str
   out.reserve(n);
   for (size_t i = 0; i < n; ++i) {
     const uint32_t cp = at(i);
-    if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+    if (cp > detail::kMaxCodePoint || (cp >= 0xD800 && cp <= 0xDFFF)) {
       return Status::Corrupt(fmt::format(
           "{}: str content has invalid code point 0x{:X} at character {}", where, cp, i));
     }
-    if (cp < 0x80) {
-      out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-      out += static_cast<char>(0xC0 | (cp >> 6));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-      out += static_cast<char>(0xE0 | (cp >> 12));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-      out += static_cast<char>(0xF0 | (cp >> 18));
-      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
+    detail::AppendUtf8(cp, &out);
   }
   return out;
 }
@@ -308,9 +281,7 @@ class CrcOutputStream : public google::protobuf::io::CopyingOutputStream {
   bool Write(const void* buffer, int size) override {
     const std::span<const std::byte> bytes(static_cast<const std::byte*>(buffer),
                                            static_cast<size_t>(size));
-#ifdef NUMPROBE_WITH_ZLIB
-    crc_ = Crc32(crc_, bytes.data(), bytes.size());
-#endif
+    crc_ = detail::Crc32(bytes, crc_);
     status_ = out_->Write(bytes);
     return status_.ok();
   }
@@ -325,17 +296,11 @@ class CrcOutputStream : public google::protobuf::io::CopyingOutputStream {
   Status status_;
 };
 
-Status CheckWritable(std::span<const NamedView> tensors, bool with_crc) {
+Status CheckWritable(std::span<const NamedView> tensors) {
   if (tensors.empty()) {
     return Status::InvalidArgument(
         "no tensors to write: MindSpore cannot load an empty checkpoint");
   }
-#ifndef NUMPROBE_WITH_ZLIB
-  if (with_crc) {
-    return Status::Unsupported("the crc_num trailer needs zlib (built without NUMPROBE_WITH_ZLIB)");
-  }
-#endif
-  (void)with_crc;
   std::unordered_set<std::string_view> names;
   for (const NamedView& t : tensors) {
     if (!names.insert(t.name).second) {
@@ -343,8 +308,7 @@ Status CheckWritable(std::span<const NamedView> tensors, bool with_crc) {
           fmt::format("duplicate tensor name {}", QuoteCkptText(t.name)));
     }
     if (t.name.size() > detail::kCkptMaxTagBytes ||
-        !google::protobuf::internal::IsStructurallyValidUTF8(t.name.data(),
-                                                             static_cast<int>(t.name.size()))) {
+        !detail::IsValidUtf8(t.name)) {  // proto3 string fields are strict UTF-8
       return Status::InvalidArgument(
           fmt::format("tensor name {} is not valid UTF-8 of at most {} bytes",
                       QuoteCkptText(t.name), detail::kCkptMaxTagBytes));
@@ -408,7 +372,7 @@ Result<TensorFile> ReadMindSporeCkpt(std::shared_ptr<const Buffer> file,
     return Status::Corrupt("empty file: a MindSpore checkpoint holds at least one value");
   }
   NUMPROBE_RETURN_IF_ERROR(CheckCipherMagic(bytes));
-  NUMPROBE_ASSIGN_OR_RETURN(bytes, StripCrcTrailer(bytes, &out.warnings));
+  NUMPROBE_ASSIGN_OR_RETURN(bytes, StripCrcTrailer(bytes));
   if (bytes.empty()) return Status::Corrupt("no values before the crc_num trailer");
   NUMPROBE_ASSIGN_OR_RETURN(const std::vector<CkptRawValue> values,
                             detail::DecodeCkptValues(bytes));
@@ -430,7 +394,7 @@ Status WriteMindSporeCkptSliced(const std::filesystem::path& path,
   if (slice_bytes == 0 || slice_bytes > (uint64_t{1} << 30)) {
     return Status::InvalidArgument(fmt::format("slice size {} not in [1, 1 GiB]", slice_bytes));
   }
-  NUMPROBE_RETURN_IF_ERROR(CheckWritable(tensors, with_crc));
+  NUMPROBE_RETURN_IF_ERROR(CheckWritable(tensors));
   NUMPROBE_ASSIGN_OR_RETURN(AtomicOutput file, AtomicOutput::Create(path));
   CrcOutputStream output(&file);
   {

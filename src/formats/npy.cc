@@ -11,6 +11,7 @@
 #include "core/atomic_file.h"
 #include "core/checked.h"
 #include "core/quoted.h"
+#include "core/utf8.h"
 
 namespace numprobe {
 namespace {
@@ -220,41 +221,6 @@ class LiteralParser {
   size_t pos_ = 0;
 };
 
-bool ValidUtf8(std::string_view s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    int extra = 0;
-    uint32_t cp = 0;
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    if ((c & 0xE0) == 0xC0) {
-      extra = 1;
-      cp = c & 0x1F;
-    } else if ((c & 0xF0) == 0xE0) {
-      extra = 2;
-      cp = c & 0x0F;
-    } else if ((c & 0xF8) == 0xF0) {
-      extra = 3;
-      cp = c & 0x07;
-    } else {
-      return false;
-    }
-    if (s.size() - i <= static_cast<size_t>(extra)) return false;
-    for (int k = 1; k <= extra; ++k) {
-      const auto cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (cc & 0x3F);
-    }
-    static constexpr uint32_t kMin[] = {0, 0x80, 0x800, 0x10000};
-    if (cp < kMin[extra] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
-    i += 1 + extra;
-  }
-  return true;
-}
-
 std::string QuoteText(std::string_view s) { return detail::Quoted(s, 80); }
 
 struct DescrInfo {
@@ -373,7 +339,7 @@ Result<NpyHeader> ParseHeader(std::span<const std::byte> bytes, const NpyReadOpt
                               std::to_string(h.major) + ".0");
   }
   const std::string_view text(reinterpret_cast<const char*>(bytes.data() + prefix), header_len);
-  if (h.major == 3 && !ValidUtf8(text)) {
+  if (h.major == 3 && !detail::IsValidUtf8(text)) {
     return Status::Corrupt("format 3.0 header is not valid UTF-8");
   }
 

@@ -21,6 +21,7 @@
 
 #include "core/checked.h"
 #include "core/quoted.h"
+#include "core/utf8.h"
 
 namespace numprobe::pickle {
 namespace {
@@ -250,60 +251,8 @@ std::string Printable(std::string_view s, size_t max_len = 120) {
   return quoted.substr(1, quoted.size() - 2);
 }
 
-// UTF-8 as Python's "surrogatepass" decoder accepts it: well-formed sequences, shortest form,
-// code points up to U+10FFFF, surrogate code points allowed.
-bool ValidUtf8(std::string_view s) {
-  size_t i = 0;
-  const size_t n = s.size();
-  while (i < n) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    int len = 0;
-    uint32_t cp = 0;
-    if (c >= 0xc2 && c <= 0xdf) {
-      len = 2;
-      cp = c & 0x1fu;
-    } else if (c >= 0xe0 && c <= 0xef) {
-      len = 3;
-      cp = c & 0x0fu;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-      len = 4;
-      cp = c & 0x07u;
-    } else {
-      return false;
-    }
-    if (n - i < static_cast<size_t>(len)) return false;
-    for (int k = 1; k < len; ++k) {
-      const auto cc = static_cast<unsigned char>(s[i + static_cast<size_t>(k)]);
-      if ((cc & 0xc0) != 0x80) return false;
-      cp = (cp << 6) | (cc & 0x3fu);
-    }
-    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff))) return false;
-    i += static_cast<size_t>(len);
-  }
-  return true;
-}
-
-void AppendUtf8(std::string& out, uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xc0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3f));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xe0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-    out += static_cast<char>(0x80 | (cp & 0x3f));
-  } else {
-    out += static_cast<char>(0xf0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-    out += static_cast<char>(0x80 | (cp & 0x3f));
-  }
-}
+// Python's pickle decodes str with the "surrogatepass" handler: surrogate code points pass.
+constexpr detail::Utf8Rule kStrRule = detail::Utf8Rule::kSurrogatePass;
 
 uint64_t Mix(uint64_t x) {  // splitmix64 finalizer
   x ^= x >> 30;
@@ -760,7 +709,7 @@ class Machine {
     return r;
   }
   Result<Ref> NewStr(std::string_view utf8) {
-    if (!ValidUtf8(utf8)) return Corrupt("string is not valid UTF-8");
+    if (!detail::IsValidUtf8(utf8, kStrRule)) return Corrupt("string is not valid UTF-8");
     return NewText(Kind::kStr, std::string(utf8));
   }
   Status ChargeItems(uint64_t n) {
@@ -1180,13 +1129,13 @@ Status Machine::DoUnicode(std::string_view line) {
       uint32_t cp = 0;
       const char* first = line.data() + i + 2;
       const auto [end, ec] = std::from_chars(first, first + digits, cp, 16);
-      if (ec != std::errc() || end != first + digits || cp > 0x10ffff) {
+      if (ec != std::errc() || end != first + digits || cp > detail::kMaxCodePoint) {
         return Corrupt("invalid \\u escape");
       }
-      AppendUtf8(out, cp);
+      detail::AppendUtf8(cp, &out);
       i += 1 + digits;
     } else {
-      AppendUtf8(out, c);
+      detail::AppendUtf8(c, &out);
     }
   }
   NUMPROBE_ASSIGN_OR_RETURN(Ref r, NewText(Kind::kStr, std::move(out)));
@@ -1194,7 +1143,9 @@ Status Machine::DoUnicode(std::string_view line) {
 }
 
 Status Machine::DoGlobal(std::string_view module, std::string_view name) {
-  if (!ValidUtf8(module) || !ValidUtf8(name)) return Corrupt("global name is not valid UTF-8");
+  if (!detail::IsValidUtf8(module, kStrRule) || !detail::IsValidUtf8(name, kStrRule)) {
+    return Corrupt("global name is not valid UTF-8");
+  }
   const std::string qualified = std::string(module) + "." + std::string(name);
   const GlobalInfo info = ResolveGlobal(module, name);
   switch (info.verdict) {
@@ -1284,17 +1235,10 @@ Result<Ref> Machine::Evaluate(Global id, Ref callable, Ref args) {
       if (encoding == "latin1" || encoding == "latin-1" || encoding == "iso-8859-1") {
         // Code points < 256 only; surrogates and above cannot be latin-1.
         for (size_t i = 0; i < s.size();) {
-          const auto c = static_cast<unsigned char>(s[i]);
-          if (c < 0x80) {
-            out += static_cast<char>(c);
-            ++i;
-          } else if ((c == 0xc2 || c == 0xc3) && i + 1 < s.size()) {
-            out += static_cast<char>(((c & 0x1f) << 6) |
-                                     (static_cast<unsigned char>(s[i + 1]) & 0x3f));
-            i += 2;
-          } else {
-            return Corrupt("string has characters outside latin-1");
-          }
+          const detail::Utf8Char c = detail::DecodeUtf8(s, i, kStrRule);
+          if (!c.valid || c.code > 0xff) return Corrupt("string has characters outside latin-1");
+          out += static_cast<char>(c.code);
+          i += c.length;
         }
       } else if (encoding == "utf-8" || encoding == "utf8") {
         out = std::string(s);

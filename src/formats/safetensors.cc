@@ -33,6 +33,7 @@
 
 #include "core/atomic_file.h"
 #include "core/checked.h"
+#include "core/utf8.h"
 #include "formats/safetensors_internal.h"
 
 namespace numprobe {
@@ -79,9 +80,7 @@ std::string Quote(std::string_view name) {
   constexpr size_t kMaxShown = 120;
   bool cut = false;
   if (name.size() > kMaxShown) {
-    size_t end = kMaxShown;
-    while (end > 0 && (static_cast<unsigned char>(name[end]) & 0xC0) == 0x80) --end;
-    name = name.substr(0, end);
+    name = name.substr(0, detail::Utf8PrefixLength(name, kMaxShown));
     cut = true;
   }
   std::string out = "'";

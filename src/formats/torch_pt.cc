@@ -27,6 +27,7 @@
 
 #include "core/checked.h"
 #include "core/quoted.h"
+#include "core/utf8.h"
 #include "formats/pickle.h"
 #include "formats/zip.h"
 
@@ -954,21 +955,6 @@ void WriteTensor(PickleWriter& w, const TensorView& v, const std::string& key) {
   w.Op('R');
 }
 
-bool ValidUtf8Name(std::string_view s) {
-  // Names are pickled as str: require UTF-8 (ASCII-only control bytes are allowed by Python too).
-  size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    if (len == 0 || s.size() - i < len) return false;
-    for (size_t k = 1; k < len; ++k) {
-      if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return false;
-    }
-    i += len;
-  }
-  return true;
-}
-
 }  // namespace
 
 Result<TensorFile> ReadTorch(std::shared_ptr<const Buffer> file, const ReadOptions& options) {
@@ -998,7 +984,9 @@ Status WriteTorch(const std::filesystem::path& path, std::span<const NamedView> 
   std::unordered_set<std::string_view> names;
   for (const NamedView& t : tensors) {
     if (!bare && t.name.empty()) return Status::InvalidArgument("tensor with an empty name");
-    if (!ValidUtf8Name(t.name))
+    // Names are pickled as str, which torch.load (and numprobe's reader) decode with Python's
+    // "surrogatepass" rule: anything else could be written but not read back.
+    if (!detail::IsValidUtf8(t.name, detail::Utf8Rule::kSurrogatePass))
       return Status::InvalidArgument(fmt::format("tensor name {} is not UTF-8", Quote(t.name)));
     if (!names.insert(t.name).second)
       return Status::InvalidArgument(fmt::format("duplicate tensor name {}", Quote(t.name)));

@@ -11,6 +11,7 @@
 
 #include "core/atomic_file.h"
 #include "core/checked.h"
+#include "core/crc32.h"
 #include "core/quoted.h"
 
 #ifdef NUMPROBE_WITH_ZLIB
@@ -452,40 +453,8 @@ Result<ZipData> ZipArchive::Read(const ZipEntry& entry) {
 #endif
 }
 
-namespace {
-
-#ifdef NUMPROBE_WITH_ZLIB
-uint32_t Crc32(std::span<const std::byte> bytes) {
-  uLong crc = crc32(0L, Z_NULL, 0);
-  constexpr size_t kChunk = size_t{1} << 30;
-  for (size_t pos = 0; pos < bytes.size(); pos += kChunk) {
-    const size_t n = std::min(kChunk, bytes.size() - pos);
-    crc = crc32(crc, reinterpret_cast<const Bytef*>(bytes.data() + pos), static_cast<uInt>(n));
-  }
-  return static_cast<uint32_t>(crc);
-}
-#else
-// Without zlib: the standard reflected CRC-32 (polynomial 0xEDB88320), table-driven.
-uint32_t Crc32(std::span<const std::byte> bytes) {
-  static const std::array<uint32_t, 256> kTable = [] {
-    std::array<uint32_t, 256> t{};
-    for (uint32_t i = 0; i < 256; ++i) {
-      uint32_t c = i;
-      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-      t[i] = c;
-    }
-    return t;
-  }();
-  uint32_t crc = 0xFFFFFFFFu;
-  for (std::byte b : bytes) crc = kTable[(crc ^ std::to_integer<uint32_t>(b)) & 0xFF] ^ (crc >> 8);
-  return crc ^ 0xFFFFFFFFu;
-}
-#endif
-
-}  // namespace
-
 bool ZipArchive::CrcMatches(const ZipEntry& entry, std::span<const std::byte> bytes) {
-  return Crc32(bytes) == entry.crc32;
+  return detail::Crc32(bytes) == entry.crc32;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -670,7 +639,7 @@ Result<ZipWriter> ZipWriter::Create(const std::filesystem::path& path) {
 Status ZipWriter::AddStored(std::string_view name, std::span<const std::byte> data,
                             uint32_t alignment) {
   if (!impl_) return Status::InvalidArgument("zip writer moved from");
-  return impl_->Add(name, kMethodStored, Crc32(data), data.size(), data, alignment);
+  return impl_->Add(name, kMethodStored, detail::Crc32(data), data.size(), data, alignment);
 }
 
 Status ZipWriter::AddDeflated(std::string_view name, std::span<const std::byte> data) {
@@ -710,7 +679,7 @@ Status ZipWriter::AddDeflated(std::string_view name, std::span<const std::byte> 
     }
   }
   packed.resize(out_pos - zs.avail_out);
-  return impl_->Add(name, kMethodDeflate, Crc32(data), data.size(), packed, 0);
+  return impl_->Add(name, kMethodDeflate, detail::Crc32(data), data.size(), packed, 0);
 #else
   (void)name;
   (void)data;

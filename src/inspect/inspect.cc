@@ -16,6 +16,7 @@
 #include "numprobe/buffer.h"
 
 #include "core/json_number.h"
+#include "core/utf8.h"
 #include "msprobe/dump_journal.h"
 
 namespace numprobe {
@@ -102,41 +103,6 @@ std::string Number(double v) {
   return fmt::format("{:.6g}", v);
 }
 
-// Length of the UTF-8 sequence at text[i], with its code point in *code; 0 if the bytes there are
-// not valid UTF-8 (RFC 3629: no overlong forms, surrogates or code points past U+10FFFF).
-size_t Utf8Sequence(std::string_view text, size_t i, uint32_t* code) {
-  const auto lead = static_cast<unsigned char>(text[i]);
-  size_t len = 0;
-  uint32_t min = 0;
-  if (lead < 0x80) {
-    *code = lead;
-    return 1;
-  }
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    len = 2;
-    *code = lead & 0x1Fu;
-    min = 0x80;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    len = 3;
-    *code = lead & 0x0Fu;
-    min = 0x800;
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    len = 4;
-    *code = lead & 0x07u;
-    min = 0x10000;
-  } else {
-    return 0;
-  }
-  if (text.size() - i < len) return 0;
-  for (size_t k = 1; k < len; ++k) {
-    const auto c = static_cast<unsigned char>(text[i + k]);
-    if ((c & 0xC0) != 0x80) return 0;
-    *code = (*code << 6) | (c & 0x3Fu);
-  }
-  if (*code < min || *code > 0x10FFFF || (*code >= 0xD800 && *code <= 0xDFFF)) return 0;
-  return len;
-}
-
 // Untrusted metadata text made safe for one line of a terminal: cut after `max_chars` characters
 // ("..." marks the cut), control characters (C0, DEL, C1) and bytes that are not valid UTF-8
 // written as \xNN, other characters kept as they are. Written by hand: fmt's "{:?}" quotes and
@@ -146,18 +112,18 @@ std::string DisplayText(std::string_view text, size_t max_chars) {
   size_t chars = 0;
   for (size_t i = 0; i < text.size(); ++chars) {
     if (chars == max_chars) return out + "...";
-    uint32_t code = 0;
-    const size_t len = Utf8Sequence(text, i, &code);
-    if (len == 0 || code < 0x20 || (code >= 0x7F && code <= 0x9F)) {
-      const size_t n = std::max<size_t>(len, 1);
-      for (size_t k = 0; k < n; ++k) {
+    const detail::Utf8Char c = detail::DecodeUtf8(text, i);  // RFC 3629
+    // A control character is written as \xNN per byte; an ill-formed byte alone, as one
+    // character.
+    const size_t len = c.valid ? c.length : 1;
+    if (!c.valid || c.code < 0x20 || (c.code >= 0x7F && c.code <= 0x9F)) {
+      for (size_t k = 0; k < len; ++k) {
         out += fmt::format("\\x{:02x}", static_cast<unsigned char>(text[i + k]));
       }
-      i += n;
     } else {
       out.append(text.substr(i, len));
-      i += len;
     }
+    i += len;
   }
   return out;
 }

@@ -4,7 +4,6 @@
 #include "numprobe/stats.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -13,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "numprobe/float_convert.h"
 #include "numprobe/thread_pool.h"
 
 #include "core/checked.h"
+#include "core/element_load.h"
 #include "kernels/stats_internal.h"
 
 namespace numprobe {
@@ -37,46 +36,14 @@ static_assert(kStatsChunk % kBlock == 0 && kBlock % kStatsLanes == 0);
 // Chunks reduced per ParallelFor call (bounds the memory of the per-chunk partial results).
 constexpr int64_t kChunksPerBatch = 1024;
 
-template <typename T>
-T LoadAs(const std::byte* p) {
-  T value;
-  std::memcpy(&value, p, sizeof(T));
-  return value;
-}
-
-// The 256 values of an fp8 format, decoded once by float_convert.
-template <DType D>
-const float* F8Table() {
-  static const std::array<float, 256> kTable = [] {
-    std::array<float, 256> t{};
-    for (int i = 0; i < 256; ++i) t[static_cast<size_t>(i)] = F8ToF32(D, static_cast<uint8_t>(i));
-    return t;
-  }();
-  return kTable.data();
-}
+using detail::LoadRaw;
 
 // The value of element `p` of floating or complex dtype D as a double (complex: |x|, computed in
 // the element's precision as torch.abs and numpy.abs do).
 template <DType D>
 double FloatValue(const std::byte* p) {
-  if constexpr (D == DType::kF64) {
-    return LoadAs<double>(p);
-  } else if constexpr (D == DType::kF32) {
-    return LoadAs<float>(p);
-  } else if constexpr (D == DType::kF16) {
-    return F16ToF32(LoadAs<uint16_t>(p));
-  } else if constexpr (D == DType::kBF16) {
-    return BF16ToF32(LoadAs<uint16_t>(p));
-  } else if constexpr (D == DType::kC64) {
-    const auto re = LoadAs<float>(p);
-    const auto im = LoadAs<float>(p + 4);
-    return std::hypot(re, im);  // float overload: hypotf, like numpy's and torch's abs
-  } else if constexpr (D == DType::kC128) {
-    return std::hypot(LoadAs<double>(p), LoadAs<double>(p + 8));
-  } else {
-    static_assert(IsFloat8(D));
-    return F8Table<D>()[static_cast<uint8_t>(*p)];
-  }
+  static_assert(IsFloating(D) || IsComplex(D));
+  return detail::LoadElement<D, detail::ComplexAs::kMagnitudeInOwnType>(p);
 }
 
 // The scalar reference: a run of n elements of dtype D, element i to lane i % 8.
@@ -91,22 +58,14 @@ void ScalarRun(const void* data, int64_t n, StatsAcc* acc) {
   } else {
     using T = typename StorageType<D>::type;  // bool is stored as uint8_t
     detail::IntExtremes<T> ext;
-    for (int64_t i = 0; i < n; ++i) ext.Update(LoadAs<T>(p + i * kItem));
+    for (int64_t i = 0; i < n; ++i) ext.Update(LoadRaw<T>(p + i * kItem));
     ext.MergeInto(acc);
   }
 }
 
 // The one value of a 0-d tensor, as msprobe reports it (bool: 1/0; complex: |x|).
 double ElementValue(DType dtype, const std::byte* p) {
-  return Dispatch(dtype, [&]<DType D>() -> double {
-    if constexpr (IsFloating(D) || IsComplex(D)) {
-      return FloatValue<D>(p);
-    } else if constexpr (D == DType::kBool) {
-      return *p != std::byte{0} ? 1.0 : 0.0;
-    } else {
-      return static_cast<double>(LoadAs<typename StorageType<D>::type>(p));
-    }
-  });
+  return detail::LoadElement<detail::ComplexAs::kMagnitudeInOwnType>(dtype, p);
 }
 
 // ---------------------------------------------------------------------------------------------

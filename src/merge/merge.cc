@@ -11,11 +11,11 @@
 #include <unordered_set>
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include "numprobe/json_value.h"
 
 #include "compare/compare_internal.h"
+#include "core/atomic_file.h"
 #include "core/csv_read.h"
 #include "core/py_format.h"
 #include "core/text_file.h"
@@ -430,8 +430,9 @@ Status WriteMergedXlsx(const MergedResults& merged, const fs::path& path) {
     }
   }
 #ifdef NUMPROBE_WITH_XLSX
-  const fs::path temp = path.string() + fmt::format(".tmp{}.xlsx", static_cast<long>(::getpid()));
-  lxw_workbook* wb = workbook_new(temp.c_str());
+  // libxlsxwriter writes the file by name on close: into the AtomicOutput's temporary file.
+  NUMPROBE_ASSIGN_OR_RETURN(detail::AtomicOutput out, detail::AtomicOutput::Create(path));
+  lxw_workbook* wb = workbook_new(out.LibraryPath().c_str());
   if (wb == nullptr) return Status::IoError(path.string() + ": cannot be created");
   lxw_format* bold = workbook_add_format(wb);  // pandas' header style
   format_set_bold(bold);
@@ -471,16 +472,12 @@ Status WriteMergedXlsx(const MergedResults& merged, const fs::path& path) {
     }
   }
   const lxw_error closed = workbook_close(wb);
-  std::error_code ec;
   if (!ok || closed != LXW_NO_ERROR) {
-    fs::remove(temp, ec);
     return Status::IoError(
         fmt::format("{}: {}", path.string(),
                     closed != LXW_NO_ERROR ? lxw_strerror(closed) : "a cell could not be written"));
   }
-  fs::rename(temp, path, ec);
-  if (ec) return Status::IoError(fmt::format("{}: {}", path.string(), ec.message()));
-  return Status::Ok();
+  return out.Commit();
 #else
   return Status::Unsupported(path.string() + ": xlsx output needs libxlsxwriter");
 #endif

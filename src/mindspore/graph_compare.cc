@@ -308,9 +308,7 @@ Status WriteGraphCompareCsv(const GraphCompareTable& table, const fs::path& path
   std::string text;
   detail::AppendCsvLine(table.header, &text);
   for (const auto& row : table.rows) detail::AppendCsvLine(row, &text);
-  NUMPROBE_ASSIGN_OR_RETURN(detail::AtomicOutput out, detail::AtomicOutput::Create(path));
-  NUMPROBE_RETURN_IF_ERROR(out.Write(text));
-  return out.Commit();
+  return detail::WriteFileAtomically(path, text);
 }
 
 }  // namespace numprobe

@@ -14,15 +14,12 @@
 #include "numprobe/buffer.h"
 #include "numprobe/dump.h"
 
+#include "core/crc32.h"
 #include "core/json_stream.h"
 #include "core/py_format.h"
 #include "core/text_file.h"
 #include "msprobe/dump_journal.h"
 #include "msprobe/entry_name.h"
-
-#ifdef NUMPROBE_WITH_ZLIB
-#include <zlib.h>
-#endif
 
 namespace numprobe {
 
@@ -62,21 +59,6 @@ uint32_t DumpFile::Intern(std::string_view text) {
 namespace {
 
 using detail::JNode;
-
-uint32_t Crc32(std::string_view text) {
-#ifdef NUMPROBE_WITH_ZLIB
-  return static_cast<uint32_t>(
-      crc32(0L, reinterpret_cast<const Bytef*>(text.data()), static_cast<uInt>(text.size())));
-#else
-  // zlib is optional in this build; the reflected CRC-32 (poly 0xEDB88320) zlib computes.
-  uint32_t crc = 0xffffffffu;
-  for (const char ch : text) {
-    crc ^= static_cast<unsigned char>(ch);
-    for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1u)));
-  }
-  return ~crc;
-#endif
-}
 
 // Python's truth value of a JSON value.
 bool Truthy(const JNode& n) {
@@ -339,8 +321,8 @@ class Flattener {
     }
     if (!row.md5.has_value() || row.md5->empty()) {
       // CRC-32 of str(value), or of "" (0) for a leaf without one.
-      row.md5 =
-          value == nullptr ? std::string("00000000") : fmt::format("{:08x}", Crc32(PyStr(value)));
+      row.md5 = value == nullptr ? std::string("00000000")
+                                 : fmt::format("{:08x}", detail::Crc32(PyStr(value)));
     }
     return row;
   }

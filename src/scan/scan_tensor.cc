@@ -2,18 +2,16 @@
 // a tensor-mode dump's tensor files (ComputeStats), plus element access for the watchpoints that
 // need two tensors side by side (weight updates) or a value census (activation ranges).
 #include <cmath>
-#include <complex>
-#include <cstring>
 #include <limits>
 #include <string>
 #include <system_error>
 
 #include <fmt/format.h>
 
-#include "numprobe/float_convert.h"
 #include "numprobe/stats.h"
 #include "numprobe/tensor_file.h"
 
+#include "core/element_load.h"
 #include "scan/scan_internal.h"
 
 namespace numprobe::detail {
@@ -46,13 +44,6 @@ bool NumberOf(const DumpFile& file, const PyValue& value, double* out) {
     default:
       return false;
   }
-}
-
-template <typename T>
-T Load(const std::byte* p) {
-  T v;
-  std::memcpy(&v, p, sizeof(T));
-  return v;
 }
 
 void ApplyFileStats(const TensorStats& s, ScanTensor* t) {
@@ -164,45 +155,7 @@ Result<Tensor> LoadTensorFile(const std::filesystem::path& path) {
 }
 
 double ElementAsDouble(const TensorView& view, int64_t i) {
-  const std::byte* p = view.first() + i * ItemSize(view.dtype);
-  switch (view.dtype) {
-    case DType::kF64:
-      return Load<double>(p);
-    case DType::kF32:
-      return Load<float>(p);
-    case DType::kF16:
-      return F16ToF32(Load<uint16_t>(p));
-    case DType::kBF16:
-      return BF16ToF32(Load<uint16_t>(p));
-    case DType::kF8E4M3FN:
-    case DType::kF8E5M2:
-    case DType::kF8E4M3FNUZ:
-    case DType::kF8E5M2FNUZ:
-      return F8ToF32(view.dtype, Load<uint8_t>(p));
-    case DType::kI64:
-      return static_cast<double>(Load<int64_t>(p));
-    case DType::kI32:
-      return Load<int32_t>(p);
-    case DType::kI16:
-      return Load<int16_t>(p);
-    case DType::kI8:
-      return Load<int8_t>(p);
-    case DType::kU64:
-      return static_cast<double>(Load<uint64_t>(p));
-    case DType::kU32:
-      return Load<uint32_t>(p);
-    case DType::kU16:
-      return Load<uint16_t>(p);
-    case DType::kU8:
-      return Load<uint8_t>(p);
-    case DType::kBool:
-      return Load<uint8_t>(p) != 0 ? 1.0 : 0.0;
-    case DType::kC64:
-      return std::abs(std::complex<double>(Load<float>(p), Load<float>(p + 4)));
-    case DType::kC128:
-      return std::abs(std::complex<double>(Load<double>(p), Load<double>(p + 8)));
-  }
-  return kNaN;
+  return LoadElement<ComplexAs::kMagnitude>(view.dtype, view.first() + i * ItemSize(view.dtype));
 }
 
 Result<UpdateFacts> CompareUpdate(const Tensor& current, const Tensor& previous, double rtol,

@@ -25,12 +25,6 @@ namespace fs = std::filesystem;
 using detail::CsvLine;
 using JsonWriter = rapidjson::PrettyWriter<rapidjson::StringBuffer>;
 
-Status WriteFile(const fs::path& path, std::string_view content) {
-  NUMPROBE_ASSIGN_OR_RETURN(auto out, detail::AtomicOutput::Create(path));
-  NUMPROBE_RETURN_IF_ERROR(out.Write(content));
-  return out.Commit();
-}
-
 void Str(JsonWriter& w, std::string_view s) {
   w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
 }
@@ -470,13 +464,15 @@ Result<ScanOutputFiles> WriteScanReport(const ScanReport& report, const fs::path
   files.anomalies_csv = dir / fmt::format("scan_anomalies_{}.csv", timestamp);
   files.watchpoints_csv = dir / fmt::format("scan_watchpoints_{}.csv", timestamp);
   files.headroom_csv = dir / fmt::format("scan_headroom_{}.csv", timestamp);
-  NUMPROBE_RETURN_IF_ERROR(WriteFile(files.json, ScanJson(report)));
-  NUMPROBE_RETURN_IF_ERROR(WriteFile(files.anomalies_csv, AnomaliesCsv(report)));
-  NUMPROBE_RETURN_IF_ERROR(WriteFile(files.watchpoints_csv, WatchpointsCsv(report)));
-  NUMPROBE_RETURN_IF_ERROR(WriteFile(files.headroom_csv, HeadroomCsv(report)));
+  NUMPROBE_RETURN_IF_ERROR(detail::WriteFileAtomically(files.json, ScanJson(report)));
+  NUMPROBE_RETURN_IF_ERROR(detail::WriteFileAtomically(files.anomalies_csv, AnomaliesCsv(report)));
+  NUMPROBE_RETURN_IF_ERROR(
+      detail::WriteFileAtomically(files.watchpoints_csv, WatchpointsCsv(report)));
+  NUMPROBE_RETURN_IF_ERROR(detail::WriteFileAtomically(files.headroom_csv, HeadroomCsv(report)));
   if (!report.anomalies.empty()) {
     files.anomaly_analyze = dir / fmt::format("anomaly_analyze_{}.json", timestamp);
-    NUMPROBE_RETURN_IF_ERROR(WriteFile(files.anomaly_analyze, AnomalyAnalyzeJson(report)));
+    NUMPROBE_RETURN_IF_ERROR(
+        detail::WriteFileAtomically(files.anomaly_analyze, AnomalyAnalyzeJson(report)));
   }
   return files;
 }

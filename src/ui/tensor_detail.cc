@@ -2,15 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <queue>
 
 #include <fmt/format.h>
 
 #include "numprobe/dtype.h"
-#include "numprobe/float_convert.h"
 #include "numprobe/tensor_file.h"
+
+#include "core/element_load.h"
 
 namespace numprobe::ui {
 
@@ -18,38 +18,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-using LoadFn = double (*)(const std::byte*);
-
-template <DType D>
-double Load(const std::byte* p) {
-  using T = typename StorageType<D>::type;
-  T v;
-  std::memcpy(&v, p, sizeof(T));
-  if constexpr (D == DType::kF16) {
-    return F16ToF32(v);
-  } else if constexpr (D == DType::kBF16) {
-    return BF16ToF32(v);
-  } else if constexpr (IsFloat8(D)) {
-    return F8ToF32(D, v);
-  } else if constexpr (IsComplex(D)) {
-    return std::hypot(static_cast<double>(v.re), static_cast<double>(v.im));
-  } else if constexpr (D == DType::kBool) {
-    return v != 0 ? 1.0 : 0.0;
-  } else {
-    return static_cast<double>(v);
-  }
-}
-
-LoadFn LoaderFor(DType dtype) {
-  return Dispatch(dtype, []<DType D>() -> LoadFn { return &Load<D>; });
-}
-
 // Walks a view's elements in C order, whatever its strides.
 class Cursor {
  public:
   explicit Cursor(const TensorView& view)
       : view_(view),
-        load_(LoaderFor(view.dtype)),
+        load_(detail::ElementLoaderFor<detail::ComplexAs::kMagnitude>(view.dtype)),
         item_(ItemSize(view.dtype)),
         index_(view.shape.size(), 0),
         ptr_(view.first()) {}
@@ -70,7 +44,7 @@ class Cursor {
 
  private:
   const TensorView& view_;
-  LoadFn load_;
+  detail::ElementLoader load_;
   int64_t item_;
   std::vector<int64_t> index_;
   const std::byte* ptr_;

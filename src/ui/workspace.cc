@@ -19,6 +19,7 @@
 
 #include "compare/compare_internal.h"
 #include "core/py_format.h"
+#include "core/utf8.h"
 
 namespace numprobe::ui {
 
@@ -725,23 +726,8 @@ std::optional<std::vector<std::string>> ParsePyStrList(std::string_view text) {
             cp = cp * 16 + static_cast<uint32_t>(v);
           }
           i += digits;
-          if (cp > 0x10FFFF) return std::nullopt;
-          // UTF-8 encode.
-          if (cp < 0x80) {
-            item += static_cast<char>(cp);
-          } else if (cp < 0x800) {
-            item += static_cast<char>(0xC0 | (cp >> 6));
-            item += static_cast<char>(0x80 | (cp & 0x3F));
-          } else if (cp < 0x10000) {
-            item += static_cast<char>(0xE0 | (cp >> 12));
-            item += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-            item += static_cast<char>(0x80 | (cp & 0x3F));
-          } else {
-            item += static_cast<char>(0xF0 | (cp >> 18));
-            item += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-            item += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-            item += static_cast<char>(0x80 | (cp & 0x3F));
-          }
+          if (cp > detail::kMaxCodePoint) return std::nullopt;
+          detail::AppendUtf8(cp, &item);
           break;
         }
         default:

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <string_view>
 
 #include <gtest/gtest.h>
 
@@ -56,10 +57,47 @@ TEST(PyFormatTest, StrReprPicksQuotesAndEscapes) {
   EXPECT_EQ(PyStrListRepr({"a.pt", "-1"}), "['a.pt', '-1']");
 }
 
+std::string JsonString(std::string_view s, JsonStringStyle style = {}) {
+  std::string out;
+  AppendJsonString(s, &out, style);
+  return out;
+}
+
+TEST(PyFormatTest, JsonStringEscapesLikeJsonDumps) {
+  // CPython 3.11's json.dumps of the same str.
+  EXPECT_EQ(JsonString(""), "\"\"");
+  EXPECT_EQ(JsonString("plain"), "\"plain\"");
+  EXPECT_EQ(JsonString("q\"b\\s"), "\"q\\\"b\\\\s\"");
+  EXPECT_EQ(JsonString("\n\r\t\b\f"), "\"\\n\\r\\t\\b\\f\"");
+  EXPECT_EQ(JsonString(std::string_view("\x00\x01\x1f", 3)), "\"\\u0000\\u0001\\u001f\"");
+  EXPECT_EQ(JsonString("a\x7f"
+                       "b"),
+            "\"a\\u007fb\"");
+  EXPECT_EQ(JsonString("caf\xc3\xa9"), "\"caf\\u00e9\"");
+  EXPECT_EQ(JsonString("\xe2\x82\xac"), "\"\\u20ac\"");
+  EXPECT_EQ(JsonString("\xf0\x9f\x98\x80"), "\"\\ud83d\\ude00\"");
+  EXPECT_EQ(JsonString("\xf4\x8f\xbf\xbf"), "\"\\udbff\\udfff\"");
+  EXPECT_EQ(JsonString("\xed\x9f\xbf\xee\x80\x80"), "\"\\ud7ff\\ue000\"");
+}
+
+TEST(PyFormatTest, JsonStringBytesThatAreNotUtf8AreTheCallersChoice) {
+  // json.dumps never sees them; replace (maximal subparts) or one \u00XX per byte.
+  const std::string_view bad =
+      "a\xe2\x82"
+      "b\xed\xa0\x80\xc0\xaf";
+  EXPECT_EQ(JsonString(bad, {.invalid = Utf8Invalid::kReplace}),
+            "\"a\\ufffdb\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\"");
+  EXPECT_EQ(JsonString(bad, {.invalid = Utf8Invalid::kLatin1}),
+            "\"a\\u00e2\\u0082b\\u00ed\\u00a0\\u0080\\u00c0\\u00af\"");
+  // JsonValue's writer keeps DEL as a raw byte (see JsonStringStyle).
+  EXPECT_EQ(JsonString("a\x7f", {.escape_del = false}), "\"a\x7f\"");
+}
+
 TEST(PyFormatTest, JsonStringListEscapesLikeJsonDumps) {
   EXPECT_EQ(JsonStringList({}), "[]");
   EXPECT_EQ(JsonStringList({"error: x", "caf\xc3\xa9", "q\""}),
             "[\"error: x\", \"caf\\u00e9\", \"q\\\"\"]");
+  EXPECT_EQ(JsonStringList({"\xff"}), "[\"\\u00ff\"]");
 }
 
 TEST(PyFormatTest, ParsePyNumberAcceptsOnlyPlainNumbers) {

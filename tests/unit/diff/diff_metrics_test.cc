@@ -127,6 +127,49 @@ TEST(DiffMetricsTest, FiguresDoNotDependOnThreadCount) {
   EXPECT_LT(serial->close, serial->numel);
 }
 
+TEST(DiffMetricsTest, StridedViewsGiveTheFiguresOfTheirContiguousCopies) {
+  // a is read through a transposed view; the figures (and the worst index, in C order of the
+  // view) are those of the same values laid out contiguously, serial or parallel.
+  constexpr int64_t kRows = 300;
+  constexpr int64_t kCols = 500;
+  std::mt19937 gen(5);
+  std::normal_distribution<double> dist;
+  std::vector<double> storage(kRows * kCols);  // a's values, stored column-major
+  std::vector<double> a(storage.size());
+  std::vector<double> b(storage.size());
+  for (int64_t r = 0; r < kRows; ++r) {
+    for (int64_t c = 0; c < kCols; ++c) {
+      const double v = dist(gen);
+      storage[static_cast<size_t>(c * kRows + r)] = v;
+      a[static_cast<size_t>(r * kCols + c)] = v;
+      b[static_cast<size_t>(r * kCols + c)] = v + 1e-3 * dist(gen);
+    }
+  }
+  b[12345] = kNaN;
+  TensorView strided = TensorView::Contiguous(storage.data(), DType::kF64, {kCols, kRows});
+  strided.shape = {kRows, kCols};
+  strided.strides = {1, kRows};
+  ASSERT_FALSE(strided.is_contiguous());
+  auto want = DiffTensorValues(F64(a, {kRows, kCols}), F64(b, {kRows, kCols}), 1e-4, 1e-4);
+  ThreadPool pool(3);
+  for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
+    auto got = DiffTensorValues(strided, F64(b, {kRows, kCols}), 1e-4, 1e-4, p);
+    ASSERT_TRUE(want.has_value());
+    ASSERT_TRUE(got.has_value());
+    EXPECT_EQ(got->close, want->close);
+    EXPECT_EQ(got->nan_mismatch, 1);
+    EXPECT_EQ(got->nan_mismatch, want->nan_mismatch);
+    EXPECT_EQ(got->cosine, want->cosine);
+    EXPECT_EQ(got->mean_abs, want->mean_abs);
+    EXPECT_EQ(got->max_abs, want->max_abs);
+    EXPECT_EQ(got->worst_index, want->worst_index);
+    EXPECT_TRUE(std::isnan(got->max_rel));  // NaN at one position only: msprobe's "N/A"
+    EXPECT_TRUE(std::isnan(want->max_rel));
+    EXPECT_EQ(got->rmse, want->rmse);
+    EXPECT_EQ(got->max_ulp, want->max_ulp);
+  }
+}
+
 NamedTensor Owned(std::string name, std::vector<float> values, std::vector<int64_t> shape) {
   auto t = Tensor::Zeros(DType::kF32, std::move(shape));
   std::memcpy(t->mutable_data(), values.data(), values.size() * sizeof(float));

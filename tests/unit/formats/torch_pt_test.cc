@@ -719,6 +719,24 @@ TEST_F(TorchPt, WriterBareTensorAndArgumentChecks) {
   EXPECT_FALSE(fs::exists(dir_ / "dup.pt"));
 }
 
+// Names are pickled as str, which torch.load decodes with Python's "surrogatepass" handler: the
+// writer takes exactly what that accepts, so every file it writes can be read back.
+TEST_F(TorchPt, WriterTakesNamesThatSurrogatepassDecodes) {
+  const std::vector<float> v = {1};
+  const TensorView view = TensorView::Contiguous(v.data(), DType::kF32, {1});
+  for (const std::string name : {"\xc0\xaf", "\xe0\x80\xaf", "\xf4\x90\x80\x80", "\xe2\x82"}) {
+    const Status s = WriteTorch(dir_ / "bad.pt", std::vector<NamedView>{{name, view}});
+    EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument) << s.ToString();
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "bad.pt"));
+  const std::string surrogate = "w\xed\xa0\x80";  // "w\ud800": str.encode("utf-8", "surrogatepass")
+  ASSERT_TRUE(WriteTorch(dir_ / "lone.pt", std::vector<NamedView>{{surrogate, view}}).ok());
+  auto r = Read(dir_ / "lone.pt");
+  ASSERT_TRUE(r.ok()) << r.error().ToString();
+  ASSERT_EQ(r->tensors.size(), 1u);
+  EXPECT_EQ(r->tensors[0].name, surrogate);
+}
+
 // The hostile corpus (tests/hostile/pt, made by make_hostile_pt.py) straight through ReadTorch:
 // every file must be refused with its manifest phrase, and nothing may appear on disk. (The
 // hostile.pt ctest runs the same files through `numprobe inspect`.)
