@@ -123,4 +123,10 @@ Status AtomicOutput::Commit() {
   return Status::Ok();
 }
 
+Status WriteAtomically(const std::filesystem::path& path, std::string_view text) {
+  NUMPROBE_ASSIGN_OR_RETURN(AtomicOutput out, AtomicOutput::Create(path));
+  NUMPROBE_RETURN_IF_ERROR(out.Write(text));
+  return out.Commit();
+}
+
 }  // namespace numprobe::detail

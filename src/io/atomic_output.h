@@ -48,6 +48,9 @@ class AtomicOutput {
   Status error_;
 };
 
+// Writes `text` to `path` through an AtomicOutput.
+Status WriteAtomically(const std::filesystem::path& path, std::string_view text);
+
 }  // namespace numprobe::detail
 
 #endif  // NUMPROBE_IO_ATOMIC_OUTPUT_H_
