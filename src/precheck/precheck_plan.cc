@@ -174,6 +174,8 @@ struct OpFacts {
   std::string entry;
   std::string api;
   std::optional<int64_t> in_numel, out_numel;
+  // Floating scalar arguments (row name, value): constants the op is called with.
+  std::vector<std::pair<std::string, double>> scalars;
   // The divisor, when the op divides: tensor range or scalar value.
   bool divisor_known = false;
   double divisor_lo = 0, divisor_hi = 0;
@@ -196,6 +198,9 @@ std::vector<OpFacts> ForwardOps(const DumpFile& dump) {
       const DumpRow& r = dump.rows[i];
       if (r.state == RowState::kInput) {
         if (input == 0 && r.is_tensor) f.in_numel = Numel(dump.Text(r.shape));
+        if (!r.is_tensor && r.stats[kStatMax].kind() == PyValue::Kind::kFloat) {
+          f.scalars.emplace_back(r.name, r.stats[kStatMax].as_float());
+        }
         if (input == divisor) {
           const PyValue& mx = r.stats[kStatMax];
           const PyValue& mn = r.stats[kStatMin];
@@ -267,6 +272,27 @@ void AddOpFindings(const std::vector<OpFacts>& ops, DType target, const PlanSett
                                     "losses), or cast its inputs up",
                                     f.api);
     out->push_back(std::move(finding));
+  }
+}
+
+// Constants an op is called with that the target cannot hold (a scale of 1e38 in fp16).
+void AddScalarFindings(const std::vector<OpFacts>& ops, DType target,
+                       std::vector<PlanFinding>* out) {
+  const std::string t = Target(target);
+  for (const OpFacts& f : ops) {
+    for (const auto& [name, value] : f.scalars) {
+      if (!std::isfinite(value) || std::isfinite(RoundToDType(target, value))) continue;
+      PlanFinding finding;
+      finding.severity = PlanSeverity::kError;
+      finding.kind = "overflow";
+      finding.op = f.entry;
+      finding.tensor = name;
+      finding.value = value;
+      finding.detail = fmt::format("the constant {:g} overflows {} (largest finite {:g})", value, t,
+                                   RangeOf(target).max_finite);
+      finding.advice = fmt::format("apply it in float32, or fold it into a scale that {} holds", t);
+      out->push_back(std::move(finding));
+    }
   }
 }
 
@@ -494,6 +520,7 @@ Result<PlanReport> PlanPrecision(const fs::path& path, DType target, const PlanS
     NUMPROBE_ASSIGN_OR_RETURN(DumpFile dump, ReadDumpJson(p.target->dump_json));
     const std::vector<OpFacts> ops = ForwardOps(dump);
     report.ops += static_cast<int64_t>(ops.size());
+    AddScalarFindings(ops, target, &findings);
     AddOpFindings(ops, target, report.settings, &findings);
   }
   if (report.settings_known) {
