@@ -6,7 +6,17 @@ The heavy lifting (statistics, dump writing, the crash-safe journal) is done by 
 from ._numprobe import DTYPES, DumpConfig, Dumper, Error, load_dump_json, read_journal, tensor_stats
 
 __version__ = "0.1.0"
-__all__ = ["DumpConfig", "Dumper", "Error", "load_dump_json", "read_journal", "stats", "tensor_stats"]
+__all__ = ["DumpConfig", "Dumper", "Error", "load_dump_json", "precheck", "read_journal", "stats",
+           "tensor_stats"]
+
+
+def __getattr__(name):
+    # numprobe.precheck (the pre-check, callable) imports torch: loaded on first use only.
+    if name == "precheck":
+        import importlib
+
+        return importlib.import_module(".precheck", __name__)
+    raise AttributeError(f"module 'numprobe' has no attribute {name!r}")
 
 
 def stats(tensor):
