@@ -100,6 +100,36 @@ def _prepare(args, kwargs, device, bench, need_grad):
     return moved_args, moved_kwargs, leaves
 
 
+def _recorded_float_dtypes(values):
+    """The float dtypes of the tensor leaves of recorded values."""
+    out = []
+    for v in values:
+        if isinstance(v, list):
+            out.extend(_recorded_float_dtypes(v))
+        elif isinstance(v, dict) and v.get("dtype") in _FLOAT_NAMES:
+            out.append(_FLOAT_NAMES[v["dtype"]])
+    return out
+
+
+_FLOAT_NAMES = {"torch.float16": torch.float16, "torch.bfloat16": torch.bfloat16,
+                "torch.float32": torch.float32, "torch.float64": torch.float64}
+
+
+def _autocast(forward, device):
+    """torch.autocast as the recorded run had it: when the API's output dtype differs from the
+    float dtypes of its inputs (it ran under autocast), the device run uses that dtype too, as
+    msprobe's acc_check does; else no autocast."""
+    outputs = _recorded_float_dtypes(forward.get("output") or [])
+    inputs = _recorded_float_dtypes(list(forward.get("input_args") or []) +
+                                    list((forward.get("input_kwargs") or {}).values()))
+    if not outputs or not inputs:
+        return contextlib.nullcontext()
+    target = outputs[0]
+    if len(set(inputs)) == 1 and target in inputs:
+        return contextlib.nullcontext()
+    return torch.autocast(device_type=device, dtype=target)
+
+
 def _flatten(out):
     if isinstance(out, (list, tuple)):
         items = []
@@ -185,7 +215,8 @@ def check_api(ctx, api, forward, backward):
         bench_args, bench_kwargs, bench_leaves = _prepare(args, kwargs, "cpu", True, need_grad)
         grad_mode = contextlib.nullcontext() if need_grad else torch.no_grad()
         with grad_mode:
-            device_out = device_fn(*dev_args, **dev_kwargs)
+            with _autocast(forward, device):
+                device_out = device_fn(*dev_args, **dev_kwargs)
             bench_out = bench_fn(*bench_args, **bench_kwargs)
         result = {"api": api, "forward_rows": [], "backward_rows": []}
         if bare in _allowlist.DROPOUT:
