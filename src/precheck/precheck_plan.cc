@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <fmt/format.h>
@@ -296,8 +297,18 @@ void AddScalarFindings(const std::vector<OpFacts>& ops, DType target,
   }
 }
 
+// One finding per tensor, then grouped per (severity, kind, layer): the optimizer's state updates
+// or a layer's every call read as one line each, with the count and the worst example.
 void AddRangeFindings(const ScanReport& scan, DType target, const PlanSettings& settings,
                       std::vector<PlanFinding>* out, int64_t* tensors) {
+  struct Group {
+    PlanFinding first;
+    std::string layer;
+    int64_t count = 0;
+    double extreme = 0;
+  };
+  std::vector<Group> groups;
+  std::map<std::tuple<PlanSeverity, std::string, std::string>, size_t> index;
   const std::string t = Target(target);
   const FloatRange range = RangeOf(target);
   const bool scaling = settings.loss_scaling.value_or(false);
@@ -358,7 +369,20 @@ void AddRangeFindings(const ScanReport& scan, DType target, const PlanSettings& 
     } else {
       continue;
     }
-    out->push_back(std::move(f));
+    auto [it, added] = index.try_emplace({f.severity, f.kind, row.layer}, groups.size());
+    if (added) groups.push_back({f, row.layer, 0, f.value});
+    Group& g = groups[it->second];
+    ++g.count;
+    // The group's extreme: the largest magnitude that overflows, the smallest that underflows.
+    g.extreme = f.kind == "overflow" ? std::max(g.extreme, f.value) : std::min(g.extreme, f.value);
+  }
+  for (Group& g : groups) {
+    if (g.count > 1) {
+      g.first.detail = fmt::format("{} tensors of {} (extreme {:g}); e.g. {}", g.count, g.layer,
+                                   g.extreme, g.first.detail);
+      g.first.value = g.extreme;
+    }
+    out->push_back(std::move(g.first));
   }
 }
 

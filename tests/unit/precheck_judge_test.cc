@@ -180,6 +180,29 @@ TEST(PrecheckJudgeTest, UlpStandardOfTheDocs) {
   EXPECT_EQ(JudgeTensorOutput(Info("mm", DType::kBF16), m).standard_result, PrecheckStatus::kError);
 }
 
+TEST(PrecheckJudgeTest, GradientsAreJudgedByTheirStandardOnlyAgainstAReference) {
+  // A faithful float32 bias gradient (a sum over the batch) far from float64 in ULP near
+  // cancellation: msprobe's Status decides, the ULP standard waits for precheck-compare.
+  PrecheckMetrics m = Clean();
+  m.max_abs_err = 1e-5;
+  m.mean_ulp_err = 1.5e6;
+  m.ulp_err_proportion = 0.3;
+  TensorOutputInfo info = Info("linear", DType::kF32);
+  info.name = "Functional.linear.0.backward.output.2";
+  PrecheckRow r = JudgeTensorOutput(info, m);
+  EXPECT_EQ(r.standard, "ulp_compare");
+  EXPECT_EQ(r.standard_result, PrecheckStatus::kNone);
+  EXPECT_TRUE(r.columns[kPcMeanUlpErr].has_value());  // msprobe's columns are still filled
+  EXPECT_EQ(r.verdict(), PrecheckStatus::kPass);
+  info.name = "Functional.linear.0.forward.output.0";  // the same on a forward output fails
+  EXPECT_EQ(JudgeTensorOutput(info, m).standard_result, PrecheckStatus::kError);
+  // The binary standard (relu's gradient is exact) still judges gradients alone.
+  info = Info("relu", DType::kF32);
+  info.name = "Functional.relu.0.backward.output.0";
+  m.error_rate = 0.01;
+  EXPECT_EQ(JudgeTensorOutput(info, m).standard_result, PrecheckStatus::kError);
+}
+
 TEST(PrecheckJudgeTest, AbsoluteThresholdAndDual1000Standards) {
   PrecheckMetrics m = Clean();
   m.max_abs_err = 0;
