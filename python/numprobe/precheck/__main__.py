@@ -66,7 +66,9 @@ def main(argv=None):
                else _first_line(rows[0]["message"]) if rows else a["message"])
         print(f"  error  {a['api']}  {rows[0]['name'] if rows else ''}: {why}")
     for key in ("result_csv", "details_csv", "json"):
-        print(f"  wrote {os.path.relpath(result.files[key])}")
+        path = result.files[key]
+        rel = os.path.relpath(path)
+        print(f"  wrote {path if rel.startswith('..') else rel}")
     for w in result.warnings:
         print(f"numprobe: warning: {w}", file=sys.stderr)
     return 1 if s["error"] else 0
