@@ -25,6 +25,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -246,6 +247,9 @@ class PrecheckWriter {
 // without rows. kCorrupt for a malformed file, naming the line.
 Result<std::vector<PrecheckRow>> ReadPrecheckDetails(const std::filesystem::path& path);
 Result<std::vector<PrecheckApiResult>> ReadPrecheckResults(const std::filesystem::path& path);
+// The same for details CSV bytes in memory (`label` names them in messages).
+Result<std::vector<PrecheckRow>> ParsePrecheckDetails(std::span<const char> bytes,
+                                                      std::string_view label);
 
 // Counts of a run, for summaries.
 struct PrecheckSummary {

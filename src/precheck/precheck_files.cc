@@ -11,6 +11,7 @@
 #include <memory>
 #include <regex>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -109,39 +110,70 @@ struct CsvTable {
   std::vector<std::string> current;
 };
 
-Result<CsvTable> ReadCsv(const fs::path& path) {
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!f) return Status::NotFound(fmt::format("{}: cannot open", path.string()));
-  csv_parser parser;
-  if (csv_init(&parser, CSV_APPEND_NULL) != 0) return Status::IoError("csv_init failed");
-  std::unique_ptr<csv_parser, void (*)(csv_parser*)> guard(&parser, &csv_free);
-  CsvTable table;
-  auto on_field = [](void* s, size_t len, void* data) {
+// Parses CSV text fed in pieces (a leading byte-order mark is skipped).
+class CsvParser {
+ public:
+  explicit CsvParser(std::string label) : label_(std::move(label)) {
+    ok_ = csv_init(&parser_, CSV_APPEND_NULL | CSV_STRICT_FINI) == 0;
+  }
+  ~CsvParser() {
+    if (ok_) csv_free(&parser_);
+  }
+  CsvParser(const CsvParser&) = delete;
+  CsvParser& operator=(const CsvParser&) = delete;
+
+  Status Feed(const char* data, size_t n) {
+    if (!ok_) return Status::IoError("csv_init failed");
+    if (first_) {
+      first_ = false;
+      if (n >= kBom.size() && std::memcmp(data, kBom.data(), kBom.size()) == 0) {
+        data += kBom.size();
+        n -= kBom.size();
+      }
+    }
+    if (csv_parse(&parser_, data, n, &OnField, &OnRow, &table_) != n) return Error();
+    return Status::Ok();
+  }
+
+  Result<CsvTable> Finish() {
+    if (!ok_) return Status::IoError("csv_init failed");
+    if (csv_fini(&parser_, &OnField, &OnRow, &table_) != 0) return Error();
+    if (table_.rows.empty()) return Status::Corrupt(fmt::format("{}: empty CSV", label_));
+    return std::move(table_);
+  }
+
+ private:
+  static void OnField(void* s, size_t len, void* data) {
     static_cast<CsvTable*>(data)->current.emplace_back(static_cast<const char*>(s), len);
-  };
-  auto on_row = [](int, void* data) {
+  }
+  static void OnRow(int, void* data) {
     auto* t = static_cast<CsvTable*>(data);
     t->rows.push_back(std::move(t->current));
     t->current.clear();
-  };
+  }
+  Status Error() {
+    return Status::Corrupt(fmt::format("{}: malformed CSV near line {}: {}", label_,
+                                       table_.rows.size() + 1, csv_strerror(csv_error(&parser_))));
+  }
+
+  std::string label_;
+  csv_parser parser_{};
+  bool ok_ = false;
+  bool first_ = true;
+  CsvTable table_;
+};
+
+Result<CsvTable> ReadCsv(const fs::path& path) {
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
+  if (!f) return Status::NotFound(fmt::format("{}: cannot open", path.string()));
+  CsvParser parser(path.string());
   char buffer[1 << 16];
-  bool first = true;
   size_t n = 0;
   while ((n = std::fread(buffer, 1, sizeof(buffer), f.get())) > 0) {
-    size_t skip = 0;
-    if (first && n >= kBom.size() && std::memcmp(buffer, kBom.data(), kBom.size()) == 0) {
-      skip = kBom.size();
-    }
-    first = false;
-    if (csv_parse(&parser, buffer + skip, n - skip, on_field, on_row, &table) != n - skip) {
-      return Status::Corrupt(fmt::format("{}: malformed CSV near line {}: {}", path.string(),
-                                         table.rows.size() + 1, csv_strerror(csv_error(&parser))));
-    }
+    NUMPROBE_RETURN_IF_ERROR(parser.Feed(buffer, n));
   }
   if (std::ferror(f.get())) return Status::IoError(fmt::format("{}: read error", path.string()));
-  csv_fini(&parser, on_field, on_row, &table);
-  if (table.rows.empty()) return Status::Corrupt(fmt::format("{}: empty CSV", path.string()));
-  return table;
+  return parser.Finish();
 }
 
 std::map<std::string, size_t> HeaderIndex(const std::vector<std::string>& header) {
@@ -327,8 +359,9 @@ Result<PrecheckFiles> PrecheckFilesOf(const fs::path& result_csv) {
   return PrecheckFilesIn(result_csv.parent_path(), match[1].str());
 }
 
-Result<std::vector<PrecheckRow>> ReadPrecheckDetails(const fs::path& path) {
-  NUMPROBE_ASSIGN_OR_RETURN(CsvTable t, ReadCsv(path));
+namespace {
+
+Result<std::vector<PrecheckRow>> DetailsOf(const CsvTable& t, const fs::path& path) {
   const auto index = HeaderIndex(t.rows[0]);
   auto column = [&](std::string_view name) -> std::optional<size_t> {
     auto it = index.find(std::string(name));
@@ -377,6 +410,21 @@ Result<std::vector<PrecheckRow>> ReadPrecheckDetails(const fs::path& path) {
     rows.push_back(std::move(r));
   }
   return rows;
+}
+
+}  // namespace
+
+Result<std::vector<PrecheckRow>> ReadPrecheckDetails(const fs::path& path) {
+  NUMPROBE_ASSIGN_OR_RETURN(CsvTable t, ReadCsv(path));
+  return DetailsOf(t, path);
+}
+
+Result<std::vector<PrecheckRow>> ParsePrecheckDetails(std::span<const char> bytes,
+                                                      std::string_view label) {
+  CsvParser parser{std::string(label)};
+  NUMPROBE_RETURN_IF_ERROR(parser.Feed(bytes.data(), bytes.size()));
+  NUMPROBE_ASSIGN_OR_RETURN(CsvTable t, parser.Finish());
+  return DetailsOf(t, fs::path(label));
 }
 
 Result<std::vector<PrecheckApiResult>> ReadPrecheckResults(const fs::path& path) {

@@ -206,3 +206,15 @@ def test_runs_on_msprobes_own_dumps(tmp_path):
         assert s["apis"] == s["pass"] + s["warning"] + s["error"] + s["skip"] > 0
         # The fp32 reference model replays faithfully: nothing fails.
         assert s["error"] == 0, [(a["api"], a["message"]) for a in result.apis if a["verdict"] == "error"]
+
+
+def test_save_error_data_keeps_only_the_failing_apis(dumps, tmp_path):
+    result = numprobe.precheck(dumps["tensor"], tmp_path, custom_apis=pm.CUSTOM_APIS,
+                               save_error_data=True)
+    assert result.failed == ["Custom.imprecise_center.0"]
+    (folder,) = glob.glob(str(tmp_path / "ut_error_data*"))
+    names = os.listdir(folder)
+    assert "Custom.imprecise_center.0.forward.input.0.pt" in names
+    assert "Custom.imprecise_center.0.forward.output.device.0.pt" in names
+    assert "Custom.imprecise_center.0.forward.output.bench.0.pt" in names
+    assert all(n.startswith("Custom.imprecise_center.0.") for n in names)
