@@ -171,12 +171,9 @@ struct Judge {
     std::string status_messages;
     for (const Metric& m : metrics) {
       const auto [ratio, consistent] = Ratio(m.column, &message);
-      PrecheckStatus s = PrecheckStatus::kPass;
-      if (!consistent) {
-        s = PrecheckStatus::kError;
-      } else if (!std::isnan(ratio) && ratio > m.limit) {
-        s = PrecheckStatus::kError;
-      }
+      // Inf/NaN on one side only is an error; a NaN ratio of agreeing sides passes.
+      const bool over = !consistent || (!std::isnan(ratio) && ratio > m.limit);
+      const PrecheckStatus s = over ? PrecheckStatus::kError : PrecheckStatus::kPass;
       cell(m.ratio_col) = Fixed14(ratio);
       cell(m.status_col) = Name(s);
       if (m.counts && s == PrecheckStatus::kError) {

@@ -172,7 +172,9 @@ Result<CsvTable> ReadCsv(const fs::path& path) {
   while ((n = std::fread(buffer, 1, sizeof(buffer), f.get())) > 0) {
     NUMPROBE_RETURN_IF_ERROR(parser.Feed(buffer, n));
   }
-  if (std::ferror(f.get())) return Status::IoError(fmt::format("{}: read error", path.string()));
+  if (std::ferror(f.get()) != 0) {
+    return Status::IoError(fmt::format("{}: read error", path.string()));
+  }
   return parser.Finish();
 }
 
@@ -370,9 +372,8 @@ Result<std::vector<PrecheckRow>> DetailsOf(const CsvTable& t, const fs::path& pa
   const auto name_col = column("API Name");
   const auto status_col = column("Status");
   if (!name_col || !status_col) {
-    return Status::Corrupt(
-        fmt::format("{}: not an accuracy_checking_details CSV (no \"API Name\" and \"Status\")",
-                    path.string()));
+    return Status::Corrupt(fmt::format(
+        R"({}: not an accuracy_checking_details CSV (no "API Name" and "Status"))", path.string()));
   }
   std::vector<PrecheckRow> rows;
   for (size_t i = 1; i < t.rows.size(); ++i) {
@@ -432,7 +433,7 @@ Result<std::vector<PrecheckApiResult>> ReadPrecheckResults(const fs::path& path)
   const auto index = HeaderIndex(t.rows[0]);
   if (!index.contains("API name") || !index.contains("Forward Test Success")) {
     return Status::Corrupt(fmt::format(
-        "{}: not an accuracy_checking_result CSV (no \"API name\" and \"Forward Test Success\")",
+        R"({}: not an accuracy_checking_result CSV (no "API name" and "Forward Test Success"))",
         path.string()));
   }
   std::vector<PrecheckApiResult> apis;

@@ -62,7 +62,7 @@ void MatchMoments(std::vector<double>* v, double lo, double hi, double s1, doubl
   for (int round = 0; round < 32; ++round) {
     std::vector<size_t> free;
     for (size_t i = 0; i < m; ++i) {
-      if (!fixed[i]) free.push_back(i);
+      if (fixed[i] == 0) free.push_back(i);
     }
     if (free.empty()) return;
     const auto k = static_cast<double>(free.size());

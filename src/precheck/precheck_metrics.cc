@@ -239,13 +239,11 @@ Result<PrecheckMetrics> PrecheckTensorPair(const TensorView& device, const Tenso
   m.max_abs_b = a.b_nan ? kNaN : a.max_abs_b;
   // msprobe's cosine_sim: a single element or an all-zero side has none; NaN/Inf make it NaN.
   constexpr double kEps = std::numeric_limits<double>::epsilon();
-  if (n == 1) {
+  const bool nonfinite = a.d_nan || a.b_nan || std::isinf(a.max_abs_d) || std::isinf(a.max_abs_b);
+  if (n == 1 || (!nonfinite && (a.max_abs_d <= kEps || a.max_abs_b <= kEps))) {
     m.cosine_defined = false;
     m.cosine = kNaN;
-  } else if (a.d_nan || a.b_nan || std::isinf(a.max_abs_d) || std::isinf(a.max_abs_b)) {
-    m.cosine = kNaN;
-  } else if (a.max_abs_d <= kEps || a.max_abs_b <= kEps) {
-    m.cosine_defined = false;
+  } else if (nonfinite) {
     m.cosine = kNaN;
   } else {
     const double c = a.dot[0] / (std::sqrt(a.dd[0]) * std::sqrt(a.bb[0]));

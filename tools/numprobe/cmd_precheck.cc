@@ -116,6 +116,7 @@ int RunReplay(const PrecheckArgs& a) {
   }
   if (pid == 0) {
     std::vector<char*> cargv;
+    cargv.reserve(argv.size() + 1);
     for (const std::string& s : argv) cargv.push_back(const_cast<char*>(s.c_str()));
     cargv.push_back(nullptr);
     ::execv(cargv[0], cargv.data());
@@ -281,7 +282,7 @@ int RunCompareArgs(const std::vector<std::string>& raw) {
   std::printf("precheck-compare: %zu APIs: %lld pass, %lld warning, %lld error, %lld skipped\n",
               report->apis.size(), static_cast<long long>(counts[1]),
               static_cast<long long>(counts[2]), static_cast<long long>(counts[3]),
-              static_cast<long long>(counts[4] + counts[0]));
+              static_cast<long long>(counts[4]) + static_cast<long long>(counts[0]));
   for (const PrecheckCompareApi& api : report->apis) {
     if (api.forward == PrecheckStatus::kError || api.backward == PrecheckStatus::kError) {
       std::printf("  error  %s  forward %s, backward %s\n", api.api.c_str(),
