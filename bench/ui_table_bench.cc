@@ -27,8 +27,8 @@
 #include <rapidjson/writer.h>
 
 #include "bench_util.h"
-#include "server/http_server.h"
-#include "server/workspace.h"
+#include "ui/http_server.h"
+#include "ui/workspace.h"
 
 namespace numprobe::bench {
 namespace {

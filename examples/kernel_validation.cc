@@ -21,8 +21,9 @@
 
 #include <sys/wait.h>
 
-#include "numprobe/dump_journal.h"
 #include "numprobe/dumper.h"
+
+#include "msprobe/dump_journal.h"
 
 namespace {
 

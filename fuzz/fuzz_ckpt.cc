@@ -9,7 +9,7 @@
 
 #include "numprobe/ckpt.h"
 
-#include "io/ckpt_internal.h"
+#include "formats/ckpt_internal.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using numprobe::Buffer;

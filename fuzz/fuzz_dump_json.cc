@@ -10,7 +10,7 @@
 
 #include "numprobe/dump.h"
 
-#include "analysis/compare_internal.h"
+#include "compare/compare_internal.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::span<const char> bytes(reinterpret_cast<const char*>(data), size);

@@ -6,7 +6,7 @@
 #include <span>
 #include <string>
 
-#include "io/pickle.h"
+#include "formats/pickle.h"
 
 namespace {
 

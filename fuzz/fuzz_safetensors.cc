@@ -10,7 +10,7 @@
 
 #include "numprobe/tensor_file.h"
 
-#include "io/safetensors_internal.h"
+#include "formats/safetensors_internal.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using numprobe::NamedTensor;

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "numprobe/zip.h"
+#include "formats/zip.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto buffer = numprobe::Buffer::Allocate(size);

@@ -1,6 +1,6 @@
 """pip install of the numprobe Python package, offline: the C++ module is built with CMake from
 this repository (no downloads; needs cmake, a C++20 compiler, pybind11-dev and the libraries
-numprobe_core uses). From the repository root:
+the numprobe libraries use). From the repository root:
 
   /usr/bin/python3 -m pip install --no-build-isolation --no-deps --break-system-packages ./python
 

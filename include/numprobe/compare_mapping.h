@@ -6,15 +6,12 @@
 //   -am  API mapping (MindSpore target, PyTorch golden): a built-in table of MindSpore API names
 //        and their PyTorch counterparts ("Functional.abs" -> "Torch.abs", "Mint" -> "Torch",
 //        "MintFunctional" -> "Functional"), then an optional YAML of argument-index mappings
-//   -lm  layer mapping YAML {LayerClass: {target sub-layer: golden sub-layer}}: each target
-//        module's path is rewritten along its enclosing modules (construct.json), class by class,
-//        and dump entries pair by that scope path, direction and call (APIs by their enclosing
-//        module's scope and their order in it); their rows then pair by the row suffix (no dtype
-//        check, as -dm: msprobe turns -lm into a data mapping)
-// Only one of -dm/-cm/-am applies (msprobe's precedence: -am, then -cm, then -dm). -lm pairs
-// first; the rows it leaves (and rows -dm names) go through the other modes. Rows still
-// unpaired after that are aligned by numprobe's sequence alignment over (API name without call
-// count, row suffix, shape, dtype) in execution order, unless `align` is off.
+//   -lm  layer mapping YAML {LayerClass: {target sub-layer: golden sub-layer}}: msprobe's
+//        layer mapping (LayerDataMapping below) turned into a data mapping, which replaces -dm
+// Only one of -dm/-cm/-am applies (msprobe's precedence: -am, then -cm, then -dm); with -lm
+// (a data mapping) there is no dtype check, and several target rows may pair with one golden
+// row. Rows still unpaired after that are aligned by numprobe's sequence alignment over (API name
+// without call count, row suffix, shape, dtype) in execution order, unless `align` is off.
 #ifndef NUMPROBE_COMPARE_MAPPING_H_
 #define NUMPROBE_COMPARE_MAPPING_H_
 
@@ -81,17 +78,18 @@ Result<LayerMapping> LoadLayerMapping(const std::filesystem::path& path);
 
 class DumpFile;
 class ConstructMap;
+class StackMap;
 
-// -lm: for each target dump entry, the index of the golden entry it pairs with under `layers`, or
-// -1. Modules pair by (their path rewritten by `layers` along their enclosing modules, direction,
-// call number); parameter gradients by that path; APIs by (their enclosing module's key, API name
-// (MindSpore names as PyTorch's when the frameworks differ), direction, order among those calls
-// in the enclosing module). Each golden entry pairs at most once, the first target entry first.
-std::vector<int64_t> PairEntriesByLayers(const DumpFile& target,
-                                         const ConstructMap& target_construct,
-                                         const DumpFile& golden,
-                                         const ConstructMap& golden_construct,
-                                         const LayerMapping& layers);
+// -lm as msprobe generates it (core/compare/layer_mapping; docs/compat.md): every target row name
+// -> the golden row name it pairs with, or "N/A". Entries get scopes from construct.json (the
+// enclosing module) and stack.json (the framework function that called an API); target scopes are
+// rewritten by `layers` class by class and looked up in the golden's scope trie by (scope,
+// direction, position among that scope's entries); rows of paired entries pair by their suffix.
+// Empty (no mapping, as in msprobe) when either side lacks a stack.json or construct.json.
+std::vector<std::pair<std::string, std::string>> LayerDataMapping(
+    const DumpFile& target, const StackMap* target_stack, const ConstructMap& target_construct,
+    const DumpFile& golden, const StackMap* golden_stack, const ConstructMap& golden_construct,
+    const LayerMapping& layers);
 
 // The built-in MindSpore -> PyTorch API name table ("Functional.abs" -> "Torch.abs").
 const std::vector<std::pair<std::string_view, std::string_view>>& BuiltinMsToPtApis();

@@ -3,8 +3,9 @@
 // them (bf16 and fp8 widened to f32; f16, f32, f64, integers and bool kept), squeezed, checked
 // (empty -> "unsupported", squeezed shapes differ -> "shape unmatched", NaN/Inf at different
 // positions -> "N/A", matching ones zeroed), then:
-//   relative error   |t - g| / |g| in numpy's promoted float type, where g == 0 adds float64's
-//                    epsilon to both sides (in each side's own type, as numpy does)
+//   relative error   |t - g| / |g| in result_type(t, g, float32) (f32 for f16/bf16/f32 pairs,
+//                    else f64), where g == 0 adds that type's epsilon to both sides (msprobe's
+//                    get_relative_err since its commit 78bf1bed of 2026-07-07)
 //   Cosine           t.g / (|t| |g|) in float64: both norms <= eps -> 1.0, one -> "Nan"; rounded
 //                    to 12 decimals, then to 6 above 0.9999; "unsupported" for length 1
 //   EucDist          |t - g| (float64, not rounded)

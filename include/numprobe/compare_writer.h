@@ -13,9 +13,6 @@
 
 namespace numprobe {
 
-// One CSV field as pandas' to_csv writes it (quoted when it holds a comma, quote or newline).
-std::string CsvField(std::string_view text);
-
 // msprobe's compare_result CSV. kIoError when the file cannot be written.
 Status WriteCompareCsv(const CompareTable& table, const std::filesystem::path& path);
 

@@ -120,6 +120,10 @@ Result<DumpFile> ParseDumpJson(std::span<const char> bytes);
 // construct.json below: a run killed mid-step is read back whole.
 Result<DumpFile> ReadDumpJson(const std::filesystem::path& path);
 
+// True when `path` holds an empty JSON object `{}` (whitespace aside): msprobe writes that for a
+// rank that recorded nothing, and its compare skips such a rank with a warning.
+bool IsEmptyDumpJson(const std::filesystem::path& path);
+
 // stack.json in either form: v26's de-duplicated {"0": [[apis...], [lines...]], ...} or the
 // legacy {api: [lines...]}.
 class StackMap {
@@ -143,6 +147,8 @@ class ConstructMap {
  public:
   // The enclosing modules of `node`, outermost first (empty when unknown). Cycles are cut.
   std::vector<std::string> ModulePath(std::string_view node) const;
+  // The parent recorded for `node` ("" for a top-level node), or nullptr when the node is absent.
+  const std::string* Parent(std::string_view node) const;
   void SetParent(const std::string& node, std::string parent) { parent_[node] = std::move(parent); }
   size_t size() const { return parent_.size(); }
 

@@ -1,8 +1,11 @@
-// DumpConfig: what to capture, read from msprobe's config.json keys (task, dump_path, rank, step,
-// level, async_dump, extra_info, precision, risk_level and the per-task section with scope, list,
-// data_mode, summary_mode, overflow_nums, ...). Every key and value is validated when the config
-// is parsed, so a typo fails before training starts: an unknown key or a bad value gives
-// kInvalidArgument with a message naming the key. The config is a plain value type.
+// DumpConfig: what to capture, read from msprobe's config.json (every key of every documented
+// version, 8.x and v26: task, dump_path, rank, step, level, async_dump, extra_info, precision,
+// risk_level, ... and the per-task section with scope, list, data_mode, summary_mode, ...) or from
+// MindSpore's dump_config.json (common_dump_settings / e2e_dump_settings). Every key and value is
+// validated when the config is parsed, so a typo fails before training starts: an unknown key or
+// a bad value gives kInvalidArgument with a message naming the key (and the closest known key).
+// A documented key numprobe does not honour is accepted with a warning in `warnings` saying what
+// numprobe does instead (the front ends print them). The config is a plain value type.
 #ifndef NUMPROBE_DUMP_CONFIG_H_
 #define NUMPROBE_DUMP_CONFIG_H_
 
@@ -51,6 +54,13 @@ struct DumpConfig {
   SummaryMode summary_mode = SummaryMode::kStatistics;
   int64_t overflow_nums = 1;  // overflow_check: stop after this many; -1 = unlimited
   TensorFileFormat file_format = TensorFileFormat::kPt;
+
+  // The task the config asked for (msprobe's name: "acc_check", "nan_check", ...); `task` is what
+  // numprobe captures for it.
+  std::string requested_task = "statistics";
+  // One line per documented key that numprobe accepts but does not honour (or honours
+  // differently), saying what numprobe does instead.
+  std::vector<std::string> warnings;
 
   // The JSON the config was parsed from (Override edits it and parses it again, so that a new
   // task picks up its own section).

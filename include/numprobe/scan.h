@@ -178,7 +178,8 @@ struct ScanReport {
   std::string task;  // statistics | tensor | ... (of the first dump.json)
   std::string framework;
   std::string level;
-  bool md5_mode = false;            // checksums only: no finiteness or headroom information
+  bool md5_mode = false;  // md5 checksums without statistics in every file: no finiteness or
+                          // headroom information (md5 dumps with Max/Min/... are scanned)
   std::vector<std::string> scopes;  // steps in order
   int64_t ranks = 0;                // rank folders over all steps
   int64_t entries = 0;

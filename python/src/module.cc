@@ -11,10 +11,10 @@
 
 #include "numprobe/config_check.h"
 #include "numprobe/dump_config.h"
-#include "numprobe/dump_journal.h"
 #include "numprobe/dumper.h"
 #include "numprobe/stats.h"
 
+#include "msprobe/dump_journal.h"
 #include "py_errors.h"
 
 namespace py = pybind11;
@@ -370,6 +370,8 @@ PYBIND11_MODULE(_numprobe, m) {
       .def_readonly("is_deterministic", &DumpConfig::is_deterministic)
       .def_readonly("seed", &DumpConfig::seed)
       .def_readonly("overflow_nums", &DumpConfig::overflow_nums)
+      .def_readonly("warnings", &DumpConfig::warnings)
+      .def_readonly("requested_task", &DumpConfig::requested_task)
       .def_readonly("dump_forward", &DumpConfig::dump_forward)
       .def_readonly("dump_backward", &DumpConfig::dump_backward)
       .def_property_readonly("risk_level",

@@ -1,217 +1,404 @@
-// DumpConfig parsing: msprobe's config.json keys, each validated with a message naming the key.
+// DumpConfig parsing: msprobe's config.json, every key of every documented version (8.x and v26)
+// in one table per section: honoured, or accepted with a one-line warning saying what numprobe
+// does instead; a key in no version is an error naming it with a "did you mean" hint.
 #include "numprobe/dump_config.h"
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include "numprobe/json_value.h"
+
+#include "capture/config_keys.h"
 
 namespace numprobe {
 namespace {
 
-constexpr int64_t kMaxStepOrRank = 1'000'000;
-
-Status KeyError(std::string_view key, std::string_view what) {
-  return Status::InvalidArgument("config key '" + std::string(key) + "': " + std::string(what));
-}
-
-std::string KindName(const JsonValue& v) {
-  switch (v.kind()) {
-    case JsonValue::Kind::kNull:
-      return "null";
-    case JsonValue::Kind::kBool:
-      return "a boolean";
-    case JsonValue::Kind::kInt:
-    case JsonValue::Kind::kDouble:
-      return "a number";
-    case JsonValue::Kind::kString:
-      return "a string";
-    case JsonValue::Kind::kArray:
-      return "a list";
-    case JsonValue::Kind::kObject:
-      return "an object";
-  }
-  return "a value";
-}
-
-Result<std::string> GetString(std::string_view key, const JsonValue& v) {
-  if (v.kind() != JsonValue::Kind::kString) {
-    return KeyError(key, "expected a string, got " + KindName(v));
-  }
-  return v.string_value();
-}
-
-Result<bool> GetBool(std::string_view key, const JsonValue& v) {
-  if (v.kind() != JsonValue::Kind::kBool) {
-    return KeyError(key, "expected true or false, got " + KindName(v));
-  }
-  return v.bool_value();
-}
-
-Result<int64_t> GetInt(std::string_view key, const JsonValue& v) {
-  if (v.kind() != JsonValue::Kind::kInt) {
-    return KeyError(key, "expected an integer, got " + KindName(v));
-  }
-  return v.int_value();
-}
-
-Result<std::vector<std::string>> GetStringList(std::string_view key, const JsonValue& v) {
-  if (!v.is_array()) return KeyError(key, "expected a list of strings, got " + KindName(v));
-  std::vector<std::string> out;
-  for (const JsonValue& item : v.array()) {
-    if (item.kind() != JsonValue::Kind::kString) {
-      return KeyError(key, "expected a list of strings, found " + KindName(item));
-    }
-    out.push_back(item.string_value());
-  }
-  return out;
-}
-
-// One of `choices`, returned as its index.
-Result<size_t> GetChoice(std::string_view key, const JsonValue& v,
-                         std::initializer_list<std::string_view> choices) {
-  NUMPROBE_ASSIGN_OR_RETURN(std::string text, GetString(key, v));
-  size_t i = 0;
-  std::string joined;
-  for (std::string_view c : choices) {
-    if (c == text) return i;
-    if (!joined.empty()) joined += ", ";
-    joined += c;
-    ++i;
-  }
-  return KeyError(key, "'" + text + "' is not one of " + joined);
-}
-
-Result<int64_t> ParseNonNegative(std::string_view key, std::string_view text) {
-  int64_t value = 0;
-  const char* end = text.data() + text.size();
-  auto res = std::from_chars(text.data(), end, value);
-  if (res.ec != std::errc() || res.ptr != end || text.empty()) {
-    return KeyError(key, "'" + std::string(text) + "' is not an integer or a range like \"4-6\"");
-  }
-  return value;
-}
-
-// rank / step: a list of ints, "3" or inclusive ranges "4-6"; de-duplicated and sorted.
-Result<std::vector<int64_t>> GetIndexList(std::string_view key, const JsonValue& v) {
-  if (!v.is_array()) return KeyError(key, "expected a list, got " + KindName(v));
-  std::vector<int64_t> values;
-  const auto check = [&](int64_t x) -> Status {
-    if (x < 0 || x > kMaxStepOrRank) {
-      return KeyError(key, std::to_string(x) + " is outside 0.." + std::to_string(kMaxStepOrRank));
-    }
-    return Status::Ok();
-  };
-  for (const JsonValue& item : v.array()) {
-    if (item.kind() == JsonValue::Kind::kInt) {
-      NUMPROBE_RETURN_IF_ERROR(check(item.int_value()));
-      values.push_back(item.int_value());
-      continue;
-    }
-    if (item.kind() != JsonValue::Kind::kString) {
-      return KeyError(key, "expected integers or strings like \"4-6\", found " + KindName(item));
-    }
-    std::string_view text = item.string_value();
-    const size_t dash = text.find('-', 1);
-    if (dash == std::string_view::npos) {
-      NUMPROBE_ASSIGN_OR_RETURN(int64_t x, ParseNonNegative(key, text));
-      NUMPROBE_RETURN_IF_ERROR(check(x));
-      values.push_back(x);
-      continue;
-    }
-    NUMPROBE_ASSIGN_OR_RETURN(int64_t lo, ParseNonNegative(key, text.substr(0, dash)));
-    NUMPROBE_ASSIGN_OR_RETURN(int64_t hi, ParseNonNegative(key, text.substr(dash + 1)));
-    NUMPROBE_RETURN_IF_ERROR(check(lo));
-    NUMPROBE_RETURN_IF_ERROR(check(hi));
-    if (lo > hi) {
-      return KeyError(key, "range '" + std::string(text) + "' has its start after its end");
-    }
-    for (int64_t x = lo; x <= hi; ++x) values.push_back(x);
-  }
-  std::sort(values.begin(), values.end());
-  values.erase(std::unique(values.begin(), values.end()), values.end());
-  return values;
-}
+using config_detail::AddKeyWarning;
+using config_detail::ApplyConfigKeys;
+using config_detail::ConfigKey;
+using config_detail::GetBool;
+using config_detail::GetChoice;
+using config_detail::GetIndexList;
+using config_detail::GetInt;
+using config_detail::GetString;
+using config_detail::GetStringList;
+using config_detail::KeyError;
 
 constexpr std::array<std::string_view, 3> kTaskNames = {"statistics", "tensor", "overflow_check"};
 constexpr std::array<std::string_view, 5> kLevelNames = {"L0", "L1", "mix", "L2", "debug"};
 
-Status ParseSection(std::string_view section_name, const JsonValue& section, bool is_current,
-                    DumpConfig* config) {
-  if (!section.is_object()) {
-    return KeyError(section_name, "expected an object, got " + KindName(section));
+// Every task of every documented msprobe version (8.x and v26), what numprobe captures for it,
+// and, when that is not the task itself, what the warning says.
+struct TaskSpec {
+  std::string_view name;
+  DumpTask runs_as;
+  std::string_view instead;
+};
+constexpr std::array<TaskSpec, 11> kTasks = {{
+    {"statistics", DumpTask::kStatistics, ""},
+    {"tensor", DumpTask::kTensor, ""},
+    {"overflow_check", DumpTask::kOverflowCheck, ""},
+    {"acc_check", DumpTask::kStatistics,
+     "msprobe's API accuracy pre-check does not run during capture; numprobe dumps statistics"},
+    {"run_ut", DumpTask::kStatistics,
+     "msprobe's API accuracy pre-check does not run during capture; numprobe dumps statistics"},
+    {"nan_check", DumpTask::kOverflowCheck,
+     "numprobe checks every API's outputs for NaN/Inf (overflow_check, unlimited) instead of "
+     "reading the NPU's NaN/Inf register"},
+    {"structure", DumpTask::kStatistics,
+     "numprobe dumps statistics along with the structure (dump.json, stack.json, construct.json)"},
+    {"exception_dump", DumpTask::kStatistics,
+     "MindSpore's exception dump is not captured; numprobe dumps statistics"},
+    {"diff_check", DumpTask::kStatistics,
+     "numprobe dumps md5 checksums instead of diffing them live; compare two dumps with "
+     "numprobe compare"},
+    {"free_benchmark", DumpTask::kStatistics,
+     "numprobe does not re-run APIs on perturbed inputs; it dumps statistics"},
+    {"grad_probe", DumpTask::kStatistics,
+     "numprobe does not write grad_probe summaries; it dumps statistics (parameter gradients "
+     "are parameters_grad entries at level L0 or mix)"},
+}};
+
+const TaskSpec* FindTask(std::string_view name) {
+  for (const TaskSpec& t : kTasks) {
+    if (t.name == name) return &t;
   }
-  for (const auto& [key, value] : section.object()) {
-    const std::string full = std::string(section_name) + "." + key;
-    const bool apply = is_current;
-    if (key == "scope") {
-      NUMPROBE_ASSIGN_OR_RETURN(auto scope, GetStringList(full, value));
-      if (!scope.empty() && scope.size() != 2) {
-        return KeyError(full,
-                        "expected exactly two names (the start and the end of the range), got " +
-                            std::to_string(scope.size()));
-      }
-      if (apply) config->scope = std::move(scope);
-    } else if (key == "list") {
-      NUMPROBE_ASSIGN_OR_RETURN(auto list, GetStringList(full, value));
-      for (const std::string& item : list) {
-        if (item.empty()) return KeyError(full, "contains an empty name");
-      }
-      if (apply) config->list = std::move(list);
-    } else if (key == "tensor_list" && section_name == "statistics") {
-      NUMPROBE_ASSIGN_OR_RETURN(auto list, GetStringList(full, value));
-      if (apply) config->tensor_list = std::move(list);
-    } else if (key == "data_mode") {
-      NUMPROBE_ASSIGN_OR_RETURN(auto modes, GetStringList(full, value));
-      if (modes.empty()) return KeyError(full, "must not be empty");
-      bool all = false, fwd = false, bwd = false, in = false, out = false;
-      for (const std::string& m : modes) {
-        if (m == "all") {
-          all = true;
-        } else if (m == "forward") {
-          fwd = true;
-        } else if (m == "backward") {
-          bwd = true;
-        } else if (m == "input") {
-          in = true;
-        } else if (m == "output") {
-          out = true;
-        } else {
-          return KeyError(full, "'" + m + "' is not one of all, forward, backward, input, output");
-        }
-      }
-      if (all) fwd = bwd = in = out = true;
-      // Naming only a direction keeps both sides and vice versa (msprobe's rule).
-      if (!fwd && !bwd) fwd = bwd = true;
-      if (!in && !out) in = out = true;
-      if (apply) {
-        config->dump_forward = fwd;
-        config->dump_backward = bwd;
-        config->dump_input = in;
-        config->dump_output = out;
-      }
-    } else if (key == "summary_mode" && section_name != "overflow_check") {
-      NUMPROBE_ASSIGN_OR_RETURN(size_t i, GetChoice(full, value, {"statistics", "md5"}));
-      if (apply) config->summary_mode = static_cast<SummaryMode>(i);
-    } else if (key == "overflow_nums" && section_name == "overflow_check") {
-      NUMPROBE_ASSIGN_OR_RETURN(int64_t n, GetInt(full, value));
-      if (n < 1 && n != -1) return KeyError(full, "must be a positive count or -1 (unlimited)");
-      if (apply) config->overflow_nums = n;
-    } else if (key == "check_mode" && section_name == "overflow_check") {
-      NUMPROBE_ASSIGN_OR_RETURN(size_t i, GetChoice(full, value, {"all"}));
-      (void)i;
-    } else if (key == "file_format" && section_name == "tensor") {
-      NUMPROBE_ASSIGN_OR_RETURN(size_t i, GetChoice(full, value, {"pt", "npy"}));
-      if (apply) config->file_format = static_cast<TensorFileFormat>(i);
+  return nullptr;
+}
+
+// --- Handlers of the task sections' keys.
+
+Status SetScope(std::string_view key, const JsonValue& v, bool apply, DumpConfig* c) {
+  NUMPROBE_ASSIGN_OR_RETURN(auto scope, GetStringList(key, v));
+  if (!scope.empty() && scope.size() != 2) {
+    return KeyError(key, "expected exactly two names (the start and the end of the range), got " +
+                             std::to_string(scope.size()));
+  }
+  if (apply) c->scope = std::move(scope);
+  return Status::Ok();
+}
+
+Status SetList(std::string_view key, const JsonValue& v, bool apply, DumpConfig* c) {
+  NUMPROBE_ASSIGN_OR_RETURN(auto list, GetStringList(key, v));
+  for (const std::string& item : list) {
+    if (item.empty()) return KeyError(key, "contains an empty name");
+  }
+  if (apply) c->list = std::move(list);
+  return Status::Ok();
+}
+
+Status SetTensorList(std::string_view key, const JsonValue& v, bool apply, DumpConfig* c) {
+  NUMPROBE_ASSIGN_OR_RETURN(auto list, GetStringList(key, v));
+  if (apply) c->tensor_list = std::move(list);
+  return Status::Ok();
+}
+
+Status SetDataMode(std::string_view key, const JsonValue& v, bool apply, DumpConfig* c) {
+  NUMPROBE_ASSIGN_OR_RETURN(auto modes, GetStringList(key, v));
+  if (modes.empty()) return KeyError(key, "must not be empty");
+  bool all = false, fwd = false, bwd = false, in = false, out = false;
+  for (const std::string& m : modes) {
+    if (m == "all") {
+      all = true;
+    } else if (m == "forward") {
+      fwd = true;
+    } else if (m == "backward") {
+      bwd = true;
+    } else if (m == "input") {
+      in = true;
+    } else if (m == "output") {
+      out = true;
     } else {
-      return KeyError(full, "unknown key");
+      return KeyError(key, "'" + m + "' is not one of all, forward, backward, input, output");
     }
+  }
+  if (all) fwd = bwd = in = out = true;
+  // Naming only a direction keeps both sides and vice versa (msprobe's rule).
+  if (!fwd && !bwd) fwd = bwd = true;
+  if (!in && !out) in = out = true;
+  if (apply) {
+    c->dump_forward = fwd;
+    c->dump_backward = bwd;
+    c->dump_input = in;
+    c->dump_output = out;
   }
   return Status::Ok();
 }
+
+Status SetSummaryMode(std::string_view key, const JsonValue& v, bool apply, DumpConfig* c) {
+  NUMPROBE_ASSIGN_OR_RETURN(size_t i, GetChoice(key, v, {"statistics", "md5", "xor"}));
+  if (!apply) return Status::Ok();
+  if (i == 2) {
+    AddKeyWarning(key,
+                  "xor: numprobe writes the CRC-32 of md5 mode (with statistics) instead of a "
+                  "64-bit XOR checksum",
+                  c);
+    i = 1;
+  }
+  c->summary_mode = static_cast<SummaryMode>(i);
+  return Status::Ok();
+}
+
+Status SetOverflowNums(std::string_view key, const JsonValue& v, bool apply, DumpConfig* c) {
+  NUMPROBE_ASSIGN_OR_RETURN(int64_t n, GetInt(key, v));
+  if (n < 1 && n != -1) return KeyError(key, "must be a positive count or -1 (unlimited)");
+  if (apply) c->overflow_nums = n;
+  return Status::Ok();
+}
+
+Status CheckCheckMode(std::string_view key, const JsonValue& v, bool /*apply*/, DumpConfig*) {
+  return GetChoice(key, v, {"all", "aicore", "atomic"}).status();
+}
+
+Status SetFileFormat(std::string_view key, const JsonValue& v, bool apply, DumpConfig* c) {
+  NUMPROBE_ASSIGN_OR_RETURN(size_t i, GetChoice(key, v, {"pt", "npy", "bin"}));
+  if (!apply) return Status::Ok();
+  if (i == 2) {
+    AddKeyWarning(key, "bin: numprobe writes .npy tensor files instead of MindSpore's .bin", c);
+    i = 1;
+  }
+  c->file_format = static_cast<TensorFileFormat>(i);
+  return Status::Ok();
+}
+
+using config_detail::CheckAny;
+using config_detail::CheckBool;
+using config_detail::CheckInt;
+using config_detail::CheckList;
+using config_detail::CheckString;
+using config_detail::CheckStringList;
+
+constexpr std::string_view kNoSlice = "numprobe dumps whole tensors, not slices";
+constexpr std::string_view kNoOnline =
+    "numprobe has no online pre-check; the key is read and not used";
+
+// Keys every task section takes (msprobe v26's BaseConfig reads them for every task).
+constexpr std::array<ConfigKey, 7> kBaseSectionKeys = {{
+    {"scope", &SetScope, ""},
+    {"list", &SetList, ""},
+    {"data_mode", &SetDataMode, ""},
+    {"summary_mode", &SetSummaryMode, ""},
+    {"slice", &CheckList, kNoSlice},
+    {"request_id", &CheckString, kNoSlice},
+    {"diff_nums", &CheckInt,
+     "numprobe does not diff md5 checksums live against bench_path; compare two dumps instead"},
+}};
+
+// The keys of each task's section beyond the base ones.
+struct SectionSpec {
+  std::string_view task;
+  std::vector<ConfigKey> extra;
+};
+
+const std::vector<SectionSpec>& SectionSpecs() {
+  static const std::vector<SectionSpec> kSpecs = {
+      {"statistics",
+       {{"tensor_list", &SetTensorList, ""},
+        {"device", &CheckString,
+         "statistics are computed where numprobe's kernels run (MindSpore's device/host choice "
+         "does not apply)"},
+        {"precision", &CheckString,
+         "numprobe takes the statistics precision from the top-level precision key"}}},
+      {"tensor",
+       {{"file_format", &SetFileFormat, ""},
+        {"bench_path", &CheckString,
+         "numprobe does not diff md5 checksums live against bench_path; compare two dumps "
+         "instead"},
+        {"backward_input", &CheckStringList,
+         "numprobe does not re-run backward APIs from saved inputs; it dumps what the run "
+         "computes"},
+        {"backward.input", &CheckStringList,
+         "numprobe does not re-run backward APIs from saved inputs; it dumps what the run "
+         "computes"},
+        {"online_run_ut", &CheckBool, kNoOnline},
+        {"online_run_ut_recompute", &CheckBool, kNoOnline},
+        {"nfs_path", &CheckString, kNoOnline},
+        {"host", &CheckString, kNoOnline},
+        {"port", &CheckInt, kNoOnline},
+        {"tls_path", &CheckString, kNoOnline}}},
+      {"overflow_check",
+       {{"overflow_nums", &SetOverflowNums, ""},
+        {"overflow_num", &SetOverflowNums, ""},
+        {"check_mode", &CheckCheckMode,
+         "numprobe checks API outputs for NaN/Inf; AI Core / Atomic kernel overflow modes do not "
+         "apply"},
+        {"file_format", &SetFileFormat, ""}}},
+      {"acc_check",
+       {{"white_list", &CheckStringList,
+         "numprobe's capture does not use the pre-check's API lists"},
+        {"black_list", &CheckStringList,
+         "numprobe's capture does not use the pre-check's API lists"},
+        {"error_data_path", &CheckString, "numprobe does not run the pre-check during capture"},
+        {"is_online", &CheckBool, kNoOnline},
+        {"nfs_path", &CheckString, kNoOnline},
+        {"host", &CheckString, kNoOnline},
+        {"port", &CheckInt, kNoOnline},
+        {"rank_list", &CheckList, kNoOnline},
+        {"tls_path", &CheckString, kNoOnline},
+        {"is_benchmark_device", &CheckBool, kNoOnline}}},
+      {"nan_check", {{"tensor_list", &SetTensorList, ""}}},
+      {"structure", {}},
+      {"exception_dump", {}},
+      {"diff_check",
+       {{"bench_path", &CheckString,
+         "numprobe does not diff md5 checksums live against bench_path; compare two dumps "
+         "instead"}}},
+      {"free_benchmark",
+       {{"fuzz_device", &CheckString, "free_benchmark does not run in numprobe"},
+        {"pert_mode", &CheckString, "free_benchmark does not run in numprobe"},
+        {"handler_type", &CheckString, "free_benchmark does not run in numprobe"},
+        {"fuzz_level", &CheckString, "free_benchmark does not run in numprobe"},
+        {"fuzz_stage", &CheckString, "free_benchmark does not run in numprobe"},
+        {"if_preheat", &CheckAny, "free_benchmark does not run in numprobe"},
+        {"preheat_step", &CheckInt, "free_benchmark does not run in numprobe"},
+        {"max_sample", &CheckInt, "free_benchmark does not run in numprobe"}}},
+      {"grad_probe",
+       {{"grad_level", &CheckString, "grad_probe does not run in numprobe"},
+        {"param_list", &CheckStringList, "grad_probe does not run in numprobe"},
+        {"bounds", &CheckList, "grad_probe does not run in numprobe"}}},
+  };
+  return kSpecs;
+}
+
+// The whole key table of a task's section (run_ut is acc_check's 8.x name).
+const std::vector<ConfigKey>* SectionKeys(std::string_view task) {
+  static const auto kTables = [] {
+    std::vector<std::pair<std::string_view, std::vector<ConfigKey>>> tables;
+    for (const SectionSpec& spec : SectionSpecs()) {
+      std::vector<ConfigKey> keys(kBaseSectionKeys.begin(), kBaseSectionKeys.end());
+      for (const ConfigKey& k : spec.extra) {
+        auto same = std::find_if(keys.begin(), keys.end(),
+                                 [&](const ConfigKey& b) { return b.name == k.name; });
+        if (same != keys.end()) {
+          *same = k;
+        } else {
+          keys.push_back(k);
+        }
+      }
+      tables.emplace_back(spec.task, keys);
+      if (spec.task == "acc_check") tables.emplace_back("run_ut", std::move(keys));
+    }
+    return tables;
+  }();
+  for (const auto& entry : kTables) {
+    if (entry.first == task) return &entry.second;
+  }
+  return nullptr;
+}
+
+// --- Handlers of the top-level keys.
+
+Status SetDumpPath(std::string_view key, const JsonValue& v, bool /*apply*/, DumpConfig* c) {
+  NUMPROBE_ASSIGN_OR_RETURN(c->dump_path, GetString(key, v));
+  if (c->dump_path.empty()) return KeyError(key, "must not be empty");
+  return Status::Ok();
+}
+
+Status SetRank(std::string_view key, const JsonValue& v, bool /*apply*/, DumpConfig* c) {
+  NUMPROBE_ASSIGN_OR_RETURN(c->ranks, GetIndexList(key, v));
+  return Status::Ok();
+}
+
+Status SetStep(std::string_view key, const JsonValue& v, bool /*apply*/, DumpConfig* c) {
+  NUMPROBE_ASSIGN_OR_RETURN(c->steps, GetIndexList(key, v));
+  return Status::Ok();
+}
+
+Status SetLevel(std::string_view key, const JsonValue& v, bool /*apply*/, DumpConfig* c) {
+  NUMPROBE_ASSIGN_OR_RETURN(size_t i, GetChoice(key, v, {"L0", "L1", "mix", "L2", "debug"}));
+  c->level = static_cast<DumpLevel>(i);
+  return Status::Ok();
+}
+
+Status SetAsyncDump(std::string_view key, const JsonValue& v, bool /*apply*/, DumpConfig* c) {
+  NUMPROBE_ASSIGN_OR_RETURN(c->async_dump, GetBool(key, v));
+  return Status::Ok();
+}
+
+Status SetExtraInfo(std::string_view key, const JsonValue& v, bool /*apply*/, DumpConfig* c) {
+  NUMPROBE_ASSIGN_OR_RETURN(c->extra_info, GetBool(key, v));
+  return Status::Ok();
+}
+
+Status SetDeterministic(std::string_view key, const JsonValue& v, bool /*apply*/, DumpConfig* c) {
+  NUMPROBE_ASSIGN_OR_RETURN(c->is_deterministic, GetBool(key, v));
+  return Status::Ok();
+}
+
+Status SetSeed(std::string_view key, const JsonValue& v, bool /*apply*/, DumpConfig* c) {
+  NUMPROBE_ASSIGN_OR_RETURN(c->seed, GetInt(key, v));
+  if (c->seed < 0 || c->seed > 0xFFFFFFFFll) return KeyError(key, "must be in 0..2^32-1");
+  return Status::Ok();
+}
+
+Status SetPrecision(std::string_view key, const JsonValue& v, bool /*apply*/, DumpConfig* c) {
+  NUMPROBE_ASSIGN_OR_RETURN(size_t i, GetChoice(key, v, {"low", "high"}));
+  c->precision = static_cast<StatsPrecision>(i);
+  return Status::Ok();
+}
+
+Status SetRiskLevel(std::string_view key, const JsonValue& v, bool /*apply*/, DumpConfig* c) {
+  NUMPROBE_ASSIGN_OR_RETURN(size_t i, GetChoice(key, v, {"ALL", "CORE", "FOCUS"}));
+  c->risk_level = static_cast<RiskLevel>(i);
+  return Status::Ok();
+}
+
+Status CheckFramework(std::string_view key, const JsonValue& v, bool /*apply*/, DumpConfig*) {
+  return GetChoice(key, v, {"pytorch"}).status();
+}
+
+Status SetTask(std::string_view key, const JsonValue& v, bool /*apply*/, DumpConfig* /*c*/) {
+  return GetString(key, v).status();  // read before the other keys (see Parse)
+}
+
+// A task section: validated always, applied when it is the section of the requested task.
+Status SetSection(std::string_view key, const JsonValue& v, bool apply, DumpConfig* c) {
+  const std::vector<ConfigKey>* keys = SectionKeys(key);
+  return ApplyConfigKeys(*keys, key, v, apply && key == c->requested_task, c);
+}
+
+constexpr std::array<ConfigKey, 31> kTopLevelKeys = {{
+    {"task", &SetTask, ""},
+    {"dump_path", &SetDumpPath, ""},
+    {"rank", &SetRank, ""},
+    {"step", &SetStep, ""},
+    {"level", &SetLevel, ""},
+    {"async_dump", &SetAsyncDump, ""},
+    {"enable_async_dump", &SetAsyncDump, ""},
+    {"extra_info", &SetExtraInfo, ""},
+    {"is_deterministic", &SetDeterministic, ""},
+    {"seed", &SetSeed, ""},
+    {"precision", &SetPrecision, ""},
+    {"risk_level", &SetRiskLevel, ""},
+    {"framework", &CheckFramework, ""},
+    {"enable_dataloader", &CheckBool,
+     "numprobe does not end the run after the configured steps; steps advance on "
+     "optimizer.step() or debugger.step()"},
+    {"acl_config", &CheckString,
+     "level L2 dumps through numprobe's aten hooks; the ACL dump config is not used"},
+    {"dump_enable", &CheckBool,
+     "numprobe reads the config once at start and does not switch dumping on or off at run "
+     "time; use debugger.start() and stop()"},
+    {"custom_op_namespaces", &CheckStringList, "numprobe does not wrap custom operator namespaces"},
+    {"statistics", &SetSection, ""},
+    {"tensor", &SetSection, ""},
+    {"overflow_check", &SetSection, ""},
+    {"acc_check", &SetSection, ""},
+    {"run_ut", &SetSection, ""},
+    {"nan_check", &SetSection, ""},
+    {"structure", &SetSection, ""},
+    {"exception_dump", &SetSection, ""},
+    {"diff_check", &SetSection, ""},
+    {"free_benchmark", &SetSection, ""},
+    {"grad_probe", &SetSection, ""},
+    // Online pre-check keys some 8.x configs carry at the top level.
+    {"is_online", &CheckBool, kNoOnline},
+    {"nfs_path", &CheckString, kNoOnline},
+    {"tls_path", &CheckString, kNoOnline},
+}};
 
 }  // namespace
 
@@ -221,56 +408,32 @@ Result<DumpConfig> DumpConfig::Parse(std::string_view json_text) {
     return Status::InvalidArgument("config is not valid JSON: " + parsed.error().message());
   const JsonValue& root = *parsed;
   if (!root.is_object()) return Status::InvalidArgument("config must be a JSON object");
+  if (root.Find("common_dump_settings") != nullptr) {
+    return config_detail::ParseMindSporeDumpConfig(root);
+  }
   DumpConfig config;
   config.source_json = ToJson(root, -1);
   // The task decides which section applies, so read it first.
   if (const JsonValue* task = root.Find("task")) {
-    NUMPROBE_ASSIGN_OR_RETURN(size_t i,
-                              GetChoice("task", *task, {"statistics", "tensor", "overflow_check"}));
-    config.task = static_cast<DumpTask>(i);
-  }
-  bool has_dump_path = false;
-  for (const auto& [key, value] : root.object()) {
-    if (key == "task") continue;
-    if (key == "dump_path") {
-      NUMPROBE_ASSIGN_OR_RETURN(config.dump_path, GetString(key, value));
-      if (config.dump_path.empty()) return KeyError(key, "must not be empty");
-      has_dump_path = true;
-    } else if (key == "rank") {
-      NUMPROBE_ASSIGN_OR_RETURN(config.ranks, GetIndexList(key, value));
-    } else if (key == "step") {
-      NUMPROBE_ASSIGN_OR_RETURN(config.steps, GetIndexList(key, value));
-    } else if (key == "level") {
-      NUMPROBE_ASSIGN_OR_RETURN(size_t i,
-                                GetChoice(key, value, {"L0", "L1", "mix", "L2", "debug"}));
-      config.level = static_cast<DumpLevel>(i);
-    } else if (key == "async_dump") {
-      NUMPROBE_ASSIGN_OR_RETURN(config.async_dump, GetBool(key, value));
-    } else if (key == "extra_info") {
-      NUMPROBE_ASSIGN_OR_RETURN(config.extra_info, GetBool(key, value));
-    } else if (key == "is_deterministic") {
-      NUMPROBE_ASSIGN_OR_RETURN(config.is_deterministic, GetBool(key, value));
-    } else if (key == "seed") {
-      NUMPROBE_ASSIGN_OR_RETURN(config.seed, GetInt(key, value));
-      if (config.seed < 0 || config.seed > 0xFFFFFFFFll)
-        return KeyError(key, "must be in 0..2^32-1");
-    } else if (key == "precision") {
-      NUMPROBE_ASSIGN_OR_RETURN(size_t i, GetChoice(key, value, {"low", "high"}));
-      config.precision = static_cast<StatsPrecision>(i);
-    } else if (key == "risk_level") {
-      NUMPROBE_ASSIGN_OR_RETURN(size_t i, GetChoice(key, value, {"ALL", "CORE", "FOCUS"}));
-      config.risk_level = static_cast<RiskLevel>(i);
-    } else if (key == "framework") {
-      NUMPROBE_ASSIGN_OR_RETURN(size_t i, GetChoice(key, value, {"pytorch"}));
-      (void)i;
-    } else if (key == "statistics" || key == "tensor" || key == "overflow_check") {
-      const bool is_current = key == kTaskNames[static_cast<size_t>(config.task)];
-      NUMPROBE_RETURN_IF_ERROR(ParseSection(key, value, is_current, &config));
-    } else {
-      return KeyError(key, "unknown key");
+    NUMPROBE_ASSIGN_OR_RETURN(std::string name, GetString("task", *task));
+    const TaskSpec* spec = FindTask(name);
+    if (spec == nullptr) {
+      std::vector<std::string_view> known;
+      for (const TaskSpec& t : kTasks) known.push_back(t.name);
+      std::string all;
+      for (std::string_view t : known) all += (all.empty() ? "" : ", ") + std::string(t);
+      return KeyError(
+          "task", "'" + name + "' is not one of " + all + config_detail::DidYouMean(name, known));
     }
+    config.requested_task = spec->name;
+    config.task = spec->runs_as;
+    if (!spec->instead.empty())
+      AddKeyWarning("task", name + ": " + std::string(spec->instead), &config);
+    if (spec->name == "nan_check") config.overflow_nums = -1;
+    if (spec->name == "diff_check") config.summary_mode = SummaryMode::kMd5;
   }
-  if (!has_dump_path) return KeyError("dump_path", "is required");
+  NUMPROBE_RETURN_IF_ERROR(ApplyConfigKeys(kTopLevelKeys, "", root, true, &config));
+  if (config.dump_path.empty()) return KeyError("dump_path", "is required");
   NUMPROBE_RETURN_IF_ERROR(config.Validate());
   return config;
 }
@@ -297,6 +460,11 @@ Status DumpConfig::Override(std::string_view key, std::string_view json_value) {
   JsonValue updated = std::move(*root);
   updated.Set(std::string(key), std::move(*value));
   NUMPROBE_ASSIGN_OR_RETURN(DumpConfig parsed, Parse(ToJson(updated, -1)));
+  for (std::string& w : warnings) {  // what the first parse warned about still holds
+    if (std::find(parsed.warnings.begin(), parsed.warnings.end(), w) == parsed.warnings.end()) {
+      parsed.warnings.push_back(std::move(w));
+    }
+  }
   *this = std::move(parsed);
   return Status::Ok();
 }

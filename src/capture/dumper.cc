@@ -14,13 +14,13 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "numprobe/dump_journal.h"
 #include "numprobe/float_convert.h"
 #include "numprobe/npy.h"
 #include "numprobe/stats.h"
 #include "numprobe/torch_pt.h"
 
-#include "capture/dump_tables.h"
+#include "msprobe/dump_journal.h"
+#include "msprobe/dump_tables.h"
 
 #ifdef NUMPROBE_WITH_ZLIB
 #include <zlib.h>

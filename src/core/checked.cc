@@ -1,4 +1,4 @@
-#include "numprobe/checked.h"
+#include "core/checked.h"
 
 namespace numprobe {
 

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <string>
 
-#include "numprobe/checked.h"
+#include "core/checked.h"
 
 namespace numprobe {
 

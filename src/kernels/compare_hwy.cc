@@ -23,7 +23,7 @@
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
-#include "kernels/compare_internal.h"
+#include "kernels/compare_kernel.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace numprobe::detail {
@@ -37,8 +37,8 @@ using D = hn::ScalableTag<double>;
 using V = hn::Vec<D>;
 using M = hn::Mask<D>;
 
-// How a kernel gets relative errors: precomputed, or computed in f32 / f64.
-enum class RelMode : uint8_t { kPre, kF32, kF64 };
+// The type relative errors are computed in (CmpSetup::rel).
+enum class RelMode : uint8_t { kF32, kF64 };
 
 // v rounded to the nearest f32 (exact for values that are floats), as a double again.
 HWY_INLINE V RoundF32(V v) {
@@ -47,21 +47,19 @@ HWY_INLINE V RoundF32(V v) {
   return hn::PromoteTo(d, hn::DemoteTo(df, v));
 }
 
-// x + eps in one side's type: f64, or f32 (float(eps) is 2^-52 exactly).
-HWY_INLINE V AddEps(V x, bool f32) {
-  const D d;
-  return f32 ? RoundF32(hn::Add(x, hn::Set(d, 0x1p-52))) : hn::Add(x, hn::Set(d, kCmpEps));
-}
-
 template <RelMode kRel>
-HWY_INLINE V RelError(const CmpSetup& s, V tz, V gz) {
+HWY_INLINE V RelError(V tz, V gz) {
   const D d;
   const M bz = hn::Eq(gz, hn::Zero(d));
+  const V eps = hn::Set(d, kRel == RelMode::kF32 ? kCmpEpsF32 : kCmpEpsF64);
   V n = tz;
   V b = gz;
   if (HWY_UNLIKELY(!hn::AllFalse(d, bz))) {
-    n = hn::IfThenElse(bz, AddEps(tz, s.t_rel == CmpFloat::kF32), tz);
-    b = hn::IfThenElse(bz, AddEps(gz, s.g_rel == CmpFloat::kF32), gz);
+    // n + eps in the error's type (a double sum of two floats rounded once to f32 is the f32
+    // sum); b + eps is eps itself.
+    const V n_eps = kRel == RelMode::kF32 ? RoundF32(hn::Add(tz, eps)) : hn::Add(tz, eps);
+    n = hn::IfThenElse(bz, n_eps, tz);
+    b = hn::IfThenElse(bz, eps, gz);
   }
   if constexpr (kRel == RelMode::kF64) {
     return hn::Abs(hn::Div(hn::Sub(n, b), b));
@@ -133,8 +131,8 @@ HWY_INLINE V UlpDistance(V t, V g) {
 }
 
 template <RelMode kRel, CmpUlp kUlp>
-void Accumulate(const CmpSetup& s, const double* tp, const double* gp, const double* rel,
-                const double* ulp, int64_t n, int64_t first_index, CmpAcc* a) {
+void Accumulate(const CmpSetup& s, const double* tp, const double* gp, const double* ulp, int64_t n,
+                int64_t first_index, CmpAcc* a) {
   const D d;
   constexpr size_t kN = hn::MaxLanes(D());
   static_assert(kCmpLanes % kN == 0);
@@ -188,12 +186,7 @@ void Accumulate(const CmpSetup& s, const double* tp, const double* gp, const dou
     dd[v] = hn::Add(dd[v], d2);
     max_abs = hn::Max(max_abs, az);
 
-    V r;
-    if constexpr (kRel == RelMode::kPre) {
-      r = hn::LoadU(d, rel + i);
-    } else {
-      r = RelError<kRel>(s, tz, gz);
-    }
+    const V r = RelError<kRel>(tz, gz);
     const M r_nan = hn::IsNaN(r);
     rel_nan = hn::Or(rel_nan, hn::IfThenElseZero(r_nan, one));
     max_rel = hn::Max(max_rel, hn::IfThenZeroElse(r_nan, r));
@@ -318,9 +311,8 @@ void Accumulate(const CmpSetup& s, const double* tp, const double* gp, const dou
   hn::Store(worst_index, d, wi);
   MergeWorstLanes(w, wi, kN, &a->worst, &a->worst_index);
   if (groups < n) {
-    CmpAccumulateScalar(s, tp + groups, gp + groups, rel != nullptr ? rel + groups : nullptr,
-                        ulp != nullptr ? ulp + groups : nullptr, n - groups, first_index + groups,
-                        a);
+    CmpAccumulateScalar(s, tp + groups, gp + groups, ulp != nullptr ? ulp + groups : nullptr,
+                        n - groups, first_index + groups, a);
   }
 }
 
@@ -342,18 +334,12 @@ CmpAccumulateFn SelectForRel(CmpUlp ulp) {
 
 // Dispatches on the setup; the precomputed-ULP kernel (kOther) serves every setup whose ULP
 // distances are not computed in vectors.
-void Dispatch(const CmpSetup& s, const double* t, const double* g, const double* rel,
-              const double* ulp, int64_t n, int64_t first_index, CmpAcc* a) {
+void Dispatch(const CmpSetup& s, const double* t, const double* g, const double* ulp, int64_t n,
+              int64_t first_index, CmpAcc* a) {
   const CmpUlp u = CmpUlpIsSimd(s) ? s.ulp : CmpUlp::kOther;
-  CmpAccumulateFn fn = nullptr;
-  if (!CmpRelIsSimd(s)) {
-    fn = SelectForRel<RelMode::kPre>(u);
-  } else if (s.rel == CmpFloat::kF32) {
-    fn = SelectForRel<RelMode::kF32>(u);
-  } else {
-    fn = SelectForRel<RelMode::kF64>(u);
-  }
-  fn(s, t, g, rel, ulp, n, first_index, a);
+  const CmpAccumulateFn fn =
+      s.rel == CmpFloat::kF32 ? SelectForRel<RelMode::kF32>(u) : SelectForRel<RelMode::kF64>(u);
+  fn(s, t, g, ulp, n, first_index, a);
 }
 
 CmpAccumulateFn SelectAccumulate() { return &Dispatch; }

@@ -1,6 +1,8 @@
 // The scalar reference of the tensor-pair metric kernel (compare_internal.h): the per-element
 // definitions, the lane accumulation every vector kernel reproduces bit for bit, and the choice
 // between the reference and the Highway kernel.
+#include "kernels/compare_kernel.h"
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -13,25 +15,8 @@
 
 #include "numprobe/float_convert.h"
 
-#include "kernels/compare_internal.h"
-
 namespace numprobe::detail {
 namespace {
-
-float RoundF16(float x) { return F16ToF32(F32ToF16(x)); }
-
-// x + eps in the type of one side (numpy adds a Python float in the array's own type).
-double AddEps(double x, CmpFloat t) {
-  switch (t) {
-    case CmpFloat::kF64:
-      return x + kCmpEps;
-    case CmpFloat::kF32:
-      return static_cast<double>(static_cast<float>(x) + static_cast<float>(kCmpEps));
-    default:
-      return static_cast<double>(
-          RoundF16(static_cast<float>(x) + RoundF16(static_cast<float>(kCmpEps))));
-  }
-}
 
 // Monotonic integer position of a value of `low` (already representable): +0 and -0 are both 0.
 int64_t Ordinal(DType low, double v) {
@@ -141,24 +126,20 @@ double CombineCmpLanes(const double* l) {
 }
 
 double CmpRelError(const CmpSetup& s, double tz, double gz) {
-  double n = tz;
-  double b = gz;
+  if (s.rel == CmpFloat::kF64) {
+    const double b = gz == 0 ? gz + kCmpEpsF64 : gz;
+    const double n = gz == 0 ? tz + kCmpEpsF64 : tz;
+    return std::fabs((n - b) / b);
+  }
+  // Both sides are exactly floats when the type is f32 (f16, bf16, fp8 and f32 all widen exactly).
+  const auto eps = static_cast<float>(kCmpEpsF32);
+  float n = static_cast<float>(tz);
+  float b = static_cast<float>(gz);
   if (b == 0) {
-    n = AddEps(n, s.t_rel);
-    b = AddEps(b, s.g_rel);
+    n += eps;
+    b += eps;
   }
-  switch (s.rel) {
-    case CmpFloat::kF64:
-      return std::fabs((n - b) / b);
-    case CmpFloat::kF32: {
-      const float d = static_cast<float>(n) - static_cast<float>(b);
-      return std::fabs(static_cast<double>(d / static_cast<float>(b)));
-    }
-    default: {
-      const float d = RoundF16(static_cast<float>(n) - static_cast<float>(b));
-      return std::fabs(static_cast<double>(RoundF16(d / static_cast<float>(b))));
-    }
-  }
+  return std::fabs(static_cast<double>((n - b) / b));
 }
 
 double CmpUlpDistance(const CmpSetup& s, double t, double g) {
@@ -177,8 +158,8 @@ double CmpUlpDistance(const CmpSetup& s, double t, double g) {
   return std::fabs(static_cast<double>(*ot - *og));
 }
 
-void CmpAccumulateScalar(const CmpSetup& s, const double* tv, const double* gv, const double* rel,
-                         const double* ulp, int64_t n, int64_t first_index, CmpAcc* a) {
+void CmpAccumulateScalar(const CmpSetup& s, const double* tv, const double* gv, const double* ulp,
+                         int64_t n, int64_t first_index, CmpAcc* a) {
   for (int64_t k = 0; k < n; ++k) {
     const int j = static_cast<int>(k % kCmpLanes);
     const double t = tv[k];
@@ -195,7 +176,7 @@ void CmpAccumulateScalar(const CmpSetup& s, const double* tv, const double* gv, 
     a->gg[j] += gz * gz;
     a->dd[j] += dz * dz;
     a->max_abs = std::max(a->max_abs, az);
-    const double r = rel != nullptr ? rel[k] : CmpRelError(s, tz, gz);
+    const double r = CmpRelError(s, tz, gz);
     if (std::isnan(r)) {
       a->rel_nan = true;
     } else {

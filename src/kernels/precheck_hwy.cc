@@ -1,5 +1,5 @@
 // Highway kernels of the pre-check metrics, compiled once per SIMD target and chosen at run time.
-// They reproduce PcAccumulateScalar exactly (precheck_internal.h): the 16 sum lanes live in
+// They reproduce PcAccumulateScalar exactly (precheck_kernel.h): the 16 sum lanes live in
 // 16 / Lanes(double) vectors, element k adds to lane k % 16 with a separate Mul and Add (never
 // MulAdd; the library is built with -ffp-contract=off), positions a sum skips add +0.0 (an
 // identity: those lane sums only ever hold +0.0 or positive values), and the run's last elements
@@ -20,7 +20,7 @@
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
-#include "kernels/precheck_internal.h"
+#include "kernels/precheck_kernel.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace numprobe::detail {

@@ -1,4 +1,4 @@
-// The scalar reference of the pre-check metric kernel (precheck_internal.h): the per-element
+// The scalar reference of the pre-check metric kernel (precheck_kernel.h): the per-element
 // definitions, the lane accumulation the Highway kernels reproduce bit for bit, and the choice
 // between the reference and the Highway kernel.
 #include <algorithm>
@@ -12,7 +12,7 @@
 
 #include "numprobe/float_convert.h"
 
-#include "kernels/precheck_internal.h"
+#include "kernels/precheck_kernel.h"
 
 namespace numprobe::detail {
 namespace {

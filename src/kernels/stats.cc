@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "numprobe/checked.h"
 #include "numprobe/float_convert.h"
 #include "numprobe/thread_pool.h"
 
+#include "core/checked.h"
 #include "kernels/stats_internal.h"
 
 namespace numprobe {

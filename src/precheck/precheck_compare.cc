@@ -15,17 +15,15 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-#include "numprobe/compare_writer.h"
-
-#include "analysis/op_names.h"
-#include "io/atomic_output.h"
+#include "core/atomic_file.h"
+#include "msprobe/entry_name.h"
 #include "precheck/precheck_text.h"
 
 namespace numprobe {
 namespace fs = std::filesystem;
 namespace {
 
-using detail::CsvLine;
+using detail::CsvWriterLine;
 using detail::Fixed14;
 
 constexpr std::array<std::string_view, kPrecheckCompareColumns> kHeader = {
@@ -417,13 +415,13 @@ Result<PrecheckCompareFiles> WritePrecheckCompare(const PrecheckCompareReport& r
   files.details_csv = dir / fmt::format("api_precision_compare_details_{}.csv", timestamp);
   files.json = dir / fmt::format("precheck_compare_{}.json", timestamp);
   const std::string bom(detail::kUtf8Bom);
-  std::string details = bom + CsvLine({kHeader.begin(), kHeader.end()});
+  std::string details = bom + CsvWriterLine({kHeader.begin(), kHeader.end()});
   for (const PrecheckCompareRow& r : report.rows)
-    details += CsvLine({r.cells.begin(), r.cells.end()});
+    details += CsvWriterLine({r.cells.begin(), r.cells.end()});
   std::string result =
-      bom + CsvLine({"API Name", "Forward Test Success", "Backward Test Success", "Message"});
+      bom + CsvWriterLine({"API Name", "Forward Test Success", "Backward Test Success", "Message"});
   for (const PrecheckCompareApi& a : report.apis) {
-    result += CsvLine({a.api, Name(a.forward), Name(a.backward), a.message});
+    result += CsvWriterLine({a.api, Name(a.forward), Name(a.backward), a.message});
   }
   rapidjson::StringBuffer buffer;
   rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
@@ -466,7 +464,7 @@ Result<PrecheckCompareFiles> WritePrecheckCompare(const PrecheckCompareReport& r
       {&files.result_csv, result},
       {&files.json, std::string_view(buffer.GetString(), buffer.GetSize())}};
   for (const auto& [path, text] : outputs) {
-    NUMPROBE_RETURN_IF_ERROR(detail::WriteAtomically(*path, text));
+    NUMPROBE_RETURN_IF_ERROR(detail::WriteFileAtomically(*path, text));
   }
   return files;
 }

@@ -1,8 +1,8 @@
 // The pre-check result files. The two CSVs are msprobe's, as its Python csv.writer writes them
 // (UTF-8 with a byte-order mark, CRLF line ends, minimal quoting, floats as "{:.14f}", " " for an
 // empty cell), with numprobe's columns after msprobe's; they are appended API by API and flushed,
-// so that an interrupted run leaves whole lines to resume from. They are read back with libcsv
-// (quoted fields hold newlines: msprobe's messages end in "\n"). The JSON twin precheck_{ts}.json
+// so that an interrupted run leaves whole lines to resume from. They are read back with
+// core/csv_read (quoted fields hold newlines: msprobe's messages end in "\n"). The JSON twin precheck_{ts}.json
 // is written atomically at the end, with every API and numprobe's verdicts.
 #include <cmath>
 #include <cstdio>
@@ -15,24 +15,24 @@
 #include <string>
 #include <vector>
 
-#include <csv.h>
 #include <fmt/format.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-#include "numprobe/compare_writer.h"
 #include "numprobe/precheck.h"
 
-#include "analysis/json_number.h"
-#include "analysis/py_format.h"
-#include "io/atomic_output.h"
+#include "core/atomic_file.h"
+#include "core/csv_read.h"
+#include "core/json_number.h"
+#include "core/py_format.h"
+#include "core/text_file.h"
 #include "precheck/precheck_text.h"
 
 namespace numprobe {
 namespace fs = std::filesystem;
 namespace {
 
-using detail::CsvLine;
+using detail::CsvWriterLine;
 using detail::Fixed14;
 constexpr std::string_view kBom = detail::kUtf8Bom;
 
@@ -103,79 +103,26 @@ std::vector<std::string> ResultCells(const PrecheckApiResult& a) {
           std::string(PrecheckStatusName(a.verdict))};
 }
 
-// ---- reading (libcsv) ----
+// ---- reading ----
 
-struct CsvTable {
-  std::vector<std::vector<std::string>> rows;
-  std::vector<std::string> current;
-};
+using CsvRecords = std::vector<std::vector<std::string>>;
+constexpr uintmax_t kMaxCsvBytes = uintmax_t{4} << 30;  // a result CSV read into memory
 
-// Parses CSV text fed in pieces (a leading byte-order mark is skipped).
-class CsvParser {
- public:
-  explicit CsvParser(std::string label) : label_(std::move(label)) {
-    ok_ = csv_init(&parser_, CSV_APPEND_NULL | CSV_STRICT_FINI) == 0;
-  }
-  ~CsvParser() {
-    if (ok_) csv_free(&parser_);
-  }
-  CsvParser(const CsvParser&) = delete;
-  CsvParser& operator=(const CsvParser&) = delete;
+// The records of CSV text as msprobe writes it (a leading byte-order mark skipped); kCorrupt
+// when malformed or empty. Messages start with `label`.
+Result<CsvRecords> ParseCsvText(std::string_view text, std::string_view label) {
+  if (text.starts_with(kBom)) text.remove_prefix(kBom.size());
+  auto records = detail::ParseCsv(text);
+  if (!records.ok()) return records.error().WithContext(label);
+  if (records->empty()) return Status::Corrupt(fmt::format("{}: empty CSV", label));
+  return records;
+}
 
-  Status Feed(const char* data, size_t n) {
-    if (!ok_) return Status::IoError("csv_init failed");
-    if (first_) {
-      first_ = false;
-      if (n >= kBom.size() && std::memcmp(data, kBom.data(), kBom.size()) == 0) {
-        data += kBom.size();
-        n -= kBom.size();
-      }
-    }
-    if (csv_parse(&parser_, data, n, &OnField, &OnRow, &table_) != n) return Error();
-    return Status::Ok();
-  }
-
-  Result<CsvTable> Finish() {
-    if (!ok_) return Status::IoError("csv_init failed");
-    if (csv_fini(&parser_, &OnField, &OnRow, &table_) != 0) return Error();
-    if (table_.rows.empty()) return Status::Corrupt(fmt::format("{}: empty CSV", label_));
-    return std::move(table_);
-  }
-
- private:
-  static void OnField(void* s, size_t len, void* data) {
-    static_cast<CsvTable*>(data)->current.emplace_back(static_cast<const char*>(s), len);
-  }
-  static void OnRow(int, void* data) {
-    auto* t = static_cast<CsvTable*>(data);
-    t->rows.push_back(std::move(t->current));
-    t->current.clear();
-  }
-  Status Error() {
-    return Status::Corrupt(fmt::format("{}: malformed CSV near line {}: {}", label_,
-                                       table_.rows.size() + 1, csv_strerror(csv_error(&parser_))));
-  }
-
-  std::string label_;
-  csv_parser parser_{};
-  bool ok_ = false;
-  bool first_ = true;
-  CsvTable table_;
-};
-
-Result<CsvTable> ReadCsv(const fs::path& path) {
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!f) return Status::NotFound(fmt::format("{}: cannot open", path.string()));
-  CsvParser parser(path.string());
-  char buffer[1 << 16];
-  size_t n = 0;
-  while ((n = std::fread(buffer, 1, sizeof(buffer), f.get())) > 0) {
-    NUMPROBE_RETURN_IF_ERROR(parser.Feed(buffer, n));
-  }
-  if (std::ferror(f.get()) != 0) {
-    return Status::IoError(fmt::format("{}: read error", path.string()));
-  }
-  return parser.Finish();
+Result<CsvRecords> ReadCsv(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return Status::NotFound(fmt::format("{}: cannot open", path.string()));
+  NUMPROBE_ASSIGN_OR_RETURN(std::string text, detail::ReadTextFile(path, kMaxCsvBytes));
+  return ParseCsvText(text, path.string());
 }
 
 std::map<std::string, size_t> HeaderIndex(const std::vector<std::string>& header) {
@@ -311,7 +258,7 @@ Status WriteTwin(const PrecheckFiles& files, const PrecheckRunInfo& info,
   }
   w.EndArray();
   w.EndObject();
-  return detail::WriteAtomically(files.json,
+  return detail::WriteFileAtomically(files.json,
                                  std::string_view(buffer.GetString(), buffer.GetSize()));
 }
 
@@ -323,16 +270,6 @@ std::string Fixed14(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   return fmt::format("{:.14f}", v);
-}
-
-std::string CsvLine(const std::vector<std::string>& cells) {
-  std::string line;
-  for (size_t i = 0; i < cells.size(); ++i) {
-    if (i > 0) line += ',';
-    line += CsvField(cells[i]);
-  }
-  line += "\r\n";
-  return line;
 }
 
 }  // namespace detail
@@ -363,8 +300,8 @@ Result<PrecheckFiles> PrecheckFilesOf(const fs::path& result_csv) {
 
 namespace {
 
-Result<std::vector<PrecheckRow>> DetailsOf(const CsvTable& t, const fs::path& path) {
-  const auto index = HeaderIndex(t.rows[0]);
+Result<std::vector<PrecheckRow>> DetailsOf(const CsvRecords& t, const fs::path& path) {
+  const auto index = HeaderIndex(t[0]);
   auto column = [&](std::string_view name) -> std::optional<size_t> {
     auto it = index.find(std::string(name));
     return it == index.end() ? std::nullopt : std::optional(it->second);
@@ -376,8 +313,8 @@ Result<std::vector<PrecheckRow>> DetailsOf(const CsvTable& t, const fs::path& pa
         R"({}: not an accuracy_checking_details CSV (no "API Name" and "Status"))", path.string()));
   }
   std::vector<PrecheckRow> rows;
-  for (size_t i = 1; i < t.rows.size(); ++i) {
-    const std::vector<std::string>& cells = t.rows[i];
+  for (size_t i = 1; i < t.size(); ++i) {
+    const std::vector<std::string>& cells = t[i];
     auto get = [&](std::optional<size_t> c) -> std::string {
       return c && *c < cells.size() ? cells[*c] : std::string();
     };
@@ -416,29 +353,28 @@ Result<std::vector<PrecheckRow>> DetailsOf(const CsvTable& t, const fs::path& pa
 }  // namespace
 
 Result<std::vector<PrecheckRow>> ReadPrecheckDetails(const fs::path& path) {
-  NUMPROBE_ASSIGN_OR_RETURN(CsvTable t, ReadCsv(path));
+  NUMPROBE_ASSIGN_OR_RETURN(CsvRecords t, ReadCsv(path));
   return DetailsOf(t, path);
 }
 
 Result<std::vector<PrecheckRow>> ParsePrecheckDetails(std::span<const char> bytes,
                                                       std::string_view label) {
-  CsvParser parser{std::string(label)};
-  NUMPROBE_RETURN_IF_ERROR(parser.Feed(bytes.data(), bytes.size()));
-  NUMPROBE_ASSIGN_OR_RETURN(CsvTable t, parser.Finish());
+  NUMPROBE_ASSIGN_OR_RETURN(CsvRecords t,
+                            ParseCsvText(std::string_view(bytes.data(), bytes.size()), label));
   return DetailsOf(t, fs::path(label));
 }
 
 Result<std::vector<PrecheckApiResult>> ReadPrecheckResults(const fs::path& path) {
-  NUMPROBE_ASSIGN_OR_RETURN(CsvTable t, ReadCsv(path));
-  const auto index = HeaderIndex(t.rows[0]);
+  NUMPROBE_ASSIGN_OR_RETURN(CsvRecords t, ReadCsv(path));
+  const auto index = HeaderIndex(t[0]);
   if (!index.contains("API name") || !index.contains("Forward Test Success")) {
     return Status::Corrupt(fmt::format(
         R"({}: not an accuracy_checking_result CSV (no "API name" and "Forward Test Success"))",
         path.string()));
   }
   std::vector<PrecheckApiResult> apis;
-  for (size_t i = 1; i < t.rows.size(); ++i) {
-    const std::vector<std::string>& cells = t.rows[i];
+  for (size_t i = 1; i < t.size(); ++i) {
+    const std::vector<std::string>& cells = t[i];
     if (cells.size() == 1 && cells[0].empty()) continue;
     auto get = [&](std::string_view name) -> std::string {
       auto it = index.find(std::string(name));
@@ -499,9 +435,9 @@ Result<PrecheckWriter> PrecheckWriter::Create(const fs::path& dir, std::string_v
     return Status::IoError(fmt::format("{}: cannot write the result files", dir.string()));
   }
   NUMPROBE_RETURN_IF_ERROR(
-      Put(s.result.get(), std::string(kBom) + CsvLine(ResultHeader()), s.files.result_csv));
+      Put(s.result.get(), std::string(kBom) + CsvWriterLine(ResultHeader()), s.files.result_csv));
   NUMPROBE_RETURN_IF_ERROR(
-      Put(s.details.get(), std::string(kBom) + CsvLine(DetailHeader()), s.files.details_csv));
+      Put(s.details.get(), std::string(kBom) + CsvWriterLine(DetailHeader()), s.files.details_csv));
   return w;
 }
 
@@ -554,11 +490,11 @@ Status PrecheckWriter::Append(const PrecheckApiResult& api) {
   Impl& s = *impl_;
   std::string details;
   for (const auto* rows : {&api.forward_rows, &api.backward_rows}) {
-    for (const PrecheckRow& r : *rows) details += CsvLine(DetailCells(r));
+    for (const PrecheckRow& r : *rows) details += CsvWriterLine(DetailCells(r));
   }
   // Details first: a result line is only there once its rows are (resume trusts result lines).
   NUMPROBE_RETURN_IF_ERROR(Put(s.details.get(), details, s.files.details_csv));
-  NUMPROBE_RETURN_IF_ERROR(Put(s.result.get(), CsvLine(ResultCells(api)), s.files.result_csv));
+  NUMPROBE_RETURN_IF_ERROR(Put(s.result.get(), CsvWriterLine(ResultCells(api)), s.files.result_csv));
   s.done.insert(api.api);
   s.apis.push_back(api);
   return Status::Ok();

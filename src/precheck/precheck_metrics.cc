@@ -1,6 +1,6 @@
 // Metrics of one device output against its float64 benchmark (precheck.h). Elements are decoded
 // block by block into doubles and accumulated by the pre-check kernel (kernels/
-// precheck_internal.h: Highway, or its scalar reference, the same bits) in the compare kernel's
+// precheck_kernel.h: Highway, or its scalar reference, the same bits) in the compare kernel's
 // fixed chunks, so the result does not depend on the thread count; chunk results are merged in
 // chunk order. Non-float outputs are compared element for element (binary consistency).
 #include <algorithm>
@@ -14,7 +14,7 @@
 #include "numprobe/precheck.h"
 #include "numprobe/thread_pool.h"
 
-#include "kernels/precheck_internal.h"
+#include "kernels/precheck_kernel.h"
 
 namespace numprobe {
 namespace {

@@ -29,9 +29,9 @@
 #include "numprobe/float_convert.h"
 #include "numprobe/scan.h"
 
-#include "analysis/json_number.h"
-#include "analysis/op_names.h"
-#include "io/atomic_output.h"
+#include "core/atomic_file.h"
+#include "core/json_number.h"
+#include "msprobe/entry_name.h"
 #include "precheck/precheck_text.h"
 
 namespace numprobe {
@@ -568,9 +568,9 @@ Status WritePlanReport(const PlanReport& report, const fs::path& dir, std::strin
   if (ec) return Status::IoError(fmt::format("{}: cannot create: {}", dir.string(), ec.message()));
   const std::string stem = fmt::format("precheck_plan_{}_{}", Target(report.target), timestamp);
   std::string csv(detail::kUtf8Bom);
-  csv += detail::CsvLine({"Severity", "Kind", "Op", "Tensor", "Detail", "Advice", "Value"});
+  csv += detail::CsvWriterLine({"Severity", "Kind", "Op", "Tensor", "Detail", "Advice", "Value"});
   for (const PlanFinding& f : report.findings) {
-    csv += detail::CsvLine({std::string(PlanSeverityName(f.severity)), f.kind, f.op, f.tensor,
+    csv += detail::CsvWriterLine({std::string(PlanSeverityName(f.severity)), f.kind, f.op, f.tensor,
                             f.detail, f.advice, fmt::format("{:g}", f.value)});
   }
   rapidjson::StringBuffer buffer;
@@ -628,7 +628,7 @@ Status WritePlanReport(const PlanReport& report, const fs::path& dir, std::strin
       {dir / (stem + ".csv"), csv},
       {dir / (stem + ".json"), std::string_view(buffer.GetString(), buffer.GetSize())}};
   for (const auto& [path, text] : outputs) {
-    NUMPROBE_RETURN_IF_ERROR(detail::WriteAtomically(path, text));
+    NUMPROBE_RETURN_IF_ERROR(detail::WriteFileAtomically(path, text));
   }
   return Status::Ok();
 }

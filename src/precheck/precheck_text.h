@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/csv.h"
+
 namespace numprobe::detail {
 
 inline constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
@@ -14,8 +16,10 @@ inline constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
 // Python's "{:.14f}".format(v): "nan", "inf", "-inf" for the non-finite.
 std::string Fixed14(double v);
 
-// One CSV line as csv.writer writes it, CRLF included.
-std::string CsvLine(const std::vector<std::string>& cells);
+// One CSV line as csv.writer writes it (core/csv.h's minimal quoting), CRLF included.
+inline std::string CsvWriterLine(const std::vector<std::string>& cells) {
+  return CsvLine(cells, "\r\n");
+}
 
 }  // namespace numprobe::detail
 

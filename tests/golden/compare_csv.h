@@ -1,8 +1,8 @@
 // Test helpers: read a CSV file (RFC 4180 quoting, as pandas and numprobe write it) and hold
 // numprobe's compare CSV against msprobe's: same header prefix, same rows in the same order,
 // identical text columns, metric columns equal to 1e-6 relative with identical tokens.
-#ifndef NUMPROBE_TESTS_GOLDEN_COMPARE_CSV_H_
-#define NUMPROBE_TESTS_GOLDEN_COMPARE_CSV_H_
+#ifndef NUMPROBE_GOLDEN_COMPARE_CSV_H_
+#define NUMPROBE_GOLDEN_COMPARE_CSV_H_
 
 #include <algorithm>
 #include <cmath>
@@ -139,4 +139,4 @@ inline void ExpectSameCompareCsv(const CsvRows& ours, const CsvRows& theirs,
 
 }  // namespace numprobe::testing
 
-#endif  // NUMPROBE_TESTS_GOLDEN_COMPARE_CSV_H_
+#endif  // NUMPROBE_GOLDEN_COMPARE_CSV_H_

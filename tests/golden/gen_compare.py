@@ -38,16 +38,20 @@ def cell(v):
 
 
 def relative_err(n, b):
+    """msprobe's get_relative_err since its 2026-07-07 change: both sides in
+    result_type(n, b, float32), that type's epsilon added where the golden value is 0."""
     with np.errstate(divide="ignore", invalid="ignore"):
         if n.dtype not in FLOATS:
             n = n.astype(float)
         if b.dtype not in FLOATS:
             b = b.astype(float)
-        n = n.copy()
-        b = b.copy()
         zero = b == 0
-        b[zero] += EPS
-        n[zero] += EPS
+        rt = np.result_type(n, b, np.float32)
+        n = n.astype(rt)
+        b = b.astype(rt)
+        eps = np.finfo(rt).eps
+        n[zero] += eps
+        b[zero] += eps
         return np.abs(np.divide(n - b, b))
 
 
@@ -196,6 +200,11 @@ def cases():
     h = randn(64, dtype=torch.float16)
     h[::4] = 0
     out["f16_zero_golden"] = (h + 0.001 * randn(64, dtype=torch.float16) * (h != 0), h)
+    # msprobe's 2026-07-07 rule: f32 epsilon in f32 arithmetic (MaxRelativeErr 16777215.0), and
+    # for f16 pairs f32 arithmetic instead of f16 (69504.0, not Nan).
+    out["zero_golden_f32_pair"] = (torch.tensor([1.0, 2.0]), torch.tensor([0.0, 0.0]))
+    out["zero_golden_f16_pair"] = (torch.tensor([543 / 65536, 0.25], dtype=torch.float16),
+                                   torch.tensor([0.0, 0.25], dtype=torch.float16))
     a = randn(50)
     b = a + 1e-3 * randn(50)
     for v in (a, b):

@@ -16,7 +16,8 @@
 
 #include "numprobe/npy.h"
 #include "numprobe/npz.h"
-#include "numprobe/zip.h"
+
+#include "formats/zip.h"
 
 namespace numprobe {
 namespace {

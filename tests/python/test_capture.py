@@ -505,3 +505,19 @@ def test_cuda_run_matches_the_cpu_run(tmp_path):
         rows = list(csv.DictReader(f))
     assert rows and all(r["Bench Name"] != "N/A" for r in rows)
     assert not [r["NPU Name"] for r in rows if r["Result"] == "error"]
+
+
+def test_an_8x_config_runs_with_one_warning_per_unhonoured_key(tmp_path):
+    """msprobe 8.x's keys (enable_dataloader, acl_config, seed, ...) are accepted: the run dumps,
+    and each key numprobe does not implement is one warning line on stderr."""
+    config = {"task": "statistics", "level": "L1", "rank": [], "step": [], "seed": 1234,
+              "is_deterministic": False, "enable_dataloader": False, "acl_config": "./acl.json",
+              "statistics": {"scope": [], "list": [], "data_mode": ["all"],
+                             "summary_mode": "statistics"}}
+    proc = run_script(tmp_path, TRAIN_ONE_STEP, config=config)
+    warnings = [l for l in proc.stderr.splitlines() if l.startswith("numprobe: warning: config key")]
+    assert len(warnings) == 2, proc.stderr
+    assert any("'enable_dataloader'" in w for w in warnings)
+    assert any("'acl_config'" in w for w in warnings)
+    data, _ = load(tmp_path)
+    assert data["task"] == "statistics" and data["data"]

@@ -44,7 +44,15 @@ void SetupConfigCheck(CLI::App& app, int* exit_code, int* argc, char** argv);
 void SetupServe(CLI::App& app, int* exit_code);
 void SetupReport(CLI::App& app, int* exit_code);
 void SetupDiff(CLI::App& app, int* exit_code);
+void SetupMerge(CLI::App& app, int* exit_code);
 void SetupPrecheck(CLI::App& app, int* exit_code);
+
+// MindSpore graph (kernel-level) dump trees (cmd_mindspore.cc).
+bool IsGraphDumpPath(const std::string& path);
+int RunGraphCompare(const std::string& target, const std::string& golden, const std::string& output,
+                    bool xlsx);
+int RunGraphScan(const std::string& root);
+int PrintGraphDumpSummary(const std::string& root);
 
 }  // namespace numprobe::cli
 

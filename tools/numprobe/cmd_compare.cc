@@ -199,6 +199,9 @@ void PrintDivergence(const std::string& label, const DivergenceReport& r) {
 int RunCompare(const CompareArgs& args) {
   if (args.threads < 0) return ReportError(Status::InvalidArgument("--threads must be >= 0"));
   if (args.threads > 0) ThreadPool::SetDefaultThreads(args.threads);
+  if (IsGraphDumpPath(args.target) && IsGraphDumpPath(args.golden)) {
+    return RunGraphCompare(args.target, args.golden, args.output, args.xlsx);
+  }
   CompareOptions options;
   CompareMapping& mapping = options.mapping;
   mapping.fuzzy = args.fuzzy;
@@ -238,8 +241,21 @@ int RunCompare(const CompareArgs& args) {
   // With at least as many rank pairs as threads, ranks run in parallel (each rank's rows then run
   // on its own thread); otherwise ranks run one after another, each using every thread.
   std::vector<const DumpPair*> complete;
+  size_t skipped = 0;
   for (const DumpPair& p : *pairs) {
-    if (p.complete()) complete.push_back(&p);
+    if (!p.complete()) continue;
+    // msprobe writes dump.json as {} for a rank that recorded nothing and skips that rank.
+    const bool empty_target = IsEmptyDumpJson(p.target->dump_json);
+    if (empty_target || IsEmptyDumpJson(p.golden->dump_json)) {
+      ReportWarning(fmt::format("{}: {} is {{}} (the rank recorded nothing); skipped", PairLabel(p),
+                                (empty_target ? p.target : p.golden)->dump_json.string()));
+      ++skipped;
+      continue;
+    }
+    complete.push_back(&p);
+  }
+  if (complete.empty() && skipped > 0) {
+    return ReportError(Status::NotFound("nothing to compare: every dump.json is {}"));
   }
   std::vector<std::optional<Done>> results(complete.size());
   std::vector<Status> errors(complete.size());

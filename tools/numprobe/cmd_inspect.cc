@@ -14,12 +14,12 @@
 
 #include "numprobe/buffer.h"
 #include "numprobe/dump.h"
-#include "numprobe/dump_journal.h"
 #include "numprobe/stats.h"
 #include "numprobe/tensor_file.h"
 
-#include "analysis/json_number.h"
 #include "cli.h"
+#include "core/json_number.h"
+#include "msprobe/dump_journal.h"
 
 namespace numprobe::cli {
 namespace {
@@ -54,10 +54,16 @@ bool IsDumpFileName(const fs::path& p) {
   return p.filename() == "dump.json" || p.filename() == std::string(kDumpJournalName);
 }
 
-Result<InspectedDump> InspectDump(const fs::path& dir) {
+// `json` is a dump.json (or debug.json, or any file msprobe's compare would take as one); the
+// journal's name stands for its folder's dump.json (read from the journal when that is newer).
+Result<InspectedDump> InspectDump(const fs::path& json) {
   InspectedDump out;
-  out.path = dir.string();
-  NUMPROBE_ASSIGN_OR_RETURN(out.file, ReadDumpJson(dir / "dump.json"));
+  const bool journal = json.filename() == std::string(kDumpJournalName);
+  out.path =
+      journal || json.filename() == "dump.json" ? json.parent_path().string() : json.string();
+  if (out.path.empty()) out.path = ".";
+  NUMPROBE_ASSIGN_OR_RETURN(out.file,
+                            ReadDumpJson(journal ? json.parent_path() / "dump.json" : json));
   for (const DumpRow& row : out.file.rows) {
     if (row.is_tensor) ++out.tensor_rows;
   }
@@ -336,20 +342,24 @@ int RunInspect(const InspectOptions& options) {
   read_options.inert_pickle = options.inert;
   std::vector<fs::path> files;
   std::vector<std::string> skipped;
-  std::vector<fs::path> dump_dirs;
+  std::vector<fs::path> dump_dirs;  // dump.json files (one per folder)
   const bool folder = fs::is_directory(root, ec);
+  if (folder && !options.json && IsGraphDumpPath(options.path)) {
+    // A MindSpore graph dump: its summary first, then its files as for any folder.
+    if (const int rc = PrintGraphDumpSummary(options.path); rc != kExitOk) return rc;
+  }
   if (folder) {
     for (const fs::path& p : ListFiles(root, &skipped)) {
       if (IsDumpFileName(p)) {
-        if (dump_dirs.empty() || dump_dirs.back() != p.parent_path()) {
-          dump_dirs.push_back(p.parent_path());
+        if (dump_dirs.empty() || dump_dirs.back().parent_path() != p.parent_path()) {
+          dump_dirs.push_back(p);
         }
       } else if (LooksLikeTensorFile(p)) {
         files.push_back(p);
       }
     }
-  } else if (IsDumpFileName(root)) {
-    dump_dirs.push_back(root.parent_path());
+  } else if (IsDumpFileName(root) || root.extension() == ".json") {
+    dump_dirs.push_back(root);  // dump.json, debug.json, or a dump.json under another name
   } else {
     files.push_back(root);
   }
@@ -361,13 +371,13 @@ int RunInspect(const InspectOptions& options) {
   std::vector<InspectedDump> dumps;
   int exit_code = kExitOk;
   for (const fs::path& dir : dump_dirs) {
-    auto result = InspectDump(dir);
+    auto result = InspectDump(dir);  // dir: the dump.json file
     if (!result) {
       exit_code = ReportError(result.error());
       continue;
     }
     if (result->file.from_journal) {
-      ReportWarning(dir.string() + ": dump.json is missing or older than " +
+      ReportWarning(result->path + ": dump.json is missing or older than " +
                     std::string(kDumpJournalName) + " (the run did not stop cleanly); read " +
                     DumpSource(*result));
     }

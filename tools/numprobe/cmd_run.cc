@@ -1,6 +1,7 @@
 // numprobe run [--config CONFIG.json] -- COMMAND...: runs an unmodified Python training script
-// with capture on. The config goes to the child through NUMPROBE_CONFIG and numprobe's boot folder
-// (a sitecustomize that starts the debugger) is put first on PYTHONPATH.
+// with capture on (the config: --config, NUMPROBE_CONFIG or MindSpore's MINDSPORE_DUMP_CONFIG). The
+// config goes to the child through NUMPROBE_CONFIG and numprobe's boot folder (a sitecustomize that
+// starts the debugger) is put first on PYTHONPATH.
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -38,18 +39,25 @@ struct RunOptions {
 int Run(const RunOptions& opt) {
   std::string config = opt.config;
   if (config.empty()) {
-    const char* env = std::getenv("NUMPROBE_CONFIG");
-    if (env == nullptr || *env == '\0') {
-      return ReportError(
-          Status::InvalidArgument("run needs --config CONFIG.json or NUMPROBE_CONFIG"));
+    // MindSpore's MINDSPORE_DUMP_CONFIG (its dump_config.json) is read with the same meaning.
+    for (const char* name : {"NUMPROBE_CONFIG", "MINDSPORE_DUMP_CONFIG"}) {
+      const char* env = std::getenv(name);
+      if (env != nullptr && *env != '\0') {
+        config = env;
+        break;
+      }
     }
-    config = env;
+    if (config.empty()) {
+      return ReportError(Status::InvalidArgument(
+          "run needs --config CONFIG.json, NUMPROBE_CONFIG or MINDSPORE_DUMP_CONFIG"));
+    }
   }
-  // Validate before starting the child, so a typo fails at once with the key named.
+  // Validate before starting the child, so a typo fails at once with the key named. Warnings are
+  // printed by the child's debugger.
   auto parsed = DumpConfig::Load(config);
   if (!parsed.ok()) return ReportError(parsed.error());
   // Without a known package folder, a pip-installed numprobe starts the capture itself
-  // (numprobe-autostart.pth reads NUMPROBE_CONFIG).
+  // (numprobe-autostart.pth reads NUMPROBE_CONFIG, set below whichever variable named the config).
   if (const std::string root = PackageRoot(); !root.empty()) {
     std::string pythonpath = root + "/numprobe/_boot:" + root;
     if (const char* old = std::getenv("PYTHONPATH"); old != nullptr && *old != '\0') {
@@ -84,7 +92,9 @@ void SetupRun(CLI::App& app, int* exit_code) {
   CLI::App* sub = app.add_subcommand("run",
                                      "Run an unmodified training script with capture on (numprobe "
                                      "run --config c.json -- python train.py)");
-  sub->add_option("--config", opt->config, "config.json (msprobe keys); default: $NUMPROBE_CONFIG");
+  sub->add_option("--config", opt->config,
+                  "config.json (msprobe keys) or MindSpore's dump_config.json; default: "
+                  "$NUMPROBE_CONFIG, then $MINDSPORE_DUMP_CONFIG");
   sub->add_option("command", opt->command, "the command to run, after --")->required();
   sub->callback([opt, exit_code] { *exit_code = Run(*opt); });
 }

@@ -204,6 +204,7 @@ int RunScan(ScanCliOptions& o) {
   if (o.act_range_pct_lt >= 0) o.scan.thresholds.act_range_pct_lt = o.act_range_pct_lt;
   if (o.act_range_pct_gt >= 0) o.scan.thresholds.act_range_pct_gt = o.act_range_pct_gt;
   o.scan.read_tensor_files = !o.no_tensors;
+  if (IsGraphDumpPath(o.dump)) return RunGraphScan(o.dump);
   auto report = ScanDump(o.dump, o.scan);
   if (!report) return ReportError(report.error());
   auto files = WriteScanReport(*report, o.out_dir, FileTimestamp());

@@ -65,6 +65,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   numprobe::cli::SetupServe(app, &exit_code);
   numprobe::cli::SetupReport(app, &exit_code);
   numprobe::cli::SetupDiff(app, &exit_code);
+  numprobe::cli::SetupMerge(app, &exit_code);
   numprobe::cli::SetupPrecheck(app, &exit_code);
   try {
     app.parse(argc, argv);

@@ -12,6 +12,7 @@ import atexit
 import json
 import os
 import random
+import sys
 
 import torch
 
@@ -61,6 +62,8 @@ class PrecisionDebugger:
         if self._initialized:
             return
         config = _build_config(config_path, task, dump_path, level, step)
+        for line in config.warnings:  # documented keys numprobe does not honour, one line each
+            print(f"numprobe: warning: {line}", file=sys.stderr)
         _tensors.register()
         self.config = config
         self.dumper = _numprobe.Dumper(config, rank=_current_rank())

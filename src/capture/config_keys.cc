@@ -1,0 +1,221 @@
+// The key-table machinery and value readers shared by the capture config dialects.
+#include "capture/config_keys.h"
+
+#include <algorithm>
+#include <charconv>
+
+namespace numprobe::config_detail {
+namespace {
+
+constexpr int64_t kMaxStepOrRank = 1'000'000;
+
+// Levenshtein distance, for the "did you mean" hint (a few dozen short names: written out here
+// rather than pulling in a library for it).
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+Result<int64_t> ParseNonNegative(std::string_view key, std::string_view text) {
+  int64_t value = 0;
+  const char* end = text.data() + text.size();
+  auto res = std::from_chars(text.data(), end, value);
+  if (res.ec != std::errc() || res.ptr != end || text.empty()) {
+    return KeyError(key, "'" + std::string(text) + "' is not an integer or a range like \"4-6\"");
+  }
+  return value;
+}
+
+}  // namespace
+
+Status KeyError(std::string_view key, std::string_view what) {
+  return Status::InvalidArgument("config key '" + std::string(key) + "': " + std::string(what));
+}
+
+std::string DidYouMean(std::string_view key, const std::vector<std::string_view>& known) {
+  std::string_view best;
+  size_t best_distance = 0;
+  for (std::string_view name : known) {
+    const size_t d = EditDistance(key, name);
+    if (best.empty() || d < best_distance) {
+      best = name;
+      best_distance = d;
+    }
+  }
+  // Close enough to be a typo: at most a third of the name (and at least 2 edits allowed).
+  const size_t limit = std::max<size_t>(2, key.size() / 3);
+  if (best.empty() || best_distance > limit) return "";
+  return " (did you mean '" + std::string(best) + "'?)";
+}
+
+void AddKeyWarning(std::string_view key, std::string_view instead, DumpConfig* config) {
+  std::string line = "config key '" + std::string(key) + "': " + std::string(instead);
+  if (std::find(config->warnings.begin(), config->warnings.end(), line) == config->warnings.end()) {
+    config->warnings.push_back(std::move(line));
+  }
+}
+
+Status ApplyConfigKeys(std::span<const ConfigKey> keys, std::string_view section,
+                       const JsonValue& object, bool apply, DumpConfig* config) {
+  if (!object.is_object()) {
+    return KeyError(section, "expected an object, got " + KindName(object));
+  }
+  for (const auto& [name, value] : object.object()) {
+    const std::string full = section.empty() ? name : std::string(section) + "." + name;
+    const auto it =
+        std::find_if(keys.begin(), keys.end(), [&](const ConfigKey& k) { return k.name == name; });
+    if (it == keys.end()) {
+      std::vector<std::string_view> known;
+      for (const ConfigKey& k : keys) known.push_back(k.name);
+      return KeyError(full, "unknown key" + DidYouMean(name, known));
+    }
+    NUMPROBE_RETURN_IF_ERROR(it->handle(full, value, apply, config));
+    if (apply && !it->instead.empty()) AddKeyWarning(full, it->instead, config);
+  }
+  return Status::Ok();
+}
+
+std::string KindName(const JsonValue& v) {
+  switch (v.kind()) {
+    case JsonValue::Kind::kNull:
+      return "null";
+    case JsonValue::Kind::kBool:
+      return "a boolean";
+    case JsonValue::Kind::kInt:
+    case JsonValue::Kind::kDouble:
+      return "a number";
+    case JsonValue::Kind::kString:
+      return "a string";
+    case JsonValue::Kind::kArray:
+      return "a list";
+    case JsonValue::Kind::kObject:
+      return "an object";
+  }
+  return "a value";
+}
+
+Result<std::string> GetString(std::string_view key, const JsonValue& v) {
+  if (v.kind() != JsonValue::Kind::kString) {
+    return KeyError(key, "expected a string, got " + KindName(v));
+  }
+  return v.string_value();
+}
+
+Result<bool> GetBool(std::string_view key, const JsonValue& v) {
+  if (v.kind() != JsonValue::Kind::kBool) {
+    return KeyError(key, "expected true or false, got " + KindName(v));
+  }
+  return v.bool_value();
+}
+
+Result<int64_t> GetInt(std::string_view key, const JsonValue& v) {
+  if (v.kind() != JsonValue::Kind::kInt) {
+    return KeyError(key, "expected an integer, got " + KindName(v));
+  }
+  return v.int_value();
+}
+
+Result<std::vector<std::string>> GetStringList(std::string_view key, const JsonValue& v) {
+  if (!v.is_array()) return KeyError(key, "expected a list of strings, got " + KindName(v));
+  std::vector<std::string> out;
+  for (const JsonValue& item : v.array()) {
+    if (item.kind() != JsonValue::Kind::kString) {
+      return KeyError(key, "expected a list of strings, found " + KindName(item));
+    }
+    out.push_back(item.string_value());
+  }
+  return out;
+}
+
+Result<size_t> GetChoice(std::string_view key, const JsonValue& v,
+                         std::initializer_list<std::string_view> choices) {
+  NUMPROBE_ASSIGN_OR_RETURN(std::string text, GetString(key, v));
+  size_t i = 0;
+  std::string joined;
+  for (std::string_view c : choices) {
+    if (c == text) return i;
+    if (!joined.empty()) joined += ", ";
+    joined += c;
+    ++i;
+  }
+  return KeyError(key, "'" + text + "' is not one of " + joined);
+}
+
+Result<std::vector<int64_t>> GetIndexList(std::string_view key, const JsonValue& v) {
+  if (!v.is_array()) return KeyError(key, "expected a list, got " + KindName(v));
+  std::vector<int64_t> values;
+  const auto check = [&](int64_t x) -> Status {
+    if (x < 0 || x > kMaxStepOrRank) {
+      return KeyError(key, std::to_string(x) + " is outside 0.." + std::to_string(kMaxStepOrRank));
+    }
+    return Status::Ok();
+  };
+  for (const JsonValue& item : v.array()) {
+    if (item.kind() == JsonValue::Kind::kInt) {
+      NUMPROBE_RETURN_IF_ERROR(check(item.int_value()));
+      values.push_back(item.int_value());
+      continue;
+    }
+    if (item.kind() != JsonValue::Kind::kString) {
+      return KeyError(key, "expected integers or strings like \"4-6\", found " + KindName(item));
+    }
+    std::string_view text = item.string_value();
+    const size_t dash = text.find('-', 1);
+    if (dash == std::string_view::npos) {
+      NUMPROBE_ASSIGN_OR_RETURN(int64_t x, ParseNonNegative(key, text));
+      NUMPROBE_RETURN_IF_ERROR(check(x));
+      values.push_back(x);
+      continue;
+    }
+    NUMPROBE_ASSIGN_OR_RETURN(int64_t lo, ParseNonNegative(key, text.substr(0, dash)));
+    NUMPROBE_ASSIGN_OR_RETURN(int64_t hi, ParseNonNegative(key, text.substr(dash + 1)));
+    NUMPROBE_RETURN_IF_ERROR(check(lo));
+    NUMPROBE_RETURN_IF_ERROR(check(hi));
+    if (lo > hi) {
+      return KeyError(key, "range '" + std::string(text) + "' has its start after its end");
+    }
+    for (int64_t x = lo; x <= hi; ++x) values.push_back(x);
+  }
+  std::sort(values.begin(), values.end());
+  values.erase(std::unique(values.begin(), values.end()), values.end());
+  return values;
+}
+
+Status CheckBool(std::string_view key, const JsonValue& v, bool /*apply*/, DumpConfig* /*c*/) {
+  return GetBool(key, v).status();
+}
+
+Status CheckString(std::string_view key, const JsonValue& v, bool /*apply*/, DumpConfig* /*c*/) {
+  return GetString(key, v).status();
+}
+
+Status CheckInt(std::string_view key, const JsonValue& v, bool /*apply*/, DumpConfig* /*c*/) {
+  return GetInt(key, v).status();
+}
+
+Status CheckStringList(std::string_view key, const JsonValue& v, bool /*apply*/,
+                       DumpConfig* /*c*/) {
+  return GetStringList(key, v).status();
+}
+
+Status CheckList(std::string_view key, const JsonValue& v, bool /*apply*/, DumpConfig* /*c*/) {
+  if (!v.is_array()) return KeyError(key, "expected a list, got " + KindName(v));
+  return Status::Ok();
+}
+
+Status CheckAny(std::string_view /*key*/, const JsonValue& /*v*/, bool /*apply*/,
+                DumpConfig* /*c*/) {
+  return Status::Ok();
+}
+
+}  // namespace numprobe::config_detail

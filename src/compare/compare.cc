@@ -1,0 +1,517 @@
+// The compare pipeline: read both dump.json files, decide the mode, pair rows, fill msprobe's
+// cells, judge. Tensor-mode metrics live in compare_tensor.cc.
+#include "numprobe/compare.h"
+
+#include <cmath>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "numprobe/divergence.h"
+
+#include "compare/compare_internal.h"
+#include "core/py_format.h"
+#include "msprobe/dump_journal.h"
+#include "msprobe/entry_name.h"
+
+namespace numprobe {
+
+std::string_view CompareModeName(CompareMode mode) {
+  switch (mode) {
+    case CompareMode::kStatistics:
+      return "statistics";
+    case CompareMode::kTensor:
+      return "tensor";
+    case CompareMode::kMd5:
+      return "md5";
+  }
+  return "statistics";
+}
+
+std::string_view MatchKindName(MatchKind kind) {
+  switch (kind) {
+    case MatchKind::kExact:
+      return "exact";
+    case MatchKind::kFuzzy:
+      return "fuzzy";
+    case MatchKind::kMapped:
+      return "mapped";
+    case MatchKind::kAligned:
+      return "aligned";
+    case MatchKind::kNone:
+      return "none";
+    case MatchKind::kDtypeMismatch:
+      return "dtype";
+  }
+  return "none";
+}
+
+std::string_view ResultLevelName(ResultLevel level) {
+  switch (level) {
+    case ResultLevel::kPass:
+      return "pass";
+    case ResultLevel::kWarning:
+      return "warning";
+    case ResultLevel::kError:
+      return "error";
+    case ResultLevel::kUnmatched:
+      return "unmatched";
+  }
+  return "pass";
+}
+
+std::string MetricCell::Text() const {
+  std::string out;
+  AppendText(&out);
+  return out;
+}
+
+void MetricCell::AppendText(std::string* out) const {
+  switch (kind) {
+    case Kind::kEmpty:
+      return;
+    case Kind::kValue:
+      if (std::isinf(value)) {
+        *out += value > 0 ? " inf" : " -inf";
+        return;
+      }
+      detail::AppendPyFloatRepr(value, out);
+      return;
+    case Kind::kValueText:
+      detail::AppendPyFloatRepr(value, out);
+      return;
+    case Kind::kPercent:
+      detail::AppendPyFloatRepr(value, out);
+      *out += '%';
+      return;
+    case Kind::kZero:
+      *out += '0';
+      return;
+    case Kind::kNA:
+      *out += "N/A";
+      return;
+    case Kind::kNan:
+      *out += "Nan";
+      return;
+    case Kind::kInf:
+      *out += "inf";
+      return;
+    case Kind::kNegInf:
+      *out += "-inf";
+      return;
+    case Kind::kDiff:
+      *out += "Diff";
+      return;
+    case Kind::kUnsupported:
+      *out += "unsupported";
+      return;
+    case Kind::kShapeUnmatched:
+      *out += "shape unmatched";
+      return;
+  }
+}
+
+namespace detail {
+
+bool DtypesComparable(std::string_view a, std::string_view b) {
+  if (a == b) return true;
+  auto in = [](std::string_view d, std::initializer_list<std::string_view> set) {
+    for (const std::string_view s : set) {
+      if (d == s) return true;
+    }
+    return false;
+  };
+  const auto torch = {std::string_view("torch.float16"), std::string_view("torch.float32"),
+                      std::string_view("torch.bfloat16")};
+  const auto ms = {std::string_view("Float16"), std::string_view("Float32"),
+                   std::string_view("BFloat16")};
+  return (in(a, torch) && in(b, torch)) || (in(a, ms) && in(b, ms));
+}
+
+namespace {
+
+std::string ReplaceAll(const std::string& text, const std::string& from) {
+  if (from.empty()) return text;
+  std::string out;
+  size_t start = 0;
+  while (true) {
+    const size_t pos = text.find(from, start);
+    if (pos == std::string::npos) break;
+    out.append(text, start, pos - start);
+    start = pos + from.size();
+  }
+  out.append(text, start, std::string::npos);
+  return out;
+}
+
+std::string Join(const std::vector<std::string_view>& parts, size_t count) {
+  std::string out;
+  for (size_t i = 0; i < count; ++i) {
+    if (i > 0) out += '.';
+    out += parts[i];
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::optional<std::string>> CompareKeys(const DumpFile& file, bool renumber_backward,
+                                                    bool is_debug_file) {
+  std::vector<std::optional<std::string>> keys(file.rows.size());
+  std::unordered_map<std::string, uint32_t> backward_count;
+  for (const DumpEntry& e : file.entries) {
+    const uint32_t end = e.first_row + e.row_count;
+    if (is_debug_file) {
+      for (uint32_t r = e.first_row; r < end; ++r) keys[r] = file.rows[r].name;
+      continue;
+    }
+    // msprobe's split_data_name_components.
+    const auto parts = SplitDots(e.name);
+    const std::string_view last = parts.back();
+    const std::string_view second =
+        parts.size() >= 2 ? parts[parts.size() - 2] : std::string_view();
+    std::string op_no_number;
+    bool backward = false;
+    if (last == "parameters_grad" || second == "parameters_grad") {
+      op_no_number = parts.size() > 1 ? Join(parts, parts.size() - 1) : "";
+    } else if (last == "forward" || second == "forward" || last == "backward" ||
+               second == "backward") {
+      backward = !(last == "forward" || second == "forward");
+      op_no_number = parts.size() > 2 ? Join(parts, parts.size() - 2) : "";
+    }
+    if (op_no_number.empty()) continue;  // msprobe skips entries it cannot name
+    uint32_t order = 0;
+    if (backward) order = backward_count[op_no_number]++;
+    for (uint32_t r = e.first_row; r < end; ++r) {
+      const std::string& name = file.rows[r].name;
+      if (!renumber_backward || !backward || parts.size() < 2) {
+        keys[r] = name;
+        continue;
+      }
+      // Replace the call number (before or after "backward") by the backward call order.
+      std::string head(second);
+      std::string tail(last);
+      const bool head_digit = IsDigits(head);
+      const bool tail_digit = IsDigits(tail);
+      if (!head_digit && !tail_digit) {
+        keys[r] = name;
+        continue;
+      }
+      if (head_digit) head = std::to_string(order);
+      if (tail_digit) tail = std::to_string(order);
+      keys[r] = fmt::format("{}.{}.{}{}", op_no_number, head, tail, ReplaceAll(name, e.name));
+    }
+  }
+  return keys;
+}
+
+// msprobe's check_op_str_pattern_valid: text that starts (or continues after ';') with + - = % @
+// (or their full-width forms) would be a formula when the table is opened in a spreadsheet, so
+// msprobe refuses such dumps; so does numprobe. Plain numbers ("-1") are fine.
+bool LooksLikeFormula(std::string_view text) {
+  static constexpr std::string_view kFullWidth[] = {"\xef\xbc\x8b", "\xef\xbc\x8d", "\xef\xbc\x9d",
+                                                    "\xef\xbc\x85", "\xef\xbc\xa0"};
+  auto starts_bad = [](std::string_view t) {
+    if (t.empty()) return false;
+    if (t[0] == '+' || t[0] == '-' || t[0] == '=' || t[0] == '%' || t[0] == '@') return true;
+    for (const std::string_view w : kFullWidth) {
+      if (t.substr(0, w.size()) == w) return true;
+    }
+    return false;
+  };
+  double number = 0;
+  if (detail::ParsePyNumber(text, &number)) return false;
+  if (starts_bad(text)) return true;
+  for (size_t pos = text.find(';'); pos != std::string_view::npos; pos = text.find(';', pos + 1)) {
+    if (starts_bad(text.substr(pos + 1))) return true;
+  }
+  return false;
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::SummaryCsvText;
+using detail::SummaryNA;
+using detail::SummaryOf;
+
+bool IsDebugFile(const DumpLocation& loc) { return loc.dump_json.filename() == "debug.json"; }
+
+Status CheckFormulaText(const DumpFile& f) {
+  for (const DumpEntry& e : f.entries) {
+    if (detail::LooksLikeFormula(e.name)) {
+      return Status::Rejected(
+          fmt::format("entry {} would run as a spreadsheet formula in the result table",
+                      detail::PyStrRepr(e.name.substr(0, 60))));
+    }
+  }
+  for (const DumpRow& r : f.rows) {
+    for (const PyValue& v : r.stats) {
+      if (v.kind() == PyValue::Kind::kStr && detail::LooksLikeFormula(f.Text(v.text_id()))) {
+        return Status::Rejected(
+            fmt::format("{}: value {} would run as a spreadsheet formula in the result table",
+                        r.name, detail::PyStrRepr(f.Text(v.text_id()).substr(0, 60))));
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Result<CompareMode> DecideMode(const DumpFile& target, const DumpFile& golden) {
+  if (target.task.empty()) return Status::InvalidArgument("the target dump.json names no task");
+  if (golden.task.empty()) return Status::InvalidArgument("the golden dump.json names no task");
+  if (target.task != golden.task) {
+    return Status::InvalidArgument(
+        fmt::format(R"(the target was dumped with task "{}" and the golden with task "{}")",
+                    target.task, golden.task));
+  }
+  if (target.task == "tensor") return CompareMode::kTensor;
+  if (target.task == "statistics") {
+    if (target.has_md5 != golden.has_md5) {
+      return Status::InvalidArgument(
+          "one dump has md5 checksums and the other statistics; both must use the same "
+          "summary_mode");
+    }
+    return target.has_md5 ? CompareMode::kMd5 : CompareMode::kStatistics;
+  }
+  return Status::Unsupported(fmt::format(
+      R"(task "{}" cannot be compared (only "statistics" and "tensor" dumps))", target.task));
+}
+
+}  // namespace
+
+std::vector<std::string> CompareTable::Header() const {
+  std::vector<std::string> h = {"NPU Name",          "Bench Name",         "NPU Dtype",
+                                "Bench Dtype",       "NPU Tensor Shape",   "Bench Tensor Shape",
+                                "NPU Requires_grad", "Bench Requires_grad"};
+  const std::vector<std::string> summary = {"NPU max",   "NPU min",   "NPU mean",   "NPU l2norm",
+                                            "Bench max", "Bench min", "Bench mean", "Bench l2norm"};
+  switch (mode) {
+    case CompareMode::kStatistics:
+      h.insert(h.end(), {"Max diff", "Min diff", "Mean diff", "L2norm diff", "MaxRelativeErr",
+                         "MinRelativeErr", "MeanRelativeErr", "NormRelativeErr"});
+      h.insert(h.end(), summary.begin(), summary.end());
+      break;
+    case CompareMode::kTensor:
+      h.insert(h.end(), {"Cosine", "EucDist", "MaxAbsErr", "MaxRelativeErr",
+                         "One Thousandth Err Ratio", "Five Thousandths Err Ratio"});
+      h.insert(h.end(), summary.begin(), summary.end());
+      break;
+    case CompareMode::kMd5:
+      h.insert(h.end(), {"NPU MD5", "BENCH MD5"});
+      break;
+  }
+  h.insert(h.end(), {"Requires_grad Consistent", "Result", "Err_message"});
+  if (has_stack()) h.emplace_back("NPU_Stack_Info");
+  if (mode == CompareMode::kTensor) {
+    h.emplace_back("Data_name");
+    // numprobe's columns follow msprobe's.
+    h.insert(h.end(),
+             {"Mean AbsErr", "Mean RelErr", "RMSE", "SQNR(dB)", "Max ULP", "Mean ULP", "ULP Dtype",
+              "Allclose Ratio", "NaN Mismatch", "+Inf Mismatch", "-Inf Mismatch", "Worst Index"});
+  }
+  h.insert(h.end(), {"Rel Error", "Dtype Tolerance", "Judgment", "Match"});
+  return h;
+}
+
+std::vector<std::string> CompareTable::CsvCells(size_t i) const {
+  std::vector<std::string> cells;
+  CsvCells(i, &cells);
+  return cells;
+}
+
+void CompareTable::CsvCells(size_t i, std::vector<std::string>* out) const {
+  // Cells are written into the strings already in *out, so that a writer reusing one vector
+  // allocates nothing per row once the strings have grown.
+  size_t k = 0;
+  auto next = [&]() -> std::string& {
+    if (k == out->size()) out->emplace_back();
+    std::string& cell = (*out)[k++];
+    cell.clear();
+    return cell;
+  };
+  auto put = [&](std::string_view text) { next().append(text); };
+  const std::string_view na = "N/A";
+  const CompareRow& row = rows[i];
+  const DumpRow& t = target->rows[row.target];
+  const DumpRow* g = row.paired() ? &golden->rows[static_cast<size_t>(row.golden)] : nullptr;
+  put(t.name);
+  put(g != nullptr ? std::string_view{g->name} : na);
+  put(target->Text(t.dtype));
+  put(g != nullptr ? std::string_view{golden->Text(g->dtype)} : na);
+  put(target->Text(t.shape));
+  put(g != nullptr ? std::string_view{golden->Text(g->shape)} : na);
+  const std::string t_rg = detail::RequiresGradText(*target, t);
+  const std::string g_rg = g != nullptr ? detail::RequiresGradText(*golden, *g) : std::string(na);
+  put(t_rg);
+  put(g_rg);
+  auto summary = [&] {
+    for (int s = 0; s < 4; ++s) detail::AppendSummaryCsv(SummaryOf(*target, t.stats[s]), &next());
+    for (int s = 0; s < 4; ++s) {
+      if (g != nullptr) {
+        detail::AppendSummaryCsv(SummaryOf(*golden, g->stats[s]), &next());
+      } else {
+        put(na);
+      }
+    }
+  };
+  switch (mode) {
+    case CompareMode::kStatistics:
+      for (int m = 0; m < 8; ++m) row.metrics[m].AppendText(&next());
+      summary();
+      break;
+    case CompareMode::kTensor:
+      for (int m = 0; m < 6; ++m) row.metrics[m].AppendText(&next());
+      summary();
+      break;
+    case CompareMode::kMd5:
+      put(t.md5.has_value() ? std::string_view{*t.md5} : na);
+      put((g != nullptr) && g->md5.has_value() ? std::string_view{*g->md5} : na);
+      break;
+  }
+  put(t_rg == g_rg ? "True" : "False");
+  put(ResultLevelName(row.result));
+  if (row.messages.empty()) {
+    put("[]");
+  } else {
+    std::vector<std::string> messages;
+    for (const uint8_t m : row.messages) messages.emplace_back(MessageText(m));
+    put(detail::JsonStringList(messages));
+  }
+  if (has_stack()) {
+    const DumpEntry& entry = target->entries[t.entry];
+    const std::vector<std::string>* lines =
+        row.target == entry.first_row ? stack->Find(entry.name) : nullptr;
+    if (lines != nullptr) {
+      put(detail::PyStrListRepr(*lines));
+    } else {
+      put(na);
+    }
+  }
+  auto num = [&](double v) {
+    std::string& cell = next();
+    if (std::isnan(v)) {
+      cell.append(na);
+    } else {
+      detail::AppendPyFloatRepr(v, &cell);
+    }
+  };
+  if (mode == CompareMode::kTensor) {
+    const std::string t_data = t.data_name.empty() ? "-1" : t.data_name;
+    const std::string g_data =
+        g != nullptr ? (g->data_name.empty() ? "-1" : g->data_name) : std::string(na);
+    put(detail::PyStrListRepr({t_data, g_data}));
+    if (row.extras.has_value()) {
+      const TensorExtras& e = *row.extras;
+      num(e.mean_abs_err);
+      num(e.mean_rel_err);
+      num(e.rmse);
+      num(e.sqnr_db);
+      num(e.max_ulp);
+      num(e.mean_ulp);
+      put(e.ulp_dtype.empty() ? na : std::string_view{e.ulp_dtype});
+      num(e.allclose_ratio);
+      put(std::to_string(e.nan_mismatch));
+      put(std::to_string(e.pos_inf_mismatch));
+      put(std::to_string(e.neg_inf_mismatch));
+      put(std::to_string(e.worst_index));
+    } else {
+      for (int m = 0; m < 12; ++m) put(na);
+    }
+  }
+  num(row.error);
+  num(row.tolerance);
+  if (std::isnan(row.error) || std::isnan(row.tolerance)) {
+    put(na);
+  } else {
+    put(row.error > row.tolerance ? "differs" : "ok");
+  }
+  put(MatchKindName(row.match));
+  out->resize(k);
+}
+
+Result<CompareTable> CompareDumps(const DumpLocation& target, const DumpLocation& golden,
+                                  const CompareOptions& options) {
+  CompareTable table;
+  NUMPROBE_ASSIGN_OR_RETURN(auto t_file, ReadDumpJson(target.dump_json));
+  NUMPROBE_ASSIGN_OR_RETURN(auto g_file, ReadDumpJson(golden.dump_json));
+  for (const auto& [file, where] : {std::pair{&t_file, &target}, std::pair{&g_file, &golden}}) {
+    if (!file->from_journal) continue;
+    table.warnings.push_back(fmt::format(
+        "{}: dump.json is missing or older than the capture journal (the run did not stop "
+        "cleanly); read {} entries from {}{}",
+        where->dir.string(), file->entries.size(), kDumpJournalName,
+        file->journal_truncated_tail ? " (its last, incomplete record skipped)" : ""));
+  }
+  table.target = std::make_shared<const DumpFile>(std::move(t_file));
+  table.golden = std::make_shared<const DumpFile>(std::move(g_file));
+  NUMPROBE_ASSIGN_OR_RETURN(table.mode, DecideMode(*table.target, *table.golden));
+  if (!target.stack_json.empty()) {
+    NUMPROBE_ASSIGN_OR_RETURN(auto stack, ReadStackJson(target.stack_json));
+    table.stack = std::make_shared<const StackMap>(std::move(stack));
+  }
+
+  NUMPROBE_RETURN_IF_ERROR(CheckFormulaText(*table.target).WithContext(target.dump_json.string()));
+  NUMPROBE_RETURN_IF_ERROR(CheckFormulaText(*table.golden).WithContext(golden.dump_json.string()));
+  if (table.stack != nullptr) {
+    for (const DumpEntry& e : table.target->entries) {
+      const std::vector<std::string>* lines = table.stack->Find(e.name);
+      if (lines == nullptr) continue;
+      for (const std::string& line : *lines) {
+        if (detail::LooksLikeFormula(line)) {
+          return Status::Rejected(fmt::format(
+              "{}: stack of {}: {} would run as a spreadsheet formula in the result table",
+              target.stack_json.string(), e.name, detail::PyStrRepr(line.substr(0, 60))));
+        }
+      }
+    }
+  }
+
+  const bool debug = IsDebugFile(target) && IsDebugFile(golden);
+  CompareMapping mapping = options.mapping;
+  if (mapping.layer_mapping) {
+    // -lm: msprobe's layer mapping from construct.json and stack.json, as a data mapping.
+    ConstructMap constructs[2];
+    const DumpLocation* sides[2] = {&target, &golden};
+    for (int i = 0; i < 2; ++i) {
+      if (sides[i]->construct_json.empty()) {
+        return Status::InvalidArgument(fmt::format(
+            "{}: -lm/--layer_mapping needs the construct.json beside dump.json, and there is none",
+            sides[i]->dir.string()));
+      }
+      NUMPROBE_ASSIGN_OR_RETURN(constructs[i], ReadConstructJson(sides[i]->construct_json));
+    }
+    std::shared_ptr<const StackMap> golden_stack;
+    if (!golden.stack_json.empty()) {
+      NUMPROBE_ASSIGN_OR_RETURN(StackMap s, ReadStackJson(golden.stack_json));
+      golden_stack = std::make_shared<const StackMap>(std::move(s));
+    }
+    auto data_map = LayerDataMapping(*table.target, table.stack.get(), constructs[0], *table.golden,
+                                     golden_stack.get(), constructs[1], mapping.layer_map);
+    if (data_map.empty()) {
+      table.warnings.push_back(
+          "-lm: stack.json or construct.json is missing or empty on a side (a dump at level L1?), "
+          "so, as in msprobe, no layer mapping applies");
+    } else {
+      // msprobe replaces any -dm with it; rows it maps to "N/A" stay unpaired (not aligned).
+      mapping.data_mapping = true;
+      mapping.data_map = std::move(data_map);
+      mapping.align = false;
+    }
+  }
+  detail::PairRows(&table, mapping, debug);
+
+  if (table.mode == CompareMode::kStatistics) {
+    for (CompareRow& row : table.rows) detail::FillStatisticsCells(table, &row);
+  } else if (table.mode == CompareMode::kTensor) {
+    detail::FillTensorCells(&table, target, golden, options.pool);
+  }
+  detail::ApplyResultRules(&table);
+  AssessRows(&table);
+  return table;
+}
+
+}  // namespace numprobe

@@ -1,0 +1,97 @@
+// Pieces of the compare pipeline shared between its source files (not public API).
+#ifndef NUMPROBE_COMPARE_COMPARE_INTERNAL_H_
+#define NUMPROBE_COMPARE_COMPARE_INTERNAL_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "numprobe/compare.h"
+#include "numprobe/compare_mapping.h"
+#include "numprobe/dump.h"
+#include "numprobe/dump_layout.h"
+
+namespace numprobe::detail {
+
+// Err_message entries. The msprobe ones are its exact texts.
+enum MessageId : uint8_t {
+  kMsgInfNan,
+  kMsgNormRelErr,
+  kMsgOneThousandth,
+  kMsgRequiresGrad,
+  kMsgScalarParams,
+  kMsgCrc32Differs,
+  kMsgCrc32Unmatched,
+  kMsgDtype,
+  kMsgShape,
+  kMsgNormRelWarn,
+  kMsgCosineWarn,
+  kMsgUnmatched,          // numprobe: no golden row
+  kMsgDtypeIncomparable,  // numprobe: a golden row whose dtype cannot be compared
+  kMsgCount,
+};
+
+// How msprobe's statistics-diff step classifies a value (CalcStatsDiff.classify).
+enum class ValType : uint8_t { kNum, kNan, kInf, kNegInf, kDevice, kNA, kOther };
+
+// A Max/Min/Mean/Norm value (or a scalar argument's value) as msprobe's table holds it. Its text
+// (str(value): "1.5", "Nan", "inf", "None", "True", "N/A") is made only when asked for.
+struct SummaryValue {
+  ValType type = ValType::kNA;
+  double number = 0;             // kNum
+  bool is_float = false;         // a Python float (pandas' CSV writes inf as " inf")
+  const PyValue* raw = nullptr;  // null for "N/A"
+  const DumpFile* file = nullptr;
+
+  std::string Text() const;
+  // Text() == other.Text(), without building the texts where the values tell.
+  bool SameText(const SummaryValue& other) const;
+};
+SummaryValue SummaryOf(const DumpFile& file, const PyValue& value);
+SummaryValue SummaryNA();
+
+// The CSV text of a summary value.
+std::string SummaryCsvText(const SummaryValue& v);
+void AppendSummaryCsv(const SummaryValue& v, std::string* out);
+
+// msprobe's dtype rule: equal, or both in {fp16, fp32, bf16} of the same framework's spelling.
+bool DtypesComparable(std::string_view a, std::string_view b);
+
+// Compare keys of each row (msprobe's op_name_update): the row name with the backward call number
+// of its entry replaced by the entry's rank among backward calls of the same API. nullopt for rows
+// of entries msprobe does not parse (a name without forward/backward/parameters_grad).
+std::vector<std::optional<std::string>> CompareKeys(const DumpFile& file, bool renumber_backward,
+                                                    bool is_debug_file);
+
+// msprobe's -am name rewrite of a MindSpore row or entry name into PyTorch's ("Functional.abs.0.
+// forward" -> "Torch.abs.0.forward", "Mint." -> "Torch.", "MintFunctional." -> "Functional.").
+std::string MsToPtApiKey(const std::string& name);
+
+// Pairs the rows of table->target with table->golden per `mapping` (exact keys, -dm/-cm/-am,
+// -fm), applies msprobe's dtype rule, then aligns what is left (mapping.align) and appends a
+// CompareRow per target row msprobe parses.
+void PairRows(CompareTable* table, const CompareMapping& mapping, bool debug_files);
+
+// The statistics-mode cells (Max diff .. NormRelativeErr) of one row.
+void FillStatisticsCells(const CompareTable& table, CompareRow* row);
+
+// Tensor mode: reads the tensor files of every row and fills msprobe's six cells, the extras and
+// the row error. Unreadable files make their rows "unsupported" and add a table warning.
+void FillTensorCells(CompareTable* table, const DumpLocation& target, const DumpLocation& golden,
+                     ThreadPool* pool);
+
+// msprobe's pass/warning/error rules over every API's rows, then numprobe's "unmatched".
+void ApplyResultRules(CompareTable* table);
+
+// Text of the requires_grad cell ("True", "False", "N/A").
+std::string RequiresGradText(const DumpFile& file, const DumpRow& row);
+
+// msprobe's check_op_str_pattern_valid / table_value_is_valid: text that starts (or continues
+// after ';') with + - = % @ (or their full-width forms) and is not a number would act as a
+// formula in a spreadsheet.
+bool LooksLikeFormula(std::string_view text);
+
+}  // namespace numprobe::detail
+
+#endif  // NUMPROBE_COMPARE_COMPARE_INTERNAL_H_

@@ -1,0 +1,157 @@
+// Tensor-mode rows: locate both tensor files as msprobe does (dump_tensor_data/ beside dump.json,
+// "-1" = no file), read them (memory-mapped), and compute the pair's metrics. Rows run in parallel
+// over the thread pool; a row whose files are large runs alone with its chunks spread over the
+// pool instead, so memory stays bounded by a few tensors and every row uses every thread. Results
+// do not depend on the thread count (compare_metrics.h).
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <mutex>
+#include <string>
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include "numprobe/compare_metrics.h"
+#include "numprobe/tensor_file.h"
+#include "numprobe/thread_pool.h"
+
+#include "compare/compare_internal.h"
+
+namespace numprobe::detail {
+namespace {
+
+namespace fs = std::filesystem;
+using Kind = MetricCell::Kind;
+
+// Rows whose two files together exceed this are compared one at a time with chunk parallelism.
+constexpr uintmax_t kLargePairBytes = uintmax_t{64} << 20;
+constexpr size_t kMaxWarnings = 20;
+
+// A data_name must name a file inside dump_tensor_data/: a hostile dump.json cannot point the
+// compare at any other file.
+bool SafeFileName(const std::string& name) {
+  return !name.empty() && name != "." && name != ".." &&
+         name.find_first_of(std::string("/\\\0", 3)) == std::string::npos;
+}
+
+struct Job {
+  size_t row = 0;
+  fs::path target_file;
+  fs::path golden_file;
+  uintmax_t bytes = 0;
+};
+
+class TensorRows {
+ public:
+  TensorRows(CompareTable* table, const DumpLocation& target, const DumpLocation& golden,
+             ThreadPool* pool)
+      : table_(*table), target_(target), golden_(golden), pool_(pool) {}
+
+  void Run() {
+    std::vector<Job> small;
+    std::vector<Job> large;
+    for (size_t i = 0; i < table_.rows.size(); ++i) {
+      auto job = Locate(i);
+      if (!job.has_value()) continue;
+      (job->bytes > kLargePairBytes ? large : small).push_back(std::move(*job));
+    }
+    total_ = small.size() + large.size();
+    progress_ = ::isatty(2) != 0 && total_ > 1;
+    pool_->ParallelFor(static_cast<int64_t>(small.size()),
+                       [&](int64_t k) { Compare(small[static_cast<size_t>(k)], nullptr); });
+    for (const Job& job : large) Compare(job, pool_);
+    if (progress_) std::fprintf(stderr, "\r%*s\r", 60, "");
+    if (failures_ > kMaxWarnings) {
+      table_.warnings.push_back(
+          fmt::format("{} more tensor files could not be read", failures_ - kMaxWarnings));
+    }
+  }
+
+ private:
+  // msprobe's locate_dump_file: "-1" (no file) or an unmatched bench make the row unsupported.
+  std::optional<Job> Locate(size_t i) {
+    CompareRow& row = table_.rows[i];
+    row.metrics.fill(MetricCell::Of(Kind::kUnsupported));
+    const DumpRow& t = table_.target->rows[row.target];
+    if (!row.paired() || t.data_name.empty()) return std::nullopt;
+    const DumpRow& g = table_.golden->rows[static_cast<size_t>(row.golden)];
+    if (g.data_name.empty()) return std::nullopt;
+    for (const std::string* name : {&t.data_name, &g.data_name}) {
+      if (!SafeFileName(*name)) {
+        Warn(
+            fmt::format("data_name {:?} is not a file name inside dump_tensor_data; row {} not "
+                        "compared",
+                        *name, t.name));
+        return std::nullopt;
+      }
+    }
+    Job job;
+    job.row = i;
+    job.target_file = target_.tensor_dir / t.data_name;
+    job.golden_file = golden_.tensor_dir / g.data_name;
+    std::error_code ec;
+    const uintmax_t a = fs::file_size(job.target_file, ec);
+    const uintmax_t b = ec ? 0 : fs::file_size(job.golden_file, ec);
+    job.bytes = ec ? 0 : a + b;
+    return job;
+  }
+
+  Result<Tensor> ReadOne(const fs::path& path) {
+    // The file's warnings (CRC mismatches) are not kept, so its CRCs are not computed.
+    ReadOptions options;
+    options.check_crc = false;
+    NUMPROBE_ASSIGN_OR_RETURN(TensorFile file, ReadTensorFile(path, options));
+    if (file.tensors.size() != 1) {
+      return Status::Unsupported(
+          fmt::format("{}: holds {} tensors, not one", path.string(), file.tensors.size()));
+    }
+    return std::move(file.tensors[0].tensor);
+  }
+
+  void Compare(const Job& job, ThreadPool* inner) {
+    CompareRow& row = table_.rows[job.row];
+    auto t = ReadOne(job.target_file);
+    auto g = t.ok() ? ReadOne(job.golden_file) : Result<Tensor>(t.error());
+    if (!t.ok() || !g.ok()) {
+      // msprobe: "Dump file ... not found or read failed." -> unsupported.
+      ++failures_;
+      Warn((t.ok() ? g.error() : t.error()).message());
+    } else {
+      const TensorPairMetrics m = CompareTensorPair(t->view(), g->view(), inner);
+      std::copy(m.msprobe.begin(), m.msprobe.end(), row.metrics.begin());
+      row.extras = m.extras;
+      if (m.extras.has_value()) row.error = m.rel_l2;
+    }
+    const size_t done = ++done_;
+    if (progress_ && (done % 16 == 0 || done == total_)) {
+      std::lock_guard<std::mutex> lock(mu_);
+      std::fprintf(stderr, "\rcompare: %zu/%zu tensor pairs", done, total_);
+    }
+  }
+
+  void Warn(std::string message) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (table_.warnings.size() < kMaxWarnings) table_.warnings.push_back(std::move(message));
+  }
+
+  CompareTable& table_;
+  const DumpLocation& target_;
+  const DumpLocation& golden_;
+  ThreadPool* pool_;
+  std::mutex mu_;
+  std::atomic<size_t> done_{0};
+  std::atomic<size_t> failures_{0};
+  size_t total_ = 0;
+  bool progress_ = false;
+};
+
+}  // namespace
+
+void FillTensorCells(CompareTable* table, const DumpLocation& target, const DumpLocation& golden,
+                     ThreadPool* pool) {
+  TensorRows(table, target, golden, pool != nullptr ? pool : &ThreadPool::Default()).Run();
+}
+
+}  // namespace numprobe::detail

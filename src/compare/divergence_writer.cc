@@ -1,0 +1,260 @@
+// divergence_{ts}.json and msprobe's diff_analyze_{ts}.json.
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <tuple>
+
+#include <fmt/format.h>
+#include <rapidjson/prettywriter.h>
+#include <rapidjson/stringbuffer.h>
+
+#include "numprobe/divergence.h"
+#include "numprobe/status.h"
+
+#include "compare/compare_internal.h"
+#include "core/json_number.h"
+#include "msprobe/entry_name.h"
+
+namespace numprobe {
+namespace {
+
+using Writer = rapidjson::PrettyWriter<rapidjson::StringBuffer>;
+
+void Str(Writer& w, const std::string& s) {
+  w.String(s.c_str(), static_cast<rapidjson::SizeType>(s.size()));
+}
+
+void Num(Writer& w, double v) { detail::WriteJsonNumber(w, v); }
+
+void WriteOp(Writer& w, const DivergenceOp& op) {
+  w.StartObject();
+  w.Key("op_name");
+  Str(w, op.op_name);
+  w.Key("entry_index");
+  w.Uint(op.entry);
+  w.Key("direction");
+  w.String(op.backward ? "backward" : "forward");
+  w.Key("reason");
+  Str(w, op.reason);
+  w.Key("input_error");
+  Num(w, op.input_error);
+  w.Key("output_error");
+  Num(w, op.output_error);
+  w.Key("tolerance");
+  Num(w, op.tolerance);
+  w.Key("growth");
+  Num(w, op.growth);
+  w.Key("worst_output");
+  Str(w, op.worst_output);
+  w.Key("dtypes");
+  Str(w, op.dtype_pair);
+  w.Key("non_finite");
+  w.Bool(op.non_finite);
+  w.Key("module_path");
+  w.StartArray();
+  for (const std::string& m : op.module_path) Str(w, m);
+  w.EndArray();
+  w.Key("stack");
+  w.StartArray();
+  for (const std::string& line : op.stack) Str(w, line);
+  w.EndArray();
+  w.EndObject();
+}
+
+Status WriteText(const std::filesystem::path& path, const std::string& text) {
+  const std::filesystem::path temp = path.string() + ".tmp";
+  std::FILE* f = std::fopen(temp.c_str(), "wb");
+  if (f == nullptr) return Status::IoError(path.string() + ": cannot be created");
+  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  const bool closed = std::fclose(f) == 0;
+  std::error_code ec;
+  if (!ok || !closed) {
+    std::filesystem::remove(temp, ec);
+    return Status::IoError(path.string() + ": write failed");
+  }
+  std::filesystem::rename(temp, path, ec);
+  if (ec) return Status::IoError(fmt::format("{}: {}", path.string(), ec.message()));
+  return Status::Ok();
+}
+
+// msprobe's rank key: "rank_N" for rank{N} folders, else the folder name ("rank_0" for a file
+// pair).
+std::string RankKey(const RankDivergence& r) {
+  const std::string_view name = r.rank;
+  std::string key;
+  if (name.size() > 4 && name.substr(0, 4) == "rank" && detail::IsDigits(name.substr(4))) {
+    key = "rank_" + std::string(name.substr(4));
+  } else if (name.empty() || name == "rank") {
+    key = "rank_0";
+  } else {
+    key = std::string(name);
+  }
+  return r.scope.empty() ? key : r.scope + "/" + key;
+}
+
+// A summary value as msprobe's JSON holds it: numbers as numbers, the rest as its text.
+void SummaryJson(Writer& w, const DumpFile& file, const PyValue& v) {
+  const detail::SummaryValue s = detail::SummaryOf(file, v);
+  if (s.type == detail::ValType::kNum && v.kind() != PyValue::Kind::kStr) {
+    w.Double(s.number);
+  } else if (s.is_float && std::isinf(s.number)) {
+    w.String(s.number > 0 ? "Infinity" : "-Infinity");
+  } else {
+    Str(w, s.Text());
+  }
+}
+
+// The step number of a scope ("step3", "graph/step3"), or -1 without one: an earlier step's
+// divergence precedes any of a later step's, whatever their entry numbers.
+int64_t ScopeStep(const std::string& scope) {
+  const size_t slash = scope.rfind('/');
+  const std::string last = slash == std::string::npos ? scope : scope.substr(slash + 1);
+  if (last.size() <= 4 || last.compare(0, 4, "step") != 0) return -1;
+  int64_t step = 0;
+  for (size_t i = 4; i < last.size(); ++i) {
+    if (last[i] < '0' || last[i] > '9' || step > (int64_t{1} << 50)) return -1;
+    step = step * 10 + (last[i] - '0');
+  }
+  return step;
+}
+
+}  // namespace
+
+int EarliestDivergence(const std::vector<RankDivergence>& ranks) {
+  int best = -1;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    const auto& f = ranks[i].report.first;
+    if (!f.has_value()) continue;
+    if (best < 0) {
+      best = static_cast<int>(i);
+      continue;
+    }
+    const RankDivergence& b = ranks[static_cast<size_t>(best)];
+    const DivergenceOp& bf = *b.report.first;
+    if (std::make_tuple(ScopeStep(ranks[i].scope), f->backward, f->entry) <
+        std::make_tuple(ScopeStep(b.scope), bf.backward, bf.entry)) {
+      best = static_cast<int>(i);
+    }
+  }
+  return best;
+}
+
+Status WriteDivergenceJson(const std::vector<RankDivergence>& ranks,
+                           const std::vector<std::string>& missing,
+                           const std::filesystem::path& path) {
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.SetIndent(' ', 1);
+  w.StartObject();
+  w.Key("numprobe_divergence");
+  w.Int(1);
+  const int earliest = EarliestDivergence(ranks);
+  w.Key("first");
+  if (earliest < 0) {
+    w.Null();
+  } else {
+    const RankDivergence& r = ranks[static_cast<size_t>(earliest)];
+    w.StartObject();
+    w.Key("scope");
+    Str(w, r.scope);
+    w.Key("rank");
+    Str(w, r.rank);
+    w.Key("op");
+    WriteOp(w, *r.report.first);
+    w.EndObject();
+  }
+  w.Key("ranks");
+  w.StartArray();
+  for (const RankDivergence& r : ranks) {
+    w.StartObject();
+    w.Key("scope");
+    Str(w, r.scope);
+    w.Key("rank");
+    Str(w, r.rank);
+    w.Key("mode");
+    Str(w, std::string(CompareModeName(r.table->mode)));
+    w.Key("ops_examined");
+    w.Int64(r.report.ops_examined);
+    w.Key("rows_over_tolerance");
+    w.Int64(r.report.rows_over_tolerance);
+    w.Key("first_over_tolerance");
+    Str(w, r.report.first_over_tolerance);
+    w.Key("first");
+    if (r.report.first.has_value()) {
+      WriteOp(w, *r.report.first);
+    } else {
+      w.Null();
+    }
+    w.Key("next");
+    w.StartArray();
+    for (const DivergenceOp& op : r.report.next) WriteOp(w, op);
+    w.EndArray();
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("missing");
+  w.StartArray();
+  for (const std::string& m : missing) Str(w, m);
+  w.EndArray();
+  w.EndObject();
+  return WriteText(path, std::string(buffer.GetString(), buffer.GetSize()) + "\n");
+}
+
+Status WriteDiffAnalyzeJson(const std::vector<RankDivergence>& ranks,
+                            const std::filesystem::path& path) {
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.SetIndent(' ', 2);
+  w.StartObject();
+  for (const RankDivergence& r : ranks) {
+    if (!r.report.first.has_value()) continue;
+    const DivergenceOp& op = *r.report.first;
+    const CompareTable& t = *r.table;
+    const DumpFile& tf = *t.target;
+    w.Key(RankKey(r).c_str());
+    w.StartArray();
+    w.StartObject();
+    w.Key("op_name");
+    Str(w, op.op_name);
+    w.Key("data_info");
+    w.StartObject();
+    const DumpEntry& entry = tf.entries[op.entry];
+    for (const RowState state : {RowState::kInput, RowState::kOutput}) {
+      w.Key(state == RowState::kInput ? "input" : "output");
+      w.StartObject();
+      for (uint32_t i = entry.first_row; i < entry.first_row + entry.row_count; ++i) {
+        const DumpRow& row = tf.rows[i];
+        if (row.state != state) continue;
+        Str(w, row.name);
+        w.StartObject();
+        if (t.mode == CompareMode::kMd5) {
+          w.Key("NPU MD5");  // msprobe's md5-mode node
+          Str(w, row.md5.value_or("N/A"));
+        } else {
+          static constexpr const char* kKeys[4] = {"NPU max", "NPU min", "NPU mean", "NPU l2norm"};
+          for (int k = 0; k < 4; ++k) {
+            w.Key(kKeys[k]);
+            SummaryJson(w, tf, row.stats[k]);
+          }
+        }
+        w.EndObject();
+      }
+      w.EndObject();
+    }
+    w.EndObject();
+    w.Key("stack_info");
+    if (op.stack.empty()) {
+      w.Null();
+    } else {
+      w.StartArray();
+      for (const std::string& line : op.stack) Str(w, line);
+      w.EndArray();
+    }
+    w.EndObject();
+    w.EndArray();
+  }
+  w.EndObject();
+  return WriteText(path, std::string(buffer.GetString(), buffer.GetSize()) + "\n");
+}
+
+}  // namespace numprobe

@@ -1,0 +1,43 @@
+// Python's text forms, reproduced exactly: msprobe writes its compare tables through pandas, so
+// every number, string and list in them is Python's repr()/str() of a value. numprobe's tables
+// must read byte for byte the same, so these follow CPython's rules (float_repr_style 'short',
+// round(), str.__repr__, json.dumps of a list of strings).
+#ifndef NUMPROBE_CORE_PY_FORMAT_H_
+#define NUMPROBE_CORE_PY_FORMAT_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace numprobe::detail {
+
+// repr(float(v)): the shortest digits that round-trip, fixed notation for 1e-4 <= |v| < 1e16
+// ("0.0001", "2.0"), scientific otherwise ("1e-05", "1.5e+16"); "inf", "-inf", "nan".
+std::string PyFloatRepr(double v);
+void AppendPyFloatRepr(double v, std::string* out);
+// str(numpy.float32(v)): the same layout with float32's shortest digits ("0.0010000467").
+std::string PyFloat32Repr(float v);
+
+// round(v, digits) for digits >= 0: the correctly rounded decimal (ties to even on the exact
+// binary value), read back as a double.
+double PyRound(double v, int digits);
+
+// float('{:.12f}'.format(v)): msprobe's format_value for tensor metrics.
+double PyFormatValue12(double v);
+
+// repr(s) of a Python str (single quotes unless s has a ' and no ").
+std::string PyStrRepr(std::string_view s);
+
+// str(list) of a list of str: "['a', 'b']".
+std::string PyStrListRepr(const std::vector<std::string>& items);
+
+// json.dumps(list of str) with the default separators and ensure_ascii: '["a", "b"]'.
+std::string JsonStringList(const std::vector<std::string>& items);
+
+// True when `text` parses completely as a Python float literal (what pandas.to_numeric accepts
+// for a finite number); stores the value.
+bool ParsePyNumber(std::string_view text, double* value);
+
+}  // namespace numprobe::detail
+
+#endif  // NUMPROBE_CORE_PY_FORMAT_H_

@@ -1,0 +1,776 @@
+// numprobe scan: one pass over every rank of every step of a dump. Each rank's dump.json is read
+// (streaming, through ReadDumpJson), its rows turned into statistics (from the tensor files when a
+// tensor-mode dump has them), and reduced to what the analysis needs later: anomaly candidates,
+// communication ops, parameter snapshots, watchpoint hits and headroom rows. The DumpFile is then
+// dropped, so memory grows with the findings, not with the dump.
+//
+// First anomaly. Per rank, ops are walked in execution order: an op whose inputs are finite and
+// whose output is not is a birth (kCompute); the first op whose inputs are already non-finite
+// with nothing earlier on the rank to explain it is kInheritedInput (NaN data or weights).
+// Communication ops are matched across ranks (scan_comm.cc) and levelled; ops between levels L-1
+// and L happen at time L - 0.5, a communication op at L. A communication op is the birth when
+// every sender's input was finite and its output is not (msprobe: good input, bad output blames
+// the op; bad input blames the sender's earlier compute, which has the earlier time). Births are
+// ordered by (step, time, position, rank), inherited inputs after every other birth; the first
+// is the first anomaly.
+#include "numprobe/scan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "numprobe/buffer.h"
+#include "numprobe/float_convert.h"
+
+#include "scan/scan_internal.h"
+
+namespace numprobe {
+
+namespace {
+
+constexpr std::array<std::string_view, kWatchpointCount> kWatchpointNames = {
+    "gradient_all_zero",  "gradient_vanishing",      "gradient_exploding",
+    "weight_not_changed", "weight_change_too_large", "weight_change_too_small",
+    "tensor_too_large",   "activation_range"};
+
+}  // namespace
+
+std::string_view WatchpointName(Watchpoint watchpoint) {
+  return kWatchpointNames[static_cast<size_t>(watchpoint)];
+}
+
+std::optional<Watchpoint> ParseWatchpoint(std::string_view name) {
+  for (size_t i = 0; i < kWatchpointNames.size(); ++i) {
+    if (kWatchpointNames[i] == name) return static_cast<Watchpoint>(i);
+  }
+  return std::nullopt;
+}
+
+std::string_view AnomalyKindName(AnomalyKind kind) {
+  switch (kind) {
+    case AnomalyKind::kCompute:
+      return "compute";
+    case AnomalyKind::kCommunication:
+      return "communication";
+    case AnomalyKind::kInheritedInput:
+      return "input";
+  }
+  return "compute";
+}
+
+std::string_view HeadroomTargetName(DType target) {
+  switch (target) {
+    case DType::kF16:
+      return "fp16";
+    case DType::kBF16:
+      return "bf16";
+    case DType::kF8E4M3FN:
+      return "fp8_e4m3";
+    case DType::kF8E5M2:
+      return "fp8_e5m2";
+    case DType::kF8E4M3FNUZ:
+      return "fp8_e4m3fnuz";
+    case DType::kF8E5M2FNUZ:
+      return "fp8_e5m2fnuz";
+    default:
+      return Name(target);
+  }
+}
+
+std::optional<DType> ParseHeadroomTarget(std::string_view name) {
+  for (DType t : {DType::kF16, DType::kBF16, DType::kF8E4M3FN, DType::kF8E5M2, DType::kF8E4M3FNUZ,
+                  DType::kF8E5M2FNUZ}) {
+    if (HeadroomTargetName(t) == name) return t;
+  }
+  return std::nullopt;
+}
+
+bool ScanReport::has_overflow() const {
+  return std::any_of(headroom_summary.begin(), headroom_summary.end(),
+                     [](const HeadroomSummary& s) { return s.overflow > 0; });
+}
+
+namespace {
+
+using detail::CommDirection;
+using detail::CommNode;
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+std::string Num(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return fmt::format("{:.6g}", v);
+}
+
+struct ParamState {
+  std::string op_name;
+  ScanTensor tensor;
+  std::optional<std::string> md5;
+  bool trainable = true;
+};
+
+// What the candidate walk needs of one entry.
+struct EntryFacts {
+  uint32_t entry = 0;
+  bool comm = false;
+  int comm_node = -1;          // index into the step's nodes
+  bool in_bad = false;         // a non-finite input, scalar arguments included
+  bool in_bad_tensor = false;  // a non-finite input tensor
+  bool out_bad = false;
+  bool module = false;
+  bool ignored = false;  // torch.empty and friends: garbage output, never a birth
+};
+
+struct RankState {
+  std::string scope;
+  std::string prefix;  // scope without its step part: groups the steps of one rank
+  int64_t step = -1;
+  std::string rank_folder;
+  int64_t rank = 0;
+  std::vector<AnomalyNode> births;            // kCompute / kInheritedInput
+  std::vector<int> birth_segment;             // communication ops before each birth on this rank
+  std::vector<int> comm_nodes;                // this rank's nodes in the step, in order
+  std::map<int, AnomalyNode> comm_anomalies;  // node id -> node, for ops with bad output
+  std::unordered_map<std::string, ParamState> params;
+  std::vector<std::string> param_order;
+};
+
+class Scanner {
+ public:
+  Scanner(const ScanOptions& options, ScanReport* report) : options_(options), report_(report) {}
+
+  Status ScanStep(const std::string& scope, const std::vector<DumpPair>& pairs);
+  void CheckWeights();
+  void Finish();
+
+ private:
+  Status ScanRank(const DumpLocation& location, int slot, RankState* rank);
+  void WatchGradient(const RankState& rank, const std::string& op, const DumpRow& row,
+                     const ScanTensor& t);
+  void WatchTensor(const RankState& rank, const std::string& op, const ScanTensor& t);
+  void WatchActivation(const RankState& rank, const std::string& op, const ScanTensor& t);
+  void AddHeadroom(const RankState& rank, const std::string& op, const std::string& layer,
+                   const ScanTensor& t);
+  void Hit(Watchpoint w, const RankState& rank, std::string tensor, std::string op,
+           std::string condition, double actual, double threshold, bool exact,
+           std::string detail = {});
+  bool Watching(Watchpoint w) const { return options_.watch[static_cast<size_t>(w)]; }
+
+  const ScanOptions& options_;
+  ScanReport* report_;
+  std::vector<CommNode> nodes_;  // of the step being scanned
+  std::vector<RankState> done_ranks_;
+  bool scanned_a_file_ = false;
+  bool warned_range_needs_files_ = false;
+  int64_t files_missing_ = 0;
+};
+
+void Scanner::Hit(Watchpoint w, const RankState& rank, std::string tensor, std::string op,
+                  std::string condition, double actual, double threshold, bool exact,
+                  std::string detail) {
+  WatchpointHit hit;
+  hit.watchpoint = w;
+  hit.scope = rank.scope;
+  hit.step = rank.step;
+  hit.rank_folder = rank.rank_folder;
+  hit.rank = rank.rank;
+  hit.tensor = std::move(tensor);
+  hit.op_name = std::move(op);
+  hit.condition = std::move(condition);
+  hit.actual = actual;
+  hit.threshold = threshold;
+  hit.exact = exact;
+  hit.detail = std::move(detail);
+  report_->hits.push_back(std::move(hit));
+}
+
+void Scanner::WatchGradient(const RankState& rank, const std::string& op, const DumpRow& row,
+                            const ScanTensor& t) {
+  if (!t.is_tensor) return;
+  const std::string param = detail::ParameterKey(op, row.name);
+  const ScanThresholds& th = options_.thresholds;
+  if (t.nonfinite) {
+    if (Watching(Watchpoint::kGradientExploding)) {
+      Hit(Watchpoint::kGradientExploding, rank, param, op, "holds NaN/Inf",
+          t.has_norm ? t.norm : kNaN, th.grad_norm_max, t.exact,
+          fmt::format("max {} min {}", Num(t.max), Num(t.min)));
+    }
+    return;
+  }
+  const bool all_zero = t.exact ? (t.count > 0 && t.zero_count == t.count)
+                                : (t.has_max && t.has_min && t.max == 0 && t.min == 0);
+  if (all_zero) {
+    if (Watching(Watchpoint::kGradientAllZero)) {
+      Hit(Watchpoint::kGradientAllZero, rank, param, op, "all elements zero", 0, 0, t.exact);
+    }
+    return;
+  }
+  if (!t.has_norm) return;
+  if (t.norm < th.grad_norm_min && Watching(Watchpoint::kGradientVanishing)) {
+    Hit(Watchpoint::kGradientVanishing, rank, param, op,
+        fmt::format("norm < {}", Num(th.grad_norm_min)), t.norm, th.grad_norm_min, t.exact);
+  }
+  if (!(t.norm <= th.grad_norm_max) && Watching(Watchpoint::kGradientExploding)) {
+    Hit(Watchpoint::kGradientExploding, rank, param, op,
+        fmt::format("norm > {}", Num(th.grad_norm_max)), t.norm, th.grad_norm_max, t.exact);
+  }
+}
+
+void Scanner::WatchTensor(const RankState& rank, const std::string& op, const ScanTensor& t) {
+  if (!Watching(Watchpoint::kTensorTooLarge) || !t.is_tensor || t.nonfinite) return;
+  if (!detail::IsFloatDTypeText(t.dtype) || std::isnan(t.max_abs)) return;
+  const double limit = options_.thresholds.tensor_abs_max;
+  if (t.max_abs > limit) {
+    Hit(Watchpoint::kTensorTooLarge, rank, t.name, op, fmt::format("max|x| > {}", Num(limit)),
+        t.max_abs, limit, t.exact);
+  }
+}
+
+void Scanner::WatchActivation(const RankState& rank, const std::string& op, const ScanTensor& t) {
+  if (!Watching(Watchpoint::kActivationRange) || !t.is_tensor || t.nonfinite) return;
+  if (!detail::IsFloatDTypeText(t.dtype) || !t.has_max || !t.has_min) return;
+  if (t.count >= 0 && t.count <= 1) return;  // one value has no range
+  const ScanThresholds& th = options_.thresholds;
+  const double spread = t.max - t.min;
+  if (spread < th.act_max_min_lt) {
+    Hit(Watchpoint::kActivationRange, rank, t.name, op,
+        fmt::format("max - min < {}", Num(th.act_max_min_lt)), spread, th.act_max_min_lt, t.exact,
+        fmt::format("every output equals {} (dead or saturated)", Num(t.max)));
+  }
+  if (spread > th.act_max_min_gt) {
+    Hit(Watchpoint::kActivationRange, rank, t.name, op,
+        fmt::format("max - min > {}", Num(th.act_max_min_gt)), spread, th.act_max_min_gt, t.exact);
+  }
+  if (!th.act_range.has_value() || (!th.act_range_pct_lt && !th.act_range_pct_gt)) return;
+  if (t.file.empty()) {
+    if (!warned_range_needs_files_) {
+      report_->warnings.emplace_back(
+          "activation range percentages need tensor files; skipped where the dump has none");
+      warned_range_needs_files_ = true;
+    }
+    return;
+  }
+  auto tensor = detail::LoadTensorFile(t.file);
+  if (!tensor) {
+    report_->warnings.push_back(tensor.error().message());
+    return;
+  }
+  const auto [low, high] = *th.act_range;
+  const double pct = detail::PercentInRange(*tensor, low, high);
+  const std::string range = fmt::format("[{}, {}]", Num(low), Num(high));
+  if (th.act_range_pct_lt && pct < *th.act_range_pct_lt) {
+    Hit(Watchpoint::kActivationRange, rank, t.name, op,
+        fmt::format("% in {} < {}", range, Num(*th.act_range_pct_lt)), pct, *th.act_range_pct_lt,
+        true);
+  }
+  if (th.act_range_pct_gt && pct > *th.act_range_pct_gt) {
+    Hit(Watchpoint::kActivationRange, rank, t.name, op,
+        fmt::format("% in {} > {}", range, Num(*th.act_range_pct_gt)), pct, *th.act_range_pct_gt,
+        true);
+  }
+}
+
+void Scanner::AddHeadroom(const RankState& rank, const std::string& op, const std::string& layer,
+                          const ScanTensor& t) {
+  if (!t.is_tensor || !detail::IsFloatDTypeText(t.dtype)) return;
+  if (!t.nonfinite && std::isnan(t.max_abs)) return;  // no statistics (md5 mode, null stats)
+  HeadroomRow row;
+  row.scope = rank.scope;
+  row.step = rank.step;
+  row.rank_folder = rank.rank_folder;
+  row.rank = rank.rank;
+  row.tensor = t.name;
+  row.op_name = op;
+  row.layer = layer;
+  row.dtype = t.dtype;
+  row.exact = t.exact;
+  row.nonfinite = t.nonfinite;
+  row.max_abs = t.max_abs;
+  row.min_nonzero_abs = t.min_nonzero_abs;
+  if (!t.nonfinite) {
+    row.fits.reserve(options_.targets.size());
+    for (DType target : options_.targets) {
+      row.fits.push_back(detail::FitOf(target, t.max_abs, t.min_nonzero_abs));
+    }
+  }
+  report_->headroom.push_back(std::move(row));
+}
+
+AnomalyNode NodeOf(const DumpFile& file, const DumpEntry& entry, uint32_t index,
+                   const std::vector<ScanTensor>& facts, const RankState& rank,
+                   const StackMap& stack, const ConstructMap& construct) {
+  AnomalyNode node;
+  node.scope = rank.scope;
+  node.step = rank.step;
+  node.rank_folder = rank.rank_folder;
+  node.rank = rank.rank;
+  node.op_name = entry.name;
+  node.entry_index = index;
+  node.module_path = construct.ModulePath(entry.name);
+  if (const auto* lines = stack.Find(entry.name)) node.stack = *lines;
+  for (uint32_t r = entry.first_row; r < entry.first_row + entry.row_count; ++r) {
+    const RowState state = file.rows[r].state;
+    if (state == RowState::kOutput) {
+      node.outputs.push_back(facts[r]);
+    } else if (state == RowState::kInput || state == RowState::kParameters) {
+      node.inputs.push_back(facts[r]);
+    }
+  }
+  return node;
+}
+
+Status Scanner::ScanRank(const DumpLocation& location, int slot, RankState* rank) {
+  NUMPROBE_ASSIGN_OR_RETURN(DumpFile file, ReadDumpJson(location.dump_json));
+  StackMap stack;
+  if (!location.stack_json.empty()) {
+    NUMPROBE_ASSIGN_OR_RETURN(stack, ReadStackJson(location.stack_json));
+  }
+  ConstructMap construct;
+  if (!location.construct_json.empty()) {
+    NUMPROBE_ASSIGN_OR_RETURN(construct, ReadConstructJson(location.construct_json));
+  }
+  if (report_->task.empty()) {
+    report_->task = file.task;
+    report_->framework = file.framework;
+    report_->level = file.level;
+  }
+  // md5 dumps carry Max/Min/Mean/Norm beside the checksum (msprobe's summary_mode md5); only
+  // checksums without any statistics (every file) leave no finiteness information.
+  const bool stats = std::any_of(file.rows.begin(), file.rows.end(), [](const DumpRow& r) {
+    return r.is_tensor && !r.stats[kStatMax].is_none();
+  });
+  const bool checksums_only = file.has_md5 && !stats;
+  report_->md5_mode = (scanned_a_file_ ? report_->md5_mode : true) && checksums_only;
+  scanned_a_file_ = true;
+  report_->entries += static_cast<int64_t>(file.entries.size());
+
+  detail::RowReadContext context;
+  context.location = &location;
+  context.read_files = options_.read_tensor_files;
+  context.files_read = &report_->tensor_files_read;
+  context.files_missing = &files_missing_;
+  context.warnings = &report_->warnings;
+  std::vector<ScanTensor> facts;
+  facts.reserve(file.rows.size());
+  for (const DumpRow& row : file.rows) {
+    facts.push_back(detail::TensorOfRow(file, row, context));
+    if (row.is_tensor) ++report_->tensors;
+  }
+  const bool has_api = std::any_of(file.entries.begin(), file.entries.end(), [](const auto& e) {
+    return !detail::IsModuleEntry(e.name) && !detail::IsParametersGradEntry(e.name);
+  });
+
+  // Pass 1: watchpoints, headroom, parameters, and the facts of each op.
+  std::vector<EntryFacts> ops;
+  std::unordered_set<std::string> seen_params;
+  for (uint32_t e = 0; e < file.entries.size(); ++e) {
+    const DumpEntry& entry = file.entries[e];
+    const std::string& name = entry.name;
+    const uint32_t end = entry.first_row + entry.row_count;
+    if (detail::IsParametersGradEntry(name)) {
+      const std::string layer = detail::ModuleOfEntry(name);
+      for (uint32_t r = entry.first_row; r < end; ++r) {
+        WatchGradient(*rank, name, file.rows[r], facts[r]);
+        WatchTensor(*rank, name, facts[r]);
+        AddHeadroom(*rank, name, layer, facts[r]);
+      }
+      continue;
+    }
+    const bool module = detail::IsModuleEntry(name);
+    const std::string layer = detail::LayerOf(name, construct.ModulePath(name));
+    const bool activation = !detail::IsBackwardEntry(name) && detail::IsActivationOp(name);
+    EntryFacts op;
+    op.entry = e;
+    op.module = module;
+    for (uint32_t r = entry.first_row; r < end; ++r) {
+      const DumpRow& row = file.rows[r];
+      const ScanTensor& t = facts[r];
+      if (row.state == RowState::kParameters) {
+        const std::string key = detail::ParameterKey(name, row.name);
+        if (seen_params.insert(key).second) {
+          ParamState state;
+          state.op_name = name;
+          state.tensor = t;
+          if (file.has_md5 && row.md5.has_value()) state.md5 = row.md5;
+          state.trainable = !(row.requires_grad.kind() == PyValue::Kind::kStr &&
+                              file.Text(row.requires_grad.text_id()) == "False");
+          rank->params.emplace(key, std::move(state));
+          rank->param_order.push_back(key);
+          WatchTensor(*rank, name, t);
+          AddHeadroom(*rank, name, detail::ModuleOfEntry(name), t);
+        }
+      } else if (!module || !has_api) {
+        // Module inputs and outputs repeat their APIs' tensors when APIs are dumped too.
+        WatchTensor(*rank, name, t);
+        AddHeadroom(*rank, name, layer, t);
+        if (activation && row.state == RowState::kOutput) WatchActivation(*rank, name, t);
+      }
+      if (row.state == RowState::kOutput) {
+        op.out_bad = op.out_bad || t.nonfinite;
+      } else if (row.state == RowState::kInput || row.state == RowState::kParameters) {
+        op.in_bad = op.in_bad || t.nonfinite;
+        op.in_bad_tensor = op.in_bad_tensor || (t.is_tensor && t.nonfinite);
+      }
+    }
+    if (detail::IsCommunicationEntry(name)) {
+      op.comm = true;
+      CommNode node;
+      node.rank_slot = slot;
+      node.entry = e;
+      node.op_name = name;
+      node.input_bad = op.in_bad;
+      node.output_bad = op.out_bad;
+      op.comm_node = static_cast<int>(nodes_.size());
+      rank->comm_nodes.push_back(op.comm_node);
+      nodes_.push_back(std::move(node));
+    } else if (detail::IsIgnoredEntry(name)) {
+      op.ignored = true;
+    }
+    ops.push_back(op);
+  }
+
+  // Pass 2: the JSON of the communication ops (peers, groups) and of the likely births, read in
+  // one more streaming pass.
+  std::unordered_set<std::string> wanted;
+  for (const EntryFacts& op : ops) {
+    if (op.comm || (!op.ignored && !op.in_bad && op.out_bad)) {
+      wanted.insert(file.entries[op.entry].name);
+    }
+  }
+  std::unordered_map<std::string, std::string> raw;
+  auto extract = [&](const std::unordered_set<std::string>& names) -> Status {
+    if (names.empty()) return Status::Ok();
+    auto buffer = Buffer::MapFile(location.dump_json);
+    if (!buffer) return buffer.error().WithContext(location.dump_json.string());
+    const auto bytes = (*buffer)->bytes();
+    auto extracted = detail::ExtractEntries(
+        std::span<const char>(reinterpret_cast<const char*>(bytes.data()), bytes.size()), names);
+    if (!extracted) return extracted.error().WithContext(location.dump_json.string());
+    for (auto& [key, text] : *extracted) raw[key] = std::move(text);
+    return Status::Ok();
+  };
+  NUMPROBE_RETURN_IF_ERROR(extract(wanted));
+  for (const int id : rank->comm_nodes) {
+    CommNode& node = nodes_[static_cast<size_t>(id)];
+    const auto it = raw.find(node.op_name);
+    if (it != raw.end()) detail::DescribeCommNode(it->second, rank->rank, &node);
+  }
+
+  // Pass 3: births on this rank, in execution order.
+  auto make_node = [&](const EntryFacts& op, AnomalyKind kind) {
+    AnomalyNode node =
+        NodeOf(file, file.entries[op.entry], op.entry, facts, *rank, stack, construct);
+    node.kind = kind;
+    return node;
+  };
+  bool explained = false;
+  int segment = 0;
+  for (const EntryFacts& op : ops) {
+    if (op.comm) {
+      const CommNode& node = nodes_[static_cast<size_t>(op.comm_node)];
+      // A receiver's input is its receive buffer: whatever it held does not matter.
+      const bool in_bad = node.direction != CommDirection::kDst && node.input_bad;
+      if (in_bad && !explained) {
+        rank->births.push_back(make_node(op, AnomalyKind::kInheritedInput));
+        rank->birth_segment.push_back(segment);
+        explained = true;
+      }
+      if (node.output_bad) {
+        rank->comm_anomalies.emplace(op.comm_node, make_node(op, AnomalyKind::kCommunication));
+        explained = true;
+      }
+      ++segment;
+      continue;
+    }
+    if (op.ignored) {
+      explained = explained || op.out_bad;
+      continue;
+    }
+    if (!op.in_bad && op.out_bad) {
+      explained = true;
+      const std::string& name = file.entries[op.entry].name;
+      if (op.module) {
+        // A module whose birth happened in one of its APIs: the API is the birth.
+        const bool inner =
+            std::any_of(rank->births.begin(), rank->births.end(), [&](const auto& b) {
+              return std::find(b.module_path.begin(), b.module_path.end(), name) !=
+                     b.module_path.end();
+            });
+        if (inner) continue;
+      }
+      rank->births.push_back(make_node(op, AnomalyKind::kCompute));
+      rank->birth_segment.push_back(segment);
+    } else if (op.in_bad_tensor && !explained) {
+      // (A NaN/Inf scalar argument, as in masked_fill(-inf), is not inherited data.)
+      rank->births.push_back(make_node(op, AnomalyKind::kInheritedInput));
+      rank->birth_segment.push_back(segment);
+      explained = true;
+    } else if (op.out_bad) {
+      explained = true;
+    }
+  }
+  // The JSON of births not read yet (an op whose inputs were already bad).
+  std::unordered_set<std::string> missing;
+  for (const AnomalyNode& b : rank->births) {
+    if (raw.count(b.op_name) == 0) missing.insert(b.op_name);
+  }
+  NUMPROBE_RETURN_IF_ERROR(extract(missing));
+  for (AnomalyNode& b : rank->births) b.raw_entry = raw[b.op_name];
+  for (auto& [id, node] : rank->comm_anomalies) node.raw_entry = raw[node.op_name];
+  return Status::Ok();
+}
+
+Status Scanner::ScanStep(const std::string& scope, const std::vector<DumpPair>& pairs) {
+  nodes_.clear();
+  std::vector<RankState> ranks;
+  std::vector<int64_t> rank_numbers;
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    const DumpLocation& location = *pairs[i].target;
+    RankState rank;
+    rank.scope = scope;
+    std::optional<int64_t> step = detail::StepNumber(scope);
+    if (!step) step = detail::StepNumber(location.dir.parent_path().filename().string());
+    rank.step = step.value_or(-1);
+    const size_t slash = scope.rfind('/');
+    rank.prefix = detail::StepNumber(scope)
+                      ? (slash == std::string::npos ? "" : scope.substr(0, slash))
+                      : scope;
+    rank.rank_folder = pairs[i].rank.empty() ? location.dir.filename().string() : pairs[i].rank;
+    rank.rank = detail::RankNumber(rank.rank_folder).value_or(static_cast<int64_t>(i));
+    ranks.push_back(std::move(rank));
+    rank_numbers.push_back(ranks.back().rank);
+  }
+  report_->ranks += static_cast<int64_t>(ranks.size());
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    NUMPROBE_RETURN_IF_ERROR(ScanRank(*pairs[i].target, static_cast<int>(i), &ranks[i]));
+  }
+  std::vector<std::vector<int>> per_rank;
+  per_rank.reserve(ranks.size());
+  for (const RankState& r : ranks) per_rank.push_back(r.comm_nodes);
+  detail::OrderCommNodes(rank_numbers, per_rank, &nodes_);
+
+  // Time of each birth: between the levels of the communication ops around it.
+  for (RankState& r : ranks) {
+    for (size_t b = 0; b < r.births.size(); ++b) {
+      const int segment = r.birth_segment[b];
+      double time = -0.5;
+      if (static_cast<size_t>(segment) < r.comm_nodes.size()) {
+        time = nodes_[static_cast<size_t>(r.comm_nodes[static_cast<size_t>(segment)])].level - 0.5;
+      } else if (!r.comm_nodes.empty()) {
+        time = nodes_[static_cast<size_t>(r.comm_nodes.back())].level + 0.5;
+      }
+      r.births[b].time = time;
+      report_->anomalies.push_back(std::move(r.births[b]));
+    }
+  }
+  // Communication births: no sender of the instance had a bad input.
+  std::map<int, bool> instance_input_bad;
+  for (const CommNode& n : nodes_) {
+    bool& bad = instance_input_bad[n.instance];
+    bad = bad || (n.direction != CommDirection::kDst && n.input_bad);
+  }
+  for (RankState& r : ranks) {
+    for (auto& [id, node] : r.comm_anomalies) {
+      const CommNode& n = nodes_[static_cast<size_t>(id)];
+      if (instance_input_bad[n.instance]) continue;
+      node.time = n.level;
+      report_->anomalies.push_back(std::move(node));
+    }
+    r.comm_anomalies.clear();
+    r.births.clear();
+  }
+  for (RankState& r : ranks) done_ranks_.push_back(std::move(r));
+  return Status::Ok();
+}
+
+// Relative closeness of two statistics, as allclose on values.
+bool StatClose(double now, double before, double rtol, double atol) {
+  if (std::isnan(now) || std::isnan(before)) return false;
+  return now == before || std::fabs(now - before) <= atol + rtol * std::fabs(before);
+}
+
+void Scanner::CheckWeights() {
+  const bool any = Watching(Watchpoint::kWeightNotChanged) ||
+                   Watching(Watchpoint::kWeightChangeTooLarge) ||
+                   Watching(Watchpoint::kWeightChangeTooSmall);
+  if (!any) return;
+  const ScanThresholds& th = options_.thresholds;
+  // Steps of each rank, in step order.
+  std::map<std::pair<std::string, std::string>, std::vector<const RankState*>> series;
+  for (const RankState& r : done_ranks_) series[{r.prefix, r.rank_folder}].push_back(&r);
+  for (auto& [key, steps] : series) {
+    std::stable_sort(steps.begin(), steps.end(),
+                     [](const RankState* a, const RankState* b) { return a->step < b->step; });
+    for (size_t i = 1; i < steps.size(); ++i) {
+      const RankState& prev = *steps[i - 1];
+      const RankState& cur = *steps[i];
+      if (prev.step < 0 || prev.step == cur.step) continue;
+      for (const std::string& param : cur.param_order) {
+        const auto p_it = prev.params.find(param);
+        if (p_it == prev.params.end()) continue;
+        const ParamState& p = p_it->second;
+        const ParamState& c = cur.params.at(param);
+        if (!c.trainable || !c.tensor.is_tensor || c.tensor.shape != p.tensor.shape) continue;
+        if (c.tensor.nonfinite || p.tensor.nonfinite) continue;
+        const std::string where = fmt::format("step {} -> {}", prev.step, cur.step);
+        bool unchanged = false;
+        bool exact = false;
+        std::optional<double> ratio;        // exact update ratio
+        std::optional<double> ratio_floor;  // a lower bound from statistics
+        if (!c.tensor.file.empty() && !p.tensor.file.empty()) {
+          auto a = detail::LoadTensorFile(c.tensor.file);
+          auto b = detail::LoadTensorFile(p.tensor.file);
+          if (a && b) {
+            auto facts =
+                detail::CompareUpdate(*a, *b, th.weight_rtol, th.weight_atol, th.update_epsilon);
+            if (facts) {
+              exact = true;
+              unchanged = facts->allclose;
+              ratio = facts->ratio;
+            }
+          } else {
+            report_->warnings.push_back((a ? b.error() : a.error()).message());
+          }
+        }
+        if (!exact && c.md5.has_value() && p.md5.has_value()) {
+          exact = true;
+          unchanged = *c.md5 == *p.md5;
+        } else if (!exact) {
+          const ScanTensor& ct = c.tensor;
+          const ScanTensor& pt = p.tensor;
+          if (!ct.has_max || !ct.has_min || !pt.has_max || !pt.has_min) continue;
+          unchanged = StatClose(ct.max, pt.max, th.weight_rtol, th.weight_atol) &&
+                      StatClose(ct.min, pt.min, th.weight_rtol, th.weight_atol) &&
+                      (!ct.has_mean || !pt.has_mean ||
+                       StatClose(ct.mean, pt.mean, th.weight_rtol, th.weight_atol)) &&
+                      (!ct.has_norm || !pt.has_norm ||
+                       StatClose(ct.norm, pt.norm, th.weight_rtol, th.weight_atol));
+          // mean|dw| >= max(|d mean|, |d norm| / n) and mean|w| <= norm / sqrt(n).
+          if (ct.has_mean && pt.has_mean && ct.has_norm && pt.has_norm && ct.count > 0) {
+            const auto n = static_cast<double>(ct.count);
+            const double floor_diff =
+                std::max(std::fabs(ct.mean - pt.mean), std::fabs(ct.norm - pt.norm) / n);
+            ratio_floor = floor_diff / (pt.norm / std::sqrt(n) + th.update_epsilon);
+          }
+        }
+        if (unchanged) {
+          if (Watching(Watchpoint::kWeightNotChanged)) {
+            Hit(Watchpoint::kWeightNotChanged, cur, param, c.op_name,
+                fmt::format("allclose(w, w_prev, rtol={}, atol={})", Num(th.weight_rtol),
+                            Num(th.weight_atol)),
+                ratio.value_or(0), th.weight_rtol, exact,
+                exact ? where : where + " (statistics equal)");
+          }
+          continue;
+        }
+        const std::optional<double> large = ratio ? ratio : ratio_floor;
+        if (large && *large > th.update_ratio_max && Watching(Watchpoint::kWeightChangeTooLarge)) {
+          Hit(Watchpoint::kWeightChangeTooLarge, cur, param, c.op_name,
+              fmt::format("update ratio > {}", Num(th.update_ratio_max)), *large,
+              th.update_ratio_max, ratio.has_value(),
+              ratio ? where : where + " (lower bound from statistics)");
+        }
+        if (ratio && *ratio < th.update_ratio_min && Watching(Watchpoint::kWeightChangeTooSmall)) {
+          Hit(Watchpoint::kWeightChangeTooSmall, cur, param, c.op_name,
+              fmt::format("update ratio < {}", Num(th.update_ratio_min)), *ratio,
+              th.update_ratio_min, true, where);
+        }
+      }
+    }
+  }
+}
+
+void Scanner::Finish() {
+  // Births in time order: step, communication time, position, rank.
+  // Births from finite inputs first: a tensor that was already non-finite when it entered (NaN
+  // data, or an -inf attention mask built outside the dumped region) is the first anomaly only
+  // when no op anywhere made NaN/Inf out of finite inputs. Then steps by number (MindSpore's
+  // graph/ and pynative/ parts of one step sort together), communication time, position, rank.
+  auto key = [](const AnomalyNode& n) {
+    return std::make_tuple(n.kind == AnomalyKind::kInheritedInput, n.step, n.scope, n.time,
+                           n.entry_index, n.rank);
+  };
+  std::stable_sort(report_->anomalies.begin(), report_->anomalies.end(),
+                   [&](const AnomalyNode& a, const AnomalyNode& b) { return key(a) < key(b); });
+  report_->headroom_summary = detail::SummarizeHeadroom(report_->headroom, options_.targets);
+  if (files_missing_ > 0) {
+    report_->warnings.push_back(fmt::format(
+        "{} tensor file{} named in dump.json {} missing; statistics taken from dump.json",
+        files_missing_, files_missing_ == 1 ? "" : "s", files_missing_ == 1 ? "is" : "are"));
+  }
+}
+
+Status ValidateOptions(const ScanOptions& options) {
+  for (DType t : options.targets) {
+    if (!IsFloating(t) || Traits(t).bits > 16) {
+      return Status::InvalidArgument(
+          fmt::format("headroom target {} is not a 16- or 8-bit float type", Name(t)));
+    }
+  }
+  const ScanThresholds& th = options.thresholds;
+  if (th.act_range && th.act_range->first > th.act_range->second) {
+    return Status::InvalidArgument("activation range start is above its end");
+  }
+  for (double v :
+       {th.grad_norm_min, th.grad_norm_max, th.weight_rtol, th.weight_atol, th.update_ratio_max,
+        th.update_ratio_min, th.update_epsilon, th.tensor_abs_max}) {
+    if (std::isnan(v) || v < 0) {
+      return Status::InvalidArgument("watchpoint thresholds must be non-negative numbers");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<ScanReport> ScanDump(const std::filesystem::path& path, const ScanOptions& options) {
+  NUMPROBE_RETURN_IF_ERROR(ValidateOptions(options));
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    return Status::NotFound(path.string() + ": no such file or folder");
+  }
+  auto pairs = DiscoverDumpPairs(path, path);
+  if (!pairs) {
+    if (pairs.error().code() == ErrorCode::kNotFound) {
+      return Status::NotFound(path.string() +
+                              ": no dump.json, rank*/proc* or step* folders to scan");
+    }
+    return pairs.error();
+  }
+  ScanReport report;
+  report.dump = path.string();
+  report.options = options;
+  Scanner scanner(options, &report);
+  // Pairs come in scope order, ranks by number within a scope.
+  std::vector<DumpPair> step;
+  auto flush = [&]() -> Status {
+    if (step.empty()) return Status::Ok();
+    report.scopes.push_back(step.front().scope);
+    Status s = scanner.ScanStep(step.front().scope, step);
+    step.clear();
+    return s;
+  };
+  for (DumpPair& pair : *pairs) {
+    if (!pair.target.has_value() || pair.target->dump_json.empty()) continue;
+    if (!step.empty() && step.front().scope != pair.scope) NUMPROBE_RETURN_IF_ERROR(flush());
+    step.push_back(std::move(pair));
+  }
+  NUMPROBE_RETURN_IF_ERROR(flush());
+  if (report.scopes.empty()) {
+    return Status::NotFound(path.string() + ": no dump.json to scan");
+  }
+  scanner.CheckWeights();
+  scanner.Finish();
+  return report;
+}
+
+}  // namespace numprobe

@@ -1,0 +1,413 @@
+// Dumper: dump tree layout, statistics at the tensor's precision, md5, filters, overflow_check,
+// and crash safety through the journal.
+#include "numprobe/dumper.h"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "numprobe/float_convert.h"
+
+#include "msprobe/dump_journal.h"
+
+namespace numprobe {
+namespace {
+
+namespace fs = std::filesystem;
+
+class DumperTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() /
+            ("numprobe_dumper_" +
+             std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(root_);
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  std::unique_ptr<Dumper> Open(const std::string& extra, std::optional<int64_t> rank = 0) {
+    auto config = DumpConfig::Parse(R"({"dump_path": ")" + root_.string() + "\"" + extra + "}");
+    EXPECT_TRUE(config.ok()) << config.error().ToString();
+    DumperOptions options;
+    options.rank = rank;
+    auto d = Dumper::Open(*config, options);
+    EXPECT_TRUE(d.ok());
+    return std::move(d).value();
+  }
+
+  JsonValue ReadJson(const fs::path& p) {
+    std::ifstream in(p);
+    std::stringstream s;
+    s << in.rdbuf();
+    auto v = ParseJson(s.str());
+    EXPECT_TRUE(v.ok()) << p;
+    return v.ok() ? *v : JsonValue();
+  }
+
+  fs::path root_;
+};
+
+DumpValue F32(const std::vector<float>& v, std::vector<int64_t> shape, bool rg = false) {
+  TensorArg a;
+  a.view = TensorView::Contiguous(v.data(), DType::kF32, std::move(shape));
+  a.requires_grad = rg;
+  return DumpValue::Tensor(std::move(a));
+}
+
+TEST_F(DumperTest, WritesMsprobeLayoutAndLeafOrder) {
+  auto d = Open("");
+  std::vector<float> x = {1, -2, 3, 4};
+  ASSERT_TRUE(d->Start().ok());
+  ASSERT_TRUE(d->RecordForwardInputs("Functional.relu.0.forward",
+                                     DumpValue::List({F32(x, {2, 2}, true)}),
+                                     DumpValue::Dict({{"inplace", DumpValue::Bool(false)}}))
+                  .ok());
+  ASSERT_TRUE(d->RecordForwardOutputs("Functional.relu.0.forward",
+                                      DumpValue::List({F32({1, 0, 3, 4}, {2, 2})}))
+                  .ok());
+  d->AddStack("Functional.relu.0.forward", {"File a.py, line 1, in f, \n relu(x)"});
+  ASSERT_TRUE(d->Stop().ok());
+  const fs::path dir = root_ / "step0" / "rank0";
+  JsonValue dump = ReadJson(dir / "dump.json");
+  EXPECT_EQ(dump.Find("task")->string_value(), "statistics");
+  EXPECT_EQ(dump.Find("level")->string_value(), "L1");
+  EXPECT_TRUE(dump.Find("dump_data_dir")->is_null());
+  const JsonValue* entry = dump.Find("data")->Find("Functional.relu.0.forward");
+  ASSERT_NE(entry, nullptr);
+  const JsonValue& leaf = entry->Find("input_args")->array()[0];
+  std::vector<std::string> keys;
+  for (const auto& m : leaf.object()) keys.push_back(m.first);
+  EXPECT_EQ(keys, (std::vector<std::string>{"type", "dtype", "shape", "Max", "Min", "Mean", "Norm",
+                                            "requires_grad"}));
+  EXPECT_EQ(leaf.Find("Max")->double_value(), 4.0);
+  EXPECT_EQ(leaf.Find("Min")->double_value(), -2.0);
+  EXPECT_EQ(leaf.Find("Mean")->double_value(), 1.5);
+  EXPECT_EQ(leaf.Find("Norm")->double_value(), RoundToDType(DType::kF32, std::sqrt(30.0)));
+  EXPECT_TRUE(leaf.Find("requires_grad")->bool_value());
+  EXPECT_EQ(ToJson(*entry->Find("input_kwargs"), -1),
+            R"({"inplace":{"type":"bool","value":false}})");
+  EXPECT_TRUE(fs::exists(dir / "stack.json"));
+  EXPECT_EQ(ToJson(ReadJson(dir / "construct.json"), -1), "{}");  // L1: no construct
+}
+
+// async_dump: leaves whose statistics are still on the device wait, with every record after them,
+// until ResolvePending; then they are journaled and merged in record order.
+DumpValue Pending(int64_t slot, std::vector<int64_t> shape) {
+  TensorArg a;
+  a.view.dtype = DType::kF32;
+  a.view.shape = std::move(shape);
+  a.view.strides = {1};
+  a.pending_slot = slot;
+  return DumpValue::Tensor(std::move(a));
+}
+
+TEST_F(DumperTest, PendingDeviceStatisticsAreFilledInRecordOrder) {
+  auto d = Open(R"(, "async_dump": true)");
+  const fs::path dir = root_ / "step0" / "rank0";
+  std::vector<float> host = {1, 2};
+  ASSERT_TRUE(d->Start().ok());
+  ASSERT_TRUE(d->RecordForward("Functional.a.0.forward", DumpValue::List({Pending(0, {2})}),
+                               DumpValue::Dict({}), DumpValue::List({Pending(1, {2})}))
+                  .ok());
+  // A host tensor recorded after a pending one waits too, so that the order stays.
+  ASSERT_TRUE(d->RecordForward("Functional.b.0.forward", DumpValue::List({F32(host, {2})}),
+                               DumpValue::Dict({}), DumpValue::List({F32(host, {2})}))
+                  .ok());
+  EXPECT_EQ(d->pending_records(), 4);
+  EXPECT_EQ(ReadDumpJournal(dir / "dump.json.journal")->records, 0);
+
+  using V = std::vector<JsonValue>;
+  ASSERT_TRUE(d->ResolvePending({V{JsonValue::Double(3), JsonValue::Double(-1),
+                                   JsonValue::Double(1), JsonValue::Double(3.1622776601683795)},
+                                 V{JsonValue::Double(9), JsonValue::Double(0), JsonValue::Double(4),
+                                   JsonValue::Double(9.5)}})
+                  .ok());
+  EXPECT_EQ(d->pending_records(), 0);
+  EXPECT_EQ(ReadDumpJournal(dir / "dump.json.journal")->records, 4);
+  ASSERT_TRUE(d->Stop().ok());
+  JsonValue dump = ReadJson(dir / "dump.json");
+  std::vector<std::string> names;
+  for (const auto& m : dump.Find("data")->object()) names.push_back(m.first);
+  EXPECT_EQ(names, (std::vector<std::string>{"Functional.a.0.forward", "Functional.b.0.forward"}));
+  const JsonValue* a = dump.Find("data")->Find("Functional.a.0.forward");
+  EXPECT_EQ(ToJson(a->Find("input_args")->array()[0], -1),
+            R"({"type":"torch.Tensor","dtype":"torch.float32","shape":[2],"Max":3.0,"Min":-1.0,)"
+            R"("Mean":1.0,"Norm":3.1622776601683795,"requires_grad":false})");
+  EXPECT_EQ(a->Find("output")->array()[0].Find("Norm")->double_value(), 9.5);
+  EXPECT_EQ(dump.Find("data")
+                ->Find("Functional.b.0.forward")
+                ->Find("output")
+                ->array()[0]
+                .Find("Max")
+                ->double_value(),
+            2.0);
+}
+
+TEST_F(DumperTest, UnresolvedPendingStatisticsAreWrittenAsNullAndAMissingSlotIsAnError) {
+  auto d = Open(R"(, "async_dump": true)");
+  ASSERT_TRUE(d->Start().ok());
+  ASSERT_TRUE(d->RecordForward("Functional.a.0.forward", DumpValue::List({Pending(0, {2})}),
+                               DumpValue::Dict({}), DumpValue::List({Pending(1, {2})}))
+                  .ok());
+  Status st = d->ResolvePending({{JsonValue::Int(1), JsonValue::Int(0)}});  // slot 1 missing
+  EXPECT_EQ(st.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("slot 1"), std::string::npos) << st.message();
+  ASSERT_TRUE(d->RecordForward("Functional.b.0.forward", DumpValue::List({Pending(0, {2})}),
+                               DumpValue::Dict({}), DumpValue::List({}))
+                  .ok());
+  ASSERT_TRUE(d->Stop().ok());  // without ResolvePending
+  const std::string text = ToJson(ReadJson(root_ / "step0" / "rank0" / "dump.json"), -1);
+  EXPECT_EQ(text.find("pending_slot"), std::string::npos) << text;
+  JsonValue dump = ReadJson(root_ / "step0" / "rank0" / "dump.json");
+  const JsonValue& leaf =
+      dump.Find("data")->Find("Functional.b.0.forward")->Find("input_args")->array()[0];
+  EXPECT_TRUE(leaf.Find("Max")->is_null() && leaf.Find("Norm")->is_null());
+}
+
+TEST_F(DumperTest, Bf16StatisticsAreReportedAtBf16PrecisionAndIntsBoolsScalarsFollowMsprobe) {
+  auto d = Open("");
+  ASSERT_TRUE(d->Start().ok());
+  std::vector<uint16_t> bf(3);
+  for (int i = 0; i < 3; ++i)
+    bf[static_cast<size_t>(i)] = F32ToBF16(0.1f * static_cast<float>(i + 1));
+  TensorArg b;
+  b.view = TensorView::Contiguous(bf.data(), DType::kBF16, {3});
+  std::vector<int64_t> ints = {5, -7, 9};
+  TensorArg i64;
+  i64.view = TensorView::Contiguous(ints.data(), DType::kI64, {3});
+  std::vector<uint8_t> bools = {1, 0};
+  TensorArg bl;
+  bl.view = TensorView::Contiguous(bools.data(), DType::kBool, {2});
+  float scalar = 2.5f;
+  TensorArg s;
+  s.view = TensorView::Contiguous(&scalar, DType::kF32, {});
+  ASSERT_TRUE(
+      d->RecordForwardOutputs("Torch.x.0.forward",
+                              DumpValue::List({DumpValue::Tensor(b), DumpValue::Tensor(i64),
+                                               DumpValue::Tensor(bl), DumpValue::Tensor(s)}))
+          .ok());
+  ASSERT_TRUE(d->Stop().ok());
+  JsonValue dump = ReadJson(root_ / "step0" / "rank0" / "dump.json");
+  const auto& out = dump.Find("data")->Find("Torch.x.0.forward")->Find("output")->array();
+  const double mean = out[0].Find("Mean")->double_value();
+  EXPECT_EQ(mean, RoundToDType(DType::kBF16, mean));  // a bf16 value
+  EXPECT_EQ(out[1].Find("Max")->kind(), JsonValue::Kind::kInt);
+  EXPECT_EQ(out[1].Find("Min")->int_value(), -7);
+  EXPECT_TRUE(out[1].Find("Mean")->is_null());
+  EXPECT_TRUE(out[2].Find("Max")->bool_value());   // any
+  EXPECT_FALSE(out[2].Find("Min")->bool_value());  // all
+  for (const char* k : {"Max", "Min", "Mean", "Norm"})
+    EXPECT_EQ(out[3].Find(k)->double_value(), 2.5);
+}
+
+TEST_F(DumperTest, NonFiniteStatisticsAreBareTokens) {
+  auto d = Open("");
+  ASSERT_TRUE(d->Start().ok());
+  const float inf = std::numeric_limits<float>::infinity();
+  ASSERT_TRUE(d->RecordForwardOutputs("Tensor.__mul__.0.forward",
+                                      DumpValue::List({F32({inf, -inf, 1}, {3})}))
+                  .ok());
+  ASSERT_TRUE(d->Stop().ok());
+  std::ifstream in(root_ / "step0" / "rank0" / "dump.json");
+  std::stringstream s;
+  s << in.rdbuf();
+  EXPECT_NE(s.str().find("\"Max\": Infinity,"), std::string::npos);
+  EXPECT_NE(s.str().find("\"Min\": -Infinity,"), std::string::npos);
+  EXPECT_NE(s.str().find("\"Mean\": NaN,"), std::string::npos);
+}
+
+TEST_F(DumperTest, Md5IsCrc32OfTheBytes) {
+  auto d = Open(R"(, "statistics": {"summary_mode": "md5"})");
+  ASSERT_TRUE(d->Start().ok());
+  // zlib.crc32(b"123456789") == 0xcbf43926, the CRC-32 check value.
+  std::vector<uint8_t> bytes = {'1', '2', '3', '4', '5', '6', '7', '8', '9'};
+  TensorArg a;
+  a.view = TensorView::Contiguous(bytes.data(), DType::kU8, {9});
+  ASSERT_TRUE(
+      d->RecordForwardOutputs("Torch.y.0.forward", DumpValue::List({DumpValue::Tensor(a)})).ok());
+  ASSERT_TRUE(d->Stop().ok());
+  JsonValue dump = ReadJson(root_ / "step0" / "rank0" / "dump.json");
+  const JsonValue& leaf = dump.Find("data")->Find("Torch.y.0.forward")->Find("output")->array()[0];
+  EXPECT_EQ(leaf.Find("md5")->string_value(), "cbf43926");
+  EXPECT_EQ(leaf.object().back().first, "md5");
+}
+
+TEST_F(DumperTest, StepFilterScopeAndDataMode) {
+  auto d =
+      Open(R"(, "step": [1], "statistics": {"scope": ["Torch.b.0.forward", "Torch.c.0.forward"],
+                    "data_mode": ["forward", "output"]})",
+           std::nullopt);
+  std::vector<float> x = {1};
+  for (int step = 0; step < 2; ++step) {
+    ASSERT_TRUE(d->Start().ok());
+    for (const char* n :
+         {"Torch.a.0.forward", "Torch.b.0.forward", "Torch.c.0.forward", "Torch.e.0.forward"}) {
+      ASSERT_TRUE(d->RecordForward(n, DumpValue::List({F32(x, {1})}), DumpValue::Dict({}),
+                                   DumpValue::List({F32(x, {1})}))
+                      .ok());
+    }
+    ASSERT_TRUE(d->RecordBackward("Torch.b.0.backward", DumpValue::List({F32(x, {1})}),
+                                  DumpValue::List({F32(x, {1})}))
+                    .ok());
+    ASSERT_TRUE(d->Step().ok());
+  }
+  EXPECT_FALSE(fs::exists(root_ / "step0"));  // step 0 not selected: nothing written
+  const fs::path dir = root_ / "step1" / ("proc" + std::to_string(::getpid()));
+  JsonValue dump = ReadJson(dir / "dump.json");
+  std::vector<std::string> names;
+  for (const auto& m : dump.Find("data")->object()) {
+    names.push_back(m.first);
+    std::vector<std::string> parts;
+    for (const auto& p : m.second.object()) parts.push_back(p.first);
+    EXPECT_EQ(parts, std::vector<std::string>{"output"}) << m.first;  // forward outputs only
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"Torch.b.0.forward", "Torch.c.0.forward"}));
+}
+
+TEST_F(DumperTest, ListSelectsByNameAndEverythingInsideAListedModule) {
+  auto d = Open(R"(, "level": "mix", "statistics": {"list": ["relu", "Module.fc1"]})");
+  std::vector<float> x = {1};
+  const DumpValue t = DumpValue::List({F32(x, {1})});
+  const DumpValue none = DumpValue::Dict({});
+  ASSERT_TRUE(d->Start().ok());
+  ASSERT_TRUE(d->RecordForward("Functional.conv2d.0.forward", t, none, t).ok());
+  ASSERT_TRUE(d->RecordForward("Functional.relu.0.forward", t, none, t).ok());
+  d->Enter("Module.fc1.Linear.forward.0");
+  ASSERT_TRUE(d->RecordForward("Functional.linear.0.forward", t, none, t).ok());
+  ASSERT_TRUE(d->RecordForward("Module.fc1.Linear.forward.0", t, none, t).ok());
+  ASSERT_TRUE(d->RecordForward("Functional.linear.1.forward", t, none, t).ok());
+  ASSERT_TRUE(d->RecordBackward("Functional.linear.0.backward", t, t).ok());
+  ASSERT_TRUE(d->RecordBackward("Functional.conv2d.0.backward", t, t).ok());
+  ASSERT_TRUE(
+      d->RecordParameterGrad("Module.fc1.Linear.parameters_grad.0", "weight", F32(x, {1})).ok());
+  ASSERT_TRUE(d->Stop().ok());
+  JsonValue dump = ReadJson(root_ / "step0" / "rank0" / "dump.json");
+  std::vector<std::string> names;
+  for (const auto& m : dump.Find("data")->object()) names.push_back(m.first);
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"Functional.relu.0.forward", "Functional.linear.0.forward",
+                                      "Module.fc1.Linear.forward.0", "Functional.linear.0.backward",
+                                      "Module.fc1.Linear.parameters_grad.0"}));
+}
+
+TEST_F(DumperTest, OverflowCheckKeepsOnlyOverflowingOpsAndStopsAfterOverflowNums) {
+  auto d = Open(R"(, "task": "overflow_check", "overflow_check": {"overflow_nums": 1})");
+  const float inf = std::numeric_limits<float>::infinity();
+  ASSERT_TRUE(d->Start().ok());
+  d->AddStack("Tensor.__mul__.0.forward", {"File /site-packages/torch/x.py, line 1, in f, \n a",
+                                           "File train.py, line 9, in forward, \n q * scale"});
+  for (const auto& [name, value] :
+       std::vector<std::pair<std::string, float>>{{"Torch.ok.0.forward", 1.0f},
+                                                  {"Tensor.__mul__.0.forward", inf},
+                                                  {"Torch.later.0.forward", inf}}) {
+    ASSERT_TRUE(
+        d->RecordForwardInputs(name, DumpValue::List({F32({1, 2}, {2})}), DumpValue::Dict({}))
+            .ok());
+    ASSERT_TRUE(d->RecordForwardOutputs(name, DumpValue::List({F32({value, 2}, {2})})).ok());
+  }
+  EXPECT_FALSE(d->active());  // overflow_nums reached
+  auto report = d->TakeOverflowReport();
+  ASSERT_TRUE(report.has_value());
+  EXPECT_EQ(report->name, "Tensor.__mul__.0.forward");
+  EXPECT_NE(report->report.find("output.0: torch.float32 [2] Max=Infinity"), std::string::npos)
+      << report->report;
+  EXPECT_NE(report->report.find("source: File train.py, line 9"), std::string::npos)
+      << report->report;
+  EXPECT_FALSE(d->TakeOverflowReport().has_value());
+  ASSERT_TRUE(d->Stop().ok());
+  JsonValue dump = ReadJson(root_ / "step0" / "rank0" / "dump.json");
+  ASSERT_EQ(dump.Find("data")->object().size(), 1u);
+  const JsonValue& e = dump.Find("data")->object()[0].second;
+  EXPECT_NE(e.Find("input_args"), nullptr);
+  EXPECT_NE(e.Find("output"), nullptr);
+}
+
+TEST_F(DumperTest, JournalRebuildsEverythingWhenDumpJsonIsMissingOrOlder) {
+  std::vector<float> x = {1, 2};
+  fs::path dir;
+  {
+    auto d = Open(R"(, "level": "mix")");
+    ASSERT_TRUE(d->Start().ok());
+    ASSERT_TRUE(d->RecordForward("Module.a.A.forward.0", DumpValue::List({F32(x, {2})}),
+                                 DumpValue::Dict({}), DumpValue::List({F32(x, {2})}))
+                    .ok());
+    d->AddConstruct("Module.a.A.forward.0", std::nullopt);
+    ASSERT_TRUE(d->Stop().ok());
+    dir = d->rank_dir();
+    auto current = LoadDumpJson(dir);
+    ASSERT_TRUE(current.ok());
+    EXPECT_FALSE(current->from_journal);
+    ASSERT_TRUE(d->Start().ok());
+    ASSERT_TRUE(d->RecordForwardInputs("Functional.b.0.forward", DumpValue::List({F32(x, {2})}),
+                                       DumpValue::Dict({}))
+                    .ok());
+    // Simulate a crash: the Dumper is never stopped; its journal already holds the record.
+    std::ifstream in(dir / "dump.json.journal");
+    std::stringstream s;
+    s << in.rdbuf();
+    std::string content = s.str();
+    // The live journal is a mapping grown in steps: its unused tail is zero bytes.
+    ASSERT_NE(content.find('\0'), std::string::npos);
+    std::ofstream(root_ / "journal_raw", std::ios::binary) << content;
+    // A kill in the middle of copying a line leaves it cut, followed by zeros.
+    content.resize(content.find('\0'));
+    std::ofstream(root_ / "journal_copy", std::ios::binary)
+        << content << "{\"k\":\"d\",\"n\":\"cut" << std::string(64, '\0');
+  }
+  auto raw = ReadDumpJournal(root_ / "journal_raw");
+  ASSERT_TRUE(raw.ok()) << raw.error().ToString();
+  EXPECT_EQ(raw->records, 3);
+  EXPECT_FALSE(raw->truncated_tail);
+  fs::copy_file(root_ / "journal_copy", dir / "dump.json.journal",
+                fs::copy_options::overwrite_existing);
+  auto loaded = LoadDumpJson(dir);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().ToString();
+  EXPECT_TRUE(loaded->from_journal);
+  EXPECT_TRUE(loaded->truncated_tail);
+  EXPECT_NE(loaded->text.find("\"Functional.b.0.forward\": {"), std::string::npos);
+  EXPECT_NE(loaded->text.find("\"Module.a.A.forward.0\": {"), std::string::npos);
+  auto recovered = ReadDumpJournal(dir / "dump.json.journal");
+  ASSERT_TRUE(recovered.ok());
+  EXPECT_EQ(recovered->records, 3);  // inputs and outputs of A, inputs of b
+  EXPECT_EQ(ToJson(recovered->construct, -1), R"({"Module.a.A.forward.0":null})");
+  fs::remove(dir / "dump.json");
+  auto no_dump = LoadDumpJson(dir);
+  ASSERT_TRUE(no_dump.ok());
+  EXPECT_TRUE(no_dump->from_journal);
+}
+
+TEST_F(DumperTest, CorruptJournalLineIsReportedWithItsNumber) {
+  fs::create_directories(root_);
+  std::ofstream(root_ / "dump.json.journal")
+      << "{\"k\":\"h\",\"task\":\"statistics\"}\nnot json\n{\"k\":\"w\"}\n";
+  auto r = ReadDumpJournal(root_ / "dump.json.journal");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code(), ErrorCode::kCorrupt);
+  EXPECT_NE(r.error().message().find("journal line 2"), std::string::npos);
+}
+
+TEST_F(DumperTest, TensorTaskWritesPtFilesNamedLikeMsprobe) {
+  auto d = Open(R"(, "task": "tensor")");
+  std::vector<float> x = {1, 2, 3};
+  ASSERT_TRUE(d->Start().ok());
+  ASSERT_TRUE(d->RecordForwardInputs("Tensor.add_.0.forward",
+                                     DumpValue::List({F32(x, {3}), F32(x, {3})}),
+                                     DumpValue::Dict({{"other", F32(x, {3})}}))
+                  .ok());
+  ASSERT_TRUE(
+      d->RecordParameterGrad("Module.fc1.Linear.parameters_grad.0", "weight", F32(x, {3})).ok());
+  ASSERT_TRUE(d->Stop().ok());
+  const fs::path data = root_ / "step0" / "rank0" / "dump_tensor_data";
+  for (const char* f :
+       {"Tensor.add_.0.forward.input.0.pt", "Tensor.add_.0.forward.input.1.pt",
+        "Tensor.add_.0.forward.kwargs.other.pt", "Module.fc1.Linear.parameters_grad.0.weight.pt"}) {
+    EXPECT_TRUE(fs::exists(data / f)) << f;
+  }
+}
+
+}  // namespace
+}  // namespace numprobe

@@ -1,0 +1,311 @@
+// ScanDump end to end on dumps written here and on msprobe's own NaN dump: the first anomaly
+// across ranks, exact statistics from tensor files, raw entry extraction, the output files and
+// the errors.
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "numprobe/npy.h"
+#include "numprobe/scan.h"
+
+#include "scan/scan_internal.h"
+
+namespace numprobe {
+namespace {
+
+namespace fs = std::filesystem;
+
+class ScanDumpTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::path(::testing::TempDir()) /
+            ("scan_dump_test_" +
+             std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(root_);
+    fs::create_directories(root_);
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  void Write(const fs::path& rel, const std::string& text) {
+    fs::create_directories((root_ / rel).parent_path());
+    std::ofstream(root_ / rel, std::ios::binary) << text;
+  }
+  // dump.json with `data` as its data object.
+  void WriteDump(const fs::path& rank_dir, const std::string& data,
+                 const std::string& task = "statistics") {
+    Write(rank_dir / "dump.json", R"({"task": ")" + task +
+                                      R"(", "level": "L1", "framework": "pytorch",
+                                      "dump_data_dir": null, "data": {)" +
+                                      data + "}}");
+  }
+
+  fs::path root_;
+};
+
+std::string Tensor(const std::string& max, const std::string& min,
+                   const std::string& dtype = "torch.float32") {
+  return R"({"type": "torch.Tensor", "dtype": ")" + dtype + R"(", "shape": [2, 2], "Max": )" + max +
+         R"(, "Min": )" + min + R"(, "Mean": 0.5, "Norm": 1.0, "requires_grad": false})";
+}
+
+std::string Op(const std::string& name, const std::string& in, const std::string& out,
+               const std::string& kwargs = "{}") {
+  return "\"" + name + R"(": {"input_args": [)" + in + R"(], "input_kwargs": )" + kwargs +
+         R"(, "output": [)" + out + "]}";
+}
+
+const std::string kGroup = R"({"group": {"type": "torch.ProcessGroup", "group_ranks": [0, 1]}})";
+
+TEST_F(ScanDumpTest, MsprobeNanFixtureNamesTheMultiply) {
+  auto report = ScanDump(NUMPROBE_FIXTURES_DIR "/msprobe/dump_statistics_nan");
+  ASSERT_TRUE(report.ok()) << report.error().ToString();
+  ASSERT_NE(report->first_anomaly(), nullptr);
+  const AnomalyNode& first = *report->first_anomaly();
+  EXPECT_EQ(first.op_name, "Tensor.__mul__.0.forward");
+  EXPECT_EQ(first.kind, AnomalyKind::kCompute);
+  EXPECT_EQ(first.step, 0);
+  EXPECT_EQ(first.rank_folder, "proc18393");
+  EXPECT_EQ(report->anomalies.size(), 1u);
+  ASSERT_FALSE(first.stack.empty());
+  EXPECT_NE(first.stack[0].find("models.py, line 58"), std::string::npos);
+  ASSERT_FALSE(first.outputs.empty());
+  EXPECT_TRUE(first.outputs[0].nonfinite);
+  EXPECT_TRUE(std::isinf(first.outputs[0].max));
+  // Every parameter gradient of the NaN run holds NaN (15 tensors).
+  EXPECT_EQ(report->hits.size(), 15u);
+  for (const auto& h : report->hits) EXPECT_EQ(h.watchpoint, Watchpoint::kGradientExploding);
+  EXPECT_EQ(report->task, "statistics");
+  EXPECT_TRUE(report->findings());
+}
+
+TEST_F(ScanDumpTest, BirthOnRankOneBeatsTheAllReduceThatCarriesItToRankZero) {
+  const std::string ok = Tensor("1.0", "-1.0");
+  const std::string nan = Tensor("NaN", "NaN");
+  // Rank 0's all_reduce comes first in its file and outputs NaN; its own input was finite.
+  WriteDump("step0/rank0", Op("Distributed.all_reduce.0.forward", ok, nan, kGroup) + "," +
+                               Op("Torch.add.0.forward", nan, nan));
+  WriteDump("step0/rank1",
+            Op("Torch.mul.0.forward", ok, ok) + "," + Op("Torch.mul.1.forward", ok, ok) + "," +
+                Op("Torch.rsqrt.0.forward", Tensor("1.0", "0.0"), Tensor("Infinity", "1.0")) + "," +
+                Op("Distributed.all_reduce.0.forward", Tensor("Infinity", "1.0"), nan, kGroup));
+  auto report = ScanDump(root_);
+  ASSERT_TRUE(report.ok()) << report.error().ToString();
+  ASSERT_EQ(report->anomalies.size(), 1u);
+  EXPECT_EQ(report->anomalies[0].op_name, "Torch.rsqrt.0.forward");
+  EXPECT_EQ(report->anomalies[0].rank, 1);
+  EXPECT_EQ(report->anomalies[0].time, -0.5);
+  EXPECT_EQ(report->ranks, 2);
+}
+
+TEST_F(ScanDumpTest, AllReduceWithFiniteInputsEverywhereIsTheBirth) {
+  const std::string big = Tensor("60000.0", "-1.0", "torch.float16");
+  const std::string inf = Tensor("Infinity", "-1.0", "torch.float16");
+  for (const char* rank : {"step0/rank0", "step0/rank1"}) {
+    WriteDump(rank, Op("Distributed.all_reduce.0.forward", big, inf, kGroup));
+  }
+  auto report = ScanDump(root_);
+  ASSERT_TRUE(report.ok()) << report.error().ToString();
+  ASSERT_EQ(report->anomalies.size(), 2u);
+  EXPECT_EQ(report->anomalies[0].kind, AnomalyKind::kCommunication);
+  EXPECT_EQ(report->anomalies[0].rank, 0);
+  EXPECT_EQ(report->anomalies[1].rank, 1);
+}
+
+TEST_F(ScanDumpTest, InheritedInputsComeAfterRealBirths) {
+  // An -inf mask tensor from outside the dump feeds the first op; a real birth follows.
+  WriteDump("step0/rank0",
+            Op("Tensor.__add__.0.forward", Tensor("1.0", "-Infinity") + "," + Tensor("1", "0"),
+               Tensor("1.0", "-Infinity")) +
+                "," + Op("Torch.log.0.forward", Tensor("1.0", "0.0"), Tensor("0.0", "-Infinity")));
+  auto report = ScanDump(root_);
+  ASSERT_TRUE(report.ok()) << report.error().ToString();
+  ASSERT_EQ(report->anomalies.size(), 2u);
+  EXPECT_EQ(report->anomalies[0].op_name, "Torch.log.0.forward");
+  EXPECT_EQ(report->anomalies[1].kind, AnomalyKind::kInheritedInput);
+}
+
+TEST_F(ScanDumpTest, TensorFilesGiveExactStatistics) {
+  // Statistics are null in dump.json (as msprobe writes for fp8); the file holds one NaN.
+  const std::vector<float> values = {1.0f, std::numeric_limits<float>::quiet_NaN(), 2.0f, 0.0f};
+  const auto view = TensorView::Contiguous(values.data(), DType::kF32, {4});
+  const std::vector<float> inputs = {0.5f, 0.25f, 1.0f, 3.0f};
+  const auto in_view = TensorView::Contiguous(inputs.data(), DType::kF32, {4});
+  fs::create_directories(root_ / "rank0/dump_tensor_data");
+  ASSERT_TRUE(WriteNpy(root_ / "rank0/dump_tensor_data/Torch.f.0.forward.output.0.npy", view).ok());
+  ASSERT_TRUE(
+      WriteNpy(root_ / "rank0/dump_tensor_data/Torch.f.0.forward.input.0.npy", in_view).ok());
+  const std::string leaf_out = R"({"type": "torch.Tensor", "dtype": "torch.float32",
+      "shape": [4], "Max": null, "Min": null, "data_name": "Torch.f.0.forward.output.0.npy"})";
+  const std::string leaf_in = R"({"type": "torch.Tensor", "dtype": "torch.float32",
+      "shape": [4], "Max": null, "Min": null, "data_name": "Torch.f.0.forward.input.0.npy"})";
+  const std::string hostile = R"({"type": "torch.Tensor", "dtype": "torch.float32",
+      "shape": [4], "Max": 1.0, "Min": 0.0, "data_name": "../../etc/passwd"})";
+  WriteDump("rank0", Op("Torch.f.0.forward", leaf_in + "," + hostile, leaf_out), "tensor");
+  auto report = ScanDump(root_);
+  ASSERT_TRUE(report.ok()) << report.error().ToString();
+  EXPECT_EQ(report->tensor_files_read, 2);
+  ASSERT_EQ(report->anomalies.size(), 1u);
+  const AnomalyNode& n = report->anomalies[0];
+  EXPECT_EQ(n.op_name, "Torch.f.0.forward");
+  ASSERT_EQ(n.outputs.size(), 1u);
+  EXPECT_TRUE(n.outputs[0].exact);
+  EXPECT_EQ(n.outputs[0].nan_count, 1);
+  EXPECT_EQ(n.outputs[0].zero_count, 1);
+  EXPECT_EQ(n.inputs[0].max_abs, 3.0);
+  EXPECT_EQ(n.inputs[0].min_nonzero_abs, 0.25);
+  EXPECT_FALSE(n.inputs[1].exact);  // the path-traversal data_name was not followed
+  ASSERT_FALSE(report->warnings.empty());
+  EXPECT_NE(report->warnings[0].find("not a plain file name"), std::string::npos);
+  // Headroom of the input from its file: 0.25 is the smallest non-zero |x|.
+  bool seen = false;
+  for (const auto& row : report->headroom) {
+    if (row.tensor != "Torch.f.0.forward.input.0") continue;
+    seen = true;
+    EXPECT_TRUE(row.exact);
+    EXPECT_EQ(row.min_nonzero_abs, 0.25);
+  }
+  EXPECT_TRUE(seen);
+}
+
+TEST_F(ScanDumpTest, Md5ModeComparesWeightsByChecksum) {
+  auto module = [](const std::string& md5_w, const std::string& md5_b) {
+    return R"("Module.fc.Linear.forward.0": {"input_args": [], "input_kwargs": {}, "output": [],
+        "parameters": {"weight": {"type": "torch.Tensor", "dtype": "torch.float32",
+        "shape": [2, 2], "requires_grad": true, "md5": ")" +
+           md5_w + R"("}, "bias": {"type": "torch.Tensor", "dtype": "torch.float32",
+        "shape": [2], "requires_grad": true, "md5": ")" +
+           md5_b + R"("}}})";
+  };
+  WriteDump("step0/rank0", module("0a0a0a0a", "1b1b1b1b"), "statistics");
+  WriteDump("step1/rank0", module("0a0a0a0a", "2c2c2c2c"), "statistics");
+  auto report = ScanDump(root_);
+  ASSERT_TRUE(report.ok()) << report.error().ToString();
+  EXPECT_TRUE(report->md5_mode);
+  ASSERT_EQ(report->hits.size(), 1u);  // the weight kept its checksum, the bias did not
+  EXPECT_EQ(report->hits[0].watchpoint, Watchpoint::kWeightNotChanged);
+  EXPECT_EQ(report->hits[0].tensor, "Module.fc.Linear.weight");
+  EXPECT_EQ(report->hits[0].step, 1);
+  EXPECT_TRUE(report->hits[0].exact);
+  EXPECT_TRUE(report->headroom.empty());  // no statistics, no headroom
+}
+
+TEST_F(ScanDumpTest, WritesJsonCsvAndMsprobesAnomalyFile) {
+  WriteDump("step0/rank0", Op("Torch.exp.0.forward", Tensor("100.0", "1.5"),
+                              Tensor("Infinity", "4.4816890703380645")));
+  auto report = ScanDump(root_);
+  ASSERT_TRUE(report.ok()) << report.error().ToString();
+  auto files = WriteScanReport(*report, root_ / "out", "20250101000000");
+  ASSERT_TRUE(files.ok()) << files.error().ToString();
+  for (const fs::path& p : {files->json, files->anomalies_csv, files->watchpoints_csv,
+                            files->headroom_csv, files->anomaly_analyze}) {
+    EXPECT_TRUE(fs::is_regular_file(p)) << p;
+  }
+  EXPECT_EQ(files->anomaly_analyze.filename(), "anomaly_analyze_20250101000000.json");
+  std::stringstream text;
+  text << std::ifstream(files->anomaly_analyze).rdbuf();
+  // The entry's data is copied as written: the digits and the bare Infinity token.
+  EXPECT_NE(text.str().find(R"("Min":4.4816890703380645)"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find(R"("Max":Infinity)"), std::string::npos);
+  EXPECT_NE(text.str().find(R"("rank_0")"), std::string::npos);
+  std::stringstream csv;
+  csv << std::ifstream(files->anomalies_csv).rdbuf();
+  EXPECT_EQ(csv.str().rfind("Order,Kind,Step,Rank,Rank Folder,Op Name", 0), 0u);
+  EXPECT_NE(csv.str().find("Torch.exp.0.forward"), std::string::npos);
+}
+
+TEST_F(ScanDumpTest, CleanDumpWritesNoAnomalyFile) {
+  WriteDump("rank0", Op("Torch.exp.0.forward", Tensor("1.0", "0.0"), Tensor("2.72", "1.0")));
+  auto report = ScanDump(root_);
+  ASSERT_TRUE(report.ok()) << report.error().ToString();
+  EXPECT_FALSE(report->findings());
+  auto files = WriteScanReport(*report, root_ / "out", "1");
+  ASSERT_TRUE(files.ok());
+  EXPECT_TRUE(files->anomaly_analyze.empty());
+}
+
+TEST_F(ScanDumpTest, Errors) {
+  EXPECT_EQ(ScanDump(root_ / "nope").error().code(), ErrorCode::kNotFound);
+  EXPECT_EQ(ScanDump(root_).error().code(), ErrorCode::kNotFound);  // empty folder
+  Write("rank0/dump.json", R"({"task": "statistics", "data": {"Torch.a.0.forward": [)");
+  const Status s = ScanDump(root_).error();
+  EXPECT_EQ(s.code(), ErrorCode::kCorrupt);
+  EXPECT_NE(s.message().find("dump.json"), std::string::npos);
+  ScanOptions bad;
+  bad.targets = {DType::kF32};
+  EXPECT_EQ(ScanDump(root_, bad).error().code(), ErrorCode::kInvalidArgument);
+  ScanOptions negative;
+  negative.thresholds.grad_norm_max = -1;
+  EXPECT_EQ(ScanDump(root_, negative).error().code(), ErrorCode::kInvalidArgument);
+}
+
+TEST(ScanEntriesTest, ExtractsChosenEntriesVerbatim) {
+  const std::string json = R"({"task": "x", "data": {
+      "A": {"v": [1.10, NaN, -Infinity, {"k": "s"}], "n": 12345678901234567890},
+      "B": {"v": 2},
+      "A": {"v": [3.0e-5]}}, "other": {"A": 1}})";
+  auto out = detail::ExtractEntries(std::span<const char>(json.data(), json.size()), {"A"});
+  ASSERT_TRUE(out.ok()) << out.error().ToString();
+  ASSERT_EQ(out->size(), 1u);
+  EXPECT_EQ(out->at("A"), R"({"v":[3.0e-5]})");  // the repeated entry: the last one wins
+  auto first =
+      detail::ExtractEntries(std::span<const char>(json.data(), json.find("\"B\"")), {"A"});
+  EXPECT_FALSE(first.ok());  // truncated JSON
+  auto members = detail::ExtractMembers(
+      R"({"input_args": [1.10, NaN], "output": [-Infinity], "x": 1})", {"input_args", "output"});
+  ASSERT_TRUE(members.ok());
+  EXPECT_EQ(members->at("input_args"), "[1.10,NaN]");
+  EXPECT_EQ(members->at("output"), "[-Infinity]");
+  EXPECT_EQ(members->count("x"), 0u);
+}
+
+TEST(ScanNamesTest, EntryRules) {
+  using namespace detail;
+  EXPECT_TRUE(IsModuleEntry("Module.fc1.Linear.forward.0"));
+  EXPECT_TRUE(IsModuleEntry("Cell.dense.Dense.forward.0"));
+  EXPECT_FALSE(IsModuleEntry("Functional.linear.0.forward"));
+  EXPECT_TRUE(IsParametersGradEntry("Module.fc1.Linear.parameters_grad.0"));
+  EXPECT_TRUE(IsParametersGradEntry("Module.fc1.Linear.parameters_grad"));
+  EXPECT_TRUE(IsCommunicationEntry("Distributed.all_reduce.0.forward"));
+  EXPECT_TRUE(IsCommunicationEntry("Distributed.isend.3.forward"));
+  EXPECT_FALSE(IsCommunicationEntry("Distributed.barrier.0.forward"));
+  EXPECT_FALSE(IsCommunicationEntry("Torch.all_reduce.0.forward"));
+  EXPECT_TRUE(IsIgnoredEntry("Torch.empty.0.forward"));
+  EXPECT_TRUE(IsIgnoredEntry("Tensor.new_empty.2.forward"));
+  EXPECT_FALSE(IsIgnoredEntry("Torch.empty_like_thing.0.forward"));
+  EXPECT_TRUE(IsBackwardEntry("Functional.relu.0.backward"));
+  EXPECT_EQ(ModuleOfEntry("Module.layers.0.attn.Attention.forward.3"),
+            "Module.layers.0.attn.Attention");
+  EXPECT_EQ(ModuleOfEntry("Module.fc1.Linear.parameters_grad.0"), "Module.fc1.Linear");
+  EXPECT_EQ(
+      ParameterKey("Module.fc1.Linear.forward.0", "Module.fc1.Linear.forward.0.parameters.weight"),
+      "Module.fc1.Linear.weight");
+  EXPECT_EQ(LayerOf("Torch.exp.0.forward", {"Module.head.Head.forward.0"}), "Module.head.Head");
+  EXPECT_EQ(LayerOf("Tensor.__mul__.3.forward", {}), "Tensor.__mul__");
+  EXPECT_TRUE(IsActivationOp("Functional.gelu.0.forward"));
+  EXPECT_TRUE(IsActivationOp("Module.act.GELU.forward.0"));
+  EXPECT_FALSE(IsActivationOp("Functional.linear.0.forward"));
+  EXPECT_TRUE(IsFloatDTypeText("torch.bfloat16"));
+  EXPECT_TRUE(IsFloatDTypeText("Float16"));
+  EXPECT_FALSE(IsFloatDTypeText("torch.int64"));
+  EXPECT_EQ(NumelOfShapeText("[2, 3, 4]"), 24);
+  EXPECT_EQ(NumelOfShapeText("[]"), 1);
+  EXPECT_FALSE(NumelOfShapeText("[4294967296, 4294967296, 4294967296]").has_value());
+  EXPECT_FALSE(NumelOfShapeText("None").has_value());
+  EXPECT_TRUE(IsPlainFileName("a.0.forward.output.0.pt"));
+  EXPECT_FALSE(IsPlainFileName("../a.pt"));
+  EXPECT_FALSE(IsPlainFileName(".."));
+  EXPECT_EQ(RankNumber("rank12"), 12);
+  EXPECT_EQ(RankNumber("rank"), 0);
+  EXPECT_FALSE(RankNumber("proc123").has_value());
+  EXPECT_EQ(StepNumber("graph/step7"), 7);
+  EXPECT_FALSE(StepNumber("").has_value());
+}
+
+}  // namespace
+}  // namespace numprobe

@@ -1,0 +1,132 @@
+// Precision headroom verdicts at the exact rounding boundaries of each target, computed by hand
+// from the formats' definitions (round to nearest, ties to even).
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "numprobe/scan.h"
+
+#include "scan/scan_internal.h"
+
+namespace numprobe {
+namespace {
+
+using detail::FitOf;
+
+constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
+
+TEST(ScanHeadroomTest, Fp16OverflowsAtTheRoundingMidpointAboveItsMaximum) {
+  // 65504 = max fp16; the next step would be 65536, so 65520 is the midpoint, which ties to
+  // the even neighbour: Inf.
+  EXPECT_FALSE(FitOf(DType::kF16, 65504.0, kUnknown).overflow);
+  EXPECT_FALSE(FitOf(DType::kF16, 65519.99, kUnknown).overflow);
+  EXPECT_TRUE(FitOf(DType::kF16, 65520.0, kUnknown).overflow);
+  EXPECT_DOUBLE_EQ(FitOf(DType::kF16, 65504.0 / 8, kUnknown).headroom_log2, 3.0);
+  EXPECT_LT(FitOf(DType::kF16, 1e5, kUnknown).headroom_log2, 0.0);
+}
+
+TEST(ScanHeadroomTest, Fp16UnderflowAndSubnormals) {
+  const double min_sub = std::ldexp(1.0, -24);
+  EXPECT_TRUE(FitOf(DType::kF16, 1.0, std::ldexp(1.0, -25)).underflow);  // tie -> 0
+  const TargetFit above_half = FitOf(DType::kF16, 1.0, std::ldexp(1.0, -25) * 1.0001);
+  EXPECT_FALSE(above_half.underflow);
+  EXPECT_TRUE(above_half.subnormal);
+  EXPECT_TRUE(FitOf(DType::kF16, 1.0, min_sub).subnormal);
+  const TargetFit normal = FitOf(DType::kF16, 1.0, std::ldexp(1.0, -14));
+  EXPECT_FALSE(normal.subnormal);
+  EXPECT_FALSE(normal.underflow);
+  EXPECT_TRUE(normal.min_known);
+}
+
+TEST(ScanHeadroomTest, Bf16KeepsFp32RangeButNotItsTop) {
+  // bf16 max = (2 - 2^-7) * 2^127; midpoint to 2^128 = (2 - 2^-8) * 2^127.
+  const double max_bf16 = (2.0 - std::ldexp(1.0, -7)) * std::ldexp(1.0, 127);
+  const double midpoint = (2.0 - std::ldexp(1.0, -8)) * std::ldexp(1.0, 127);
+  EXPECT_FALSE(FitOf(DType::kBF16, max_bf16, kUnknown).overflow);
+  EXPECT_TRUE(FitOf(DType::kBF16, midpoint, kUnknown).overflow);
+  EXPECT_FALSE(FitOf(DType::kBF16, 65520.0, kUnknown).overflow);
+  EXPECT_FALSE(FitOf(DType::kBF16, 1.0, std::ldexp(1.0, -126)).subnormal);
+  EXPECT_TRUE(FitOf(DType::kBF16, 1.0, std::ldexp(1.0, -127)).subnormal);
+  EXPECT_TRUE(FitOf(DType::kBF16, 1.0, std::ldexp(1.0, -134)).underflow);  // half of 2^-133
+}
+
+TEST(ScanHeadroomTest, Fp8E4m3HasNoInfinityAndTiesDownAt464) {
+  // e4m3fn: max 448 = 1.75 * 2^8; 480 would be the NaN code. 464 ties to 448 (even mantissa).
+  EXPECT_FALSE(FitOf(DType::kF8E4M3FN, 448.0, kUnknown).overflow);
+  EXPECT_FALSE(FitOf(DType::kF8E4M3FN, 464.0, kUnknown).overflow);
+  EXPECT_TRUE(FitOf(DType::kF8E4M3FN, 464.5, kUnknown).overflow);
+  EXPECT_TRUE(FitOf(DType::kF8E4M3FN, 1.0, std::ldexp(1.0, -10)).underflow);  // half of 2^-9
+  EXPECT_TRUE(FitOf(DType::kF8E4M3FN, 1.0, std::ldexp(1.0, -9)).subnormal);
+  EXPECT_FALSE(FitOf(DType::kF8E4M3FN, 1.0, std::ldexp(1.0, -6)).subnormal);
+  EXPECT_DOUBLE_EQ(FitOf(DType::kF8E4M3FN, 56.0, kUnknown).headroom_log2, 3.0);
+}
+
+TEST(ScanHeadroomTest, Fp8E5m2OverflowsAt61440) {
+  // e5m2: max 57344 = 1.75 * 2^15, next 2^16; midpoint 61440 ties to 2^16 (even): Inf.
+  EXPECT_FALSE(FitOf(DType::kF8E5M2, 57344.0, kUnknown).overflow);
+  EXPECT_FALSE(FitOf(DType::kF8E5M2, 61439.0, kUnknown).overflow);
+  EXPECT_TRUE(FitOf(DType::kF8E5M2, 61440.0, kUnknown).overflow);
+  EXPECT_TRUE(FitOf(DType::kF8E5M2, 1.0, std::ldexp(1.0, -17)).underflow);
+  EXPECT_TRUE(FitOf(DType::kF8E5M2, 1.0, std::ldexp(1.0, -16)).subnormal);
+}
+
+TEST(ScanHeadroomTest, UnknownAndEmptyMagnitudes) {
+  const TargetFit unknown = FitOf(DType::kF16, 2.0, kUnknown);
+  EXPECT_FALSE(unknown.min_known);
+  EXPECT_FALSE(unknown.underflow);
+  // All zeros: the smallest non-zero |x| is +Inf ("none"), known, nothing underflows.
+  const TargetFit zeros = FitOf(DType::kF16, 0.0, HUGE_VAL);
+  EXPECT_TRUE(zeros.min_known);
+  EXPECT_FALSE(zeros.underflow);
+  EXPECT_FALSE(zeros.overflow);
+  EXPECT_TRUE(std::isnan(zeros.headroom_log2));
+}
+
+TEST(ScanHeadroomTest, SummaryListsLayersInOrderOfAppearance) {
+  std::vector<HeadroomRow> rows;
+  auto row = [&](const char* tensor, const char* layer, double max_abs, double min_nz) {
+    HeadroomRow r;
+    r.tensor = tensor;
+    r.layer = layer;
+    r.max_abs = max_abs;
+    r.min_nonzero_abs = min_nz;
+    r.fits.push_back(FitOf(DType::kF16, max_abs, min_nz));
+    rows.push_back(r);
+  };
+  row("a.out", "Module.b.Lin", 7e4, 1.0);
+  row("b.out", "Module.a.Lin", 1e5, std::ldexp(1.0, -30));
+  row("c.out", "Module.b.Lin", 3e5, 1.0);
+  row("d.out", "Module.c.Lin", 1.0, 0.5);
+  HeadroomRow bad;
+  bad.tensor = "nan.out";
+  bad.layer = "Module.d.Lin";
+  bad.nonfinite = true;
+  rows.push_back(bad);
+  const auto summary = detail::SummarizeHeadroom(rows, {DType::kF16});
+  ASSERT_EQ(summary.size(), 1u);
+  const HeadroomSummary& s = summary[0];
+  EXPECT_EQ(s.tensors, 4);
+  EXPECT_EQ(s.overflow, 3);
+  EXPECT_EQ(s.underflow, 1);
+  ASSERT_EQ(s.keep_higher.size(), 2u);
+  EXPECT_EQ(s.keep_higher[0].layer, "Module.b.Lin");
+  EXPECT_EQ(s.keep_higher[0].tensors, 2);
+  EXPECT_EQ(s.keep_higher[0].max_abs, 3e5);
+  EXPECT_EQ(s.keep_higher[0].worst_tensor, "c.out");
+  EXPECT_EQ(s.keep_higher[1].layer, "Module.a.Lin");
+  ASSERT_EQ(s.underflowing.size(), 1u);
+  EXPECT_EQ(s.underflowing[0].layer, "Module.a.Lin");
+}
+
+TEST(ScanHeadroomTest, TargetNamesRoundTrip) {
+  for (DType t : {DType::kF16, DType::kBF16, DType::kF8E4M3FN, DType::kF8E5M2}) {
+    EXPECT_EQ(ParseHeadroomTarget(HeadroomTargetName(t)), t);
+  }
+  EXPECT_EQ(HeadroomTargetName(DType::kF8E4M3FN), "fp8_e4m3");
+  EXPECT_FALSE(ParseHeadroomTarget("fp32").has_value());
+}
+
+}  // namespace
+}  // namespace numprobe
