@@ -12,7 +12,8 @@ using Records = std::vector<std::vector<std::string>>;
 int NoSpaces(unsigned char /*c*/) { return 0; }
 
 void OnField(void* field, size_t size, void* data) {
-  static_cast<Records*>(data)->back().emplace_back(size == 0 ? std::string() : std::string(static_cast<char*>(field), size));
+  static_cast<Records*>(data)->back().emplace_back(
+      size == 0 ? std::string() : std::string(static_cast<char*>(field), size));
 }
 
 // Called at the end of each record; the next record starts empty.

@@ -1,6 +1,8 @@
 // The scalar reference of the pre-check metric kernel (precheck_kernel.h): the per-element
 // definitions, the lane accumulation the Highway kernels reproduce bit for bit, and the choice
 // between the reference and the Highway kernel.
+#include "kernels/precheck_kernel.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -11,8 +13,6 @@
 #include <vector>
 
 #include "numprobe/float_convert.h"
-
-#include "kernels/precheck_kernel.h"
 
 namespace numprobe::detail {
 namespace {

@@ -2,8 +2,8 @@
 // (UTF-8 with a byte-order mark, CRLF line ends, minimal quoting, floats as "{:.14f}", " " for an
 // empty cell), with numprobe's columns after msprobe's; they are appended API by API and flushed,
 // so that an interrupted run leaves whole lines to resume from. They are read back with
-// core/csv_read (quoted fields hold newlines: msprobe's messages end in "\n"). The JSON twin precheck_{ts}.json
-// is written atomically at the end, with every API and numprobe's verdicts.
+// core/csv_read (quoted fields hold newlines: msprobe's messages end in "\n"). The JSON twin
+// precheck_{ts}.json is written atomically at the end, with every API and numprobe's verdicts.
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -259,7 +259,7 @@ Status WriteTwin(const PrecheckFiles& files, const PrecheckRunInfo& info,
   w.EndArray();
   w.EndObject();
   return detail::WriteFileAtomically(files.json,
-                                 std::string_view(buffer.GetString(), buffer.GetSize()));
+                                     std::string_view(buffer.GetString(), buffer.GetSize()));
 }
 
 }  // namespace
@@ -494,7 +494,8 @@ Status PrecheckWriter::Append(const PrecheckApiResult& api) {
   }
   // Details first: a result line is only there once its rows are (resume trusts result lines).
   NUMPROBE_RETURN_IF_ERROR(Put(s.details.get(), details, s.files.details_csv));
-  NUMPROBE_RETURN_IF_ERROR(Put(s.result.get(), CsvWriterLine(ResultCells(api)), s.files.result_csv));
+  NUMPROBE_RETURN_IF_ERROR(
+      Put(s.result.get(), CsvWriterLine(ResultCells(api)), s.files.result_csv));
   s.done.insert(api.api);
   s.apis.push_back(api);
   return Status::Ok();

@@ -571,7 +571,7 @@ Status WritePlanReport(const PlanReport& report, const fs::path& dir, std::strin
   csv += detail::CsvWriterLine({"Severity", "Kind", "Op", "Tensor", "Detail", "Advice", "Value"});
   for (const PlanFinding& f : report.findings) {
     csv += detail::CsvWriterLine({std::string(PlanSeverityName(f.severity)), f.kind, f.op, f.tensor,
-                            f.detail, f.advice, fmt::format("{:g}", f.value)});
+                                  f.detail, f.advice, fmt::format("{:g}", f.value)});
   }
   rapidjson::StringBuffer buffer;
   rapidjson::Writer<rapidjson::StringBuffer> w(buffer);

@@ -4,7 +4,6 @@
 // api_precision_compare) on details CSVs, including msprobe's own file layout.
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -19,7 +18,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-using testing::ReadFile;
+using test::ReadFile;
 
 PrecheckApiResult OneApi(const std::string& api, PrecheckStatus status, double cosine) {
   PrecheckApiResult a;
@@ -43,7 +42,7 @@ PrecheckApiResult OneApi(const std::string& api, PrecheckStatus status, double c
 }
 
 TEST(PrecheckFilesTest, WritesMsprobesLayoutAndReadsItBack) {
-  const testing::TempDir tmp("numprobe_precheck_layout");
+  const test::TempDir tmp("numprobe_precheck_layout");
   const fs::path& dir = tmp.path();
   auto w = PrecheckWriter::Create(dir, "20250102030405");
   ASSERT_TRUE(w.ok()) << w.error().ToString();
@@ -85,7 +84,7 @@ TEST(PrecheckFilesTest, WritesMsprobesLayoutAndReadsItBack) {
 }
 
 TEST(PrecheckFilesTest, ResumeContinuesTheSameFiles) {
-  const testing::TempDir tmp("numprobe_precheck_resume");
+  const test::TempDir tmp("numprobe_precheck_resume");
   const fs::path& dir = tmp.path();
   fs::path result_csv;
   {
@@ -117,22 +116,22 @@ TEST(PrecheckFilesTest, ResumeContinuesTheSameFiles) {
 }
 
 TEST(PrecheckFilesTest, MalformedFilesAreReported) {
-  const testing::TempDir tmp("numprobe_precheck_bad");
+  const test::TempDir tmp("numprobe_precheck_bad");
   const fs::path& dir = tmp.path();
   const fs::path csv = dir / "accuracy_checking_details_20250102030405.csv";
-  std::ofstream(csv) << "a,b\n\"unterminated\n";
+  test::WriteFile(csv, "a,b\n\"unterminated\n");
   EXPECT_FALSE(ReadPrecheckDetails(csv).ok());
   // A details file cut inside a quoted message (an interrupted copy) is an error, not a row.
-  std::ofstream(csv) << "API Name,Status,Message\nFunctional.relu.0.forward.output.0,pass,\"cut\n";
+  test::WriteFile(csv, "API Name,Status,Message\nFunctional.relu.0.forward.output.0,pass,\"cut\n");
   const auto cut = ReadPrecheckDetails(csv);
   ASSERT_FALSE(cut.ok());
   EXPECT_EQ(cut.error().code(), ErrorCode::kCorrupt);
   EXPECT_NE(cut.error().message().find("not closed"), std::string::npos) << cut.error().message();
-  std::ofstream(csv) << "x,y\n1,2\n";
+  test::WriteFile(csv, "x,y\n1,2\n");
   const auto r = ReadPrecheckDetails(csv);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code(), ErrorCode::kCorrupt);
-  std::ofstream(csv) << "API Name,Status\nFunctional.relu.0.forward.output.0,maybe\n";
+  test::WriteFile(csv, "API Name,Status\nFunctional.relu.0.forward.output.0,maybe\n");
   EXPECT_EQ(ReadPrecheckDetails(csv).error().code(), ErrorCode::kCorrupt);
   EXPECT_EQ(ReadPrecheckDetails(dir / "missing.csv").error().code(), ErrorCode::kNotFound);
 }
@@ -150,7 +149,7 @@ std::string MsprobeDetails(const std::vector<std::string>& lines) {
 }
 
 TEST(PrecheckCompareTest, JudgesByStandardAsMsprobeDocuments) {
-  const testing::TempDir tmp("numprobe_precheck_compare");
+  const test::TempDir tmp("numprobe_precheck_compare");
   const fs::path& dir = tmp.path();
   // Columns after the shape: cos, maxabs, d100, d1000, d10000, error rate, eb, rmse, small,
   // max rel, mean rel, inf/nan, rel ratio, abs ratio, max ulp, mean ulp, ulp share.
@@ -189,8 +188,8 @@ TEST(PrecheckCompareTest, JudgesByStandardAsMsprobeDocuments) {
       ", "
       ",pass,",
   });
-  std::ofstream(dir / "npu.csv") << npu;
-  std::ofstream(dir / "gpu.csv") << gpu;
+  tmp.Write("npu.csv", npu);
+  tmp.Write("gpu.csv", gpu);
   auto report = ComparePrecheckDetails(dir / "npu.csv", dir / "gpu.csv");
   ASSERT_TRUE(report.ok()) << report.error().ToString();
   ASSERT_EQ(report->rows.size(), 5u);
@@ -223,10 +222,9 @@ TEST(PrecheckCompareTest, JudgesByStandardAsMsprobeDocuments) {
   const std::string ref_row =
       ".0.forward.output.0,torch.float64,torch.float16,\"(8,)\",1, , , , , ,0.1,0.001,0.0,0.001,"
       "0.0001, , , , , , ,pass,";
-  std::ofstream(dir / "npu2.csv") << MsprobeDetails(
-      {"Functional.layer_norm" + row, "Functional.gelu" + row});
-  std::ofstream(dir / "gpu2.csv") << MsprobeDetails(
-      {"Functional.layer_norm" + ref_row, "Functional.gelu" + ref_row});
+  tmp.Write("npu2.csv", MsprobeDetails({"Functional.layer_norm" + row, "Functional.gelu" + row}));
+  tmp.Write("gpu2.csv",
+            MsprobeDetails({"Functional.layer_norm" + ref_row, "Functional.gelu" + ref_row}));
   auto levels = ComparePrecheckDetails(dir / "npu2.csv", dir / "gpu2.csv");
   ASSERT_TRUE(levels.ok());
   EXPECT_EQ(levels->rows[0].result, PrecheckStatus::kError);
@@ -243,14 +241,14 @@ TEST(PrecheckCompareTest, JudgesByStandardAsMsprobeDocuments) {
 }
 
 TEST(PrecheckCompareTest, ReferenceWithDuplicateRowsIsRejected) {
-  const testing::TempDir tmp("numprobe_precheck_dup");
+  const test::TempDir tmp("numprobe_precheck_dup");
   const fs::path& dir = tmp.path();
   const std::string line =
       "Torch.matmul.0.forward.output.0,torch.float64,torch.float32,\"(4, 4)\",1, , , , , , , , , , "
       ", , "
       ", ,3,1,0.0,pass,";
-  std::ofstream(dir / "npu.csv") << MsprobeDetails({line});
-  std::ofstream(dir / "gpu.csv") << MsprobeDetails({line, line});
+  tmp.Write("npu.csv", MsprobeDetails({line}));
+  tmp.Write("gpu.csv", MsprobeDetails({line, line}));
   auto report = ComparePrecheckDetails(dir / "npu.csv", dir / "gpu.csv");
   ASSERT_FALSE(report.ok());
   EXPECT_EQ(report.error().code(), ErrorCode::kCorrupt);

@@ -3,6 +3,8 @@
 // signs, subnormals, values past the compare dtype's range, odd lengths), and PrecheckTensorPair
 // must give the same bits with the SIMD kernel or the forced scalar one, with any thread count.
 // The metrics and ULP errors are checked against values worked out by hand.
+#include "kernels/precheck_kernel.h"
+
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -20,8 +22,6 @@
 #include "numprobe/precheck.h"
 #include "numprobe/tensor.h"
 #include "numprobe/thread_pool.h"
-
-#include "kernels/precheck_kernel.h"
 
 namespace numprobe {
 namespace {

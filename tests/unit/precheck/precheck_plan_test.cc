@@ -4,12 +4,12 @@
 #include "numprobe/precheck_plan.h"
 
 #include <filesystem>
-#include <fstream>
 #include <string>
+#include <vector>
 
-#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "testing/dump_builder.h"
 #include "testing/temp_dir.h"
 
 namespace numprobe {
@@ -17,30 +17,21 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string Tensor(const char* shape, double max, double min, double mean, double norm) {
-  return fmt::format(
-      R"({{"type": "torch.Tensor", "dtype": "torch.float32", "shape": {}, "Max": {}, "Min": {}, )"
-      R"("Mean": {}, "Norm": {}, "requires_grad": true}})",
-      shape, max, min, mean, norm);
+std::string F32(std::vector<int64_t> shape, double max, double min, double mean, double norm) {
+  return test::TensorLeaf("torch.float32", shape, max, min, mean, norm);
 }
 
 // A statistics dump under tmp/step0/rank0 (and its precheck_settings.json unless `settings` is "").
-fs::path MakeDump(const testing::TempDir& tmp, const std::string& settings) {
-  const fs::path dir = tmp / "step0" / "rank0";
-  fs::create_directories(dir);
-  std::ofstream(dir / "dump.json")
-      << "{\"task\": \"statistics\", \"level\": \"L1\", \"framework\": \"pytorch\", "
-         "\"dump_data_dir\": null, \"data\": {"
-         "\"Functional.linear.0.forward\": {\"input_args\": ["
-      << Tensor("[4, 8]", 2, -2, 0, 5) << ", " << Tensor("[16, 8]", 0.5, -0.5, 0, 4)
-      << "], \"input_kwargs\": {}, \"output\": [" << Tensor("[4, 16]", 1e5, -3, 100, 2e5)
-      << "]}, \"Functional.softmax.0.forward\": {\"input_args\": ["
-      << Tensor("[4, 16]", 1e5, -3, 100, 2e5)
-      << "], \"input_kwargs\": {\"dim\": {\"type\": \"int\", \"value\": -1}}, \"output\": ["
-      << Tensor("[4, 16]", 1, 0, 0.0625, 2) << "]}, \"Functional.linear.0.backward\": {\"input\": ["
-      << Tensor("[4, 16]", 1e-9, -1e-9, 0, 1e-8) << "], \"output\": ["
-      << Tensor("[4, 8]", 1e-9, -1e-9, 0, 1e-8) << "]}}}";
-  if (!settings.empty()) std::ofstream(dir / "precheck_settings.json") << settings;
+fs::path MakeDump(const test::TempDir& tmp, const std::string& settings) {
+  const std::string wide = F32({4, 16}, 1e5, -3, 100, 2e5);  // beyond fp16's 65504
+  const fs::path dir = test::WriteDump(
+      tmp / "step0" / "rank0", {.task = "statistics", .level = "L1", .framework = "pytorch"},
+      {test::ForwardEntry("Functional.linear.0.forward",
+                          F32({4, 8}, 2, -2, 0, 5) + ", " + F32({16, 8}, 0.5, -0.5, 0, 4), wide),
+       test::ForwardEntry("Functional.softmax.0.forward", wide, F32({4, 16}, 1, 0, 0.0625, 2)),
+       test::BackwardEntry("Functional.linear.0.backward", F32({4, 16}, 1e-9, -1e-9, 0, 1e-8),
+                           F32({4, 8}, 1e-9, -1e-9, 0, 1e-8))});
+  if (!settings.empty()) test::WriteFile(dir / "precheck_settings.json", settings);
   return dir;
 }
 
@@ -56,9 +47,8 @@ bool Has(const PlanReport& r, const std::string& kind, PlanSeverity severity,
 }
 
 TEST(PrecheckPlanTest, RangesAndOptimizerSettings) {
-  const testing::TempDir tmp("numprobe_plan_adamw");
-  const fs::path dump =
-      MakeDump(tmp, R"({"optimizer": {"type": "AdamW", "lr": 0.001, "eps": 1e-08,
+  const test::TempDir tmp("numprobe_plan_adamw");
+  const fs::path dump = MakeDump(tmp, R"({"optimizer": {"type": "AdamW", "lr": 0.001, "eps": 1e-08,
                    "weight_decay": 0.01}, "loss_scaling": false, "autocast": false})");
   auto fp16 = PlanPrecision(dump, DType::kF16);
   ASSERT_TRUE(fp16.ok()) << fp16.error().ToString();
@@ -81,7 +71,7 @@ TEST(PrecheckPlanTest, RangesAndOptimizerSettings) {
 }
 
 TEST(PrecheckPlanTest, AutocastAndLossScalingChangeTheFindings) {
-  const testing::TempDir tmp("numprobe_plan_amp");
+  const test::TempDir tmp("numprobe_plan_amp");
   const fs::path dump =
       MakeDump(tmp, R"({"optimizer": {"type": "AdamW", "eps": 1e-08}, "loss_scaling": true,
                  "loss_scale": 1024, "autocast": true})");
@@ -91,8 +81,8 @@ TEST(PrecheckPlanTest, AutocastAndLossScalingChangeTheFindings) {
   EXPECT_FALSE(Has(*r, "sensitive_op", PlanSeverity::kWarning, "softmax"));
   EXPECT_TRUE(Has(*r, "gradient_underflow", PlanSeverity::kError));
   // 2^16 can (1e-9 * 65536 is above fp16's smallest normal).
-  std::ofstream(dump / "precheck_settings.json")
-      << R"({"loss_scaling": true, "loss_scale": 65536, "autocast": true})";
+  test::WriteFile(dump / "precheck_settings.json",
+                  R"({"loss_scaling": true, "loss_scale": 65536, "autocast": true})");
   auto scaled = PlanPrecision(dump, DType::kF16);
   ASSERT_TRUE(scaled.ok());
   EXPECT_FALSE(Has(*scaled, "gradient_underflow", PlanSeverity::kError));
@@ -106,7 +96,7 @@ TEST(PrecheckPlanTest, AutocastAndLossScalingChangeTheFindings) {
 }
 
 TEST(PrecheckPlanTest, BadSettingsAndTargets) {
-  const testing::TempDir tmp("numprobe_plan_bad");
+  const test::TempDir tmp("numprobe_plan_bad");
   const fs::path dump = MakeDump(tmp, R"({"optimizer": {"eps": "small"}})");
   EXPECT_EQ(PlanPrecision(dump, DType::kF16).error().code(), ErrorCode::kCorrupt);
   EXPECT_EQ(PlanPrecision(dump, DType::kF32).error().code(), ErrorCode::kInvalidArgument);
