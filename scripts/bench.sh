@@ -14,6 +14,8 @@ done
 if [ -d "$build/python/numprobe" ]; then
   echo "== capture_bench.py"
   PYTHONPATH="$build/python" /usr/bin/python3 "$(dirname "$0")/../bench/capture_bench.py" || status=1
+  echo "== precheck_bench.py"
+  PYTHONPATH="$build/python" /usr/bin/python3 "$(dirname "$0")/../bench/precheck_bench.py" || status=1
 fi
 if [ -d "$build/python/numprobe" ] && [ -x "$build/tools/numprobe/numprobe" ]; then
   echo "== verdict_bench.py"

@@ -72,6 +72,18 @@ if has scan; then
   np scan scan "$out/dumps/nan" -o "$out/scan"
 fi
 
+if has precheck; then
+  echo "== Which APIs lose precision, without a baseline? (precheck of the target run's first step)"
+  for task in statistics tensor; do
+    name=target
+    [[ $task == tensor ]] && name=target_tensor
+    dumps=("$out/dumps/$name"/step0/*/dump.json)
+    np precheck_$task precheck -api_info "${dumps[0]}" -o "$out/precheck/$task"
+  done
+  echo "== What would fp16 break? (the static plan, from the fp32 baseline's statistics)"
+  np precheck_plan precheck --plan fp16 "$out/dumps/baseline/step0" -o "$out/precheck/plan"
+fi
+
 if has diff; then
   echo "== Final weights, target vs baseline (the reference second, as in compare)"
   np diff diff "$out/weights/target/model.pt" "$out/weights/baseline/model.pt" -o "$out/diff"

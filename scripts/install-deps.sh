@@ -8,7 +8,7 @@ packages=(
   build-essential cmake pkg-config
   libfmt-dev libcli11-dev rapidjson-dev libhwy-dev zlib1g-dev
   libprotobuf-dev protobuf-compiler libyaml-cpp-dev libxlsxwriter-dev libcpp-httplib-dev
-  libssl-dev libexpat1-dev
+  libssl-dev libexpat1-dev libcsv-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   pybind11-dev python3-dev python3-numpy python3-torch python3-pytest
   chromium

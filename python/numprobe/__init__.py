@@ -18,7 +18,17 @@ except ModuleNotFoundError as _missing:  # the source tree's package, without th
         "after `make test`), or install the package (see README.md).") from None
 
 __version__ = "0.1.0"
-__all__ = ["DumpConfig", "Dumper", "Error", "load_dump_json", "read_journal", "stats", "tensor_stats"]
+__all__ = ["DumpConfig", "Dumper", "Error", "load_dump_json", "precheck", "read_journal", "stats",
+           "tensor_stats"]
+
+
+def __getattr__(name):
+    # numprobe.precheck (the pre-check, callable) imports torch: loaded on first use only.
+    if name == "precheck":
+        import importlib
+
+        return importlib.import_module(".precheck", __name__)
+    raise AttributeError(f"module 'numprobe' has no attribute {name!r}")
 
 
 def stats(tensor):

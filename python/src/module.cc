@@ -15,24 +15,15 @@
 #include "numprobe/dumper.h"
 #include "numprobe/stats.h"
 
+#include "py_errors.h"
+
 namespace py = pybind11;
 
 namespace numprobe {
+
+void BindPrecheck(py::module_& m);  // precheck_module.cc
+
 namespace {
-
-PyObject* g_error = nullptr;
-
-void ThrowIfError(const Status& status) {
-  if (status.ok()) return;
-  PyErr_SetString(g_error, status.ToString().c_str());
-  throw py::error_already_set();
-}
-
-template <typename T>
-T ValueOrThrow(Result<T> result) {
-  if (!result.ok()) ThrowIfError(result.error());
-  return std::move(result).value();
-}
 
 // Objects the converter recognizes, registered once by numprobe.pytorch (torch is not imported
 // here so that the module works without torch).
@@ -291,8 +282,9 @@ py::dict StatsToDict(const TensorStats& s) {
 PYBIND11_MODULE(_numprobe, m) {
   using namespace numprobe;
   m.doc() = "numprobe capture core (C++)";
-  g_error = PyErr_NewException("numprobe.Error", PyExc_RuntimeError, nullptr);
-  m.attr("Error") = py::handle(g_error);
+  ErrorType() = PyErr_NewException("numprobe.Error", PyExc_RuntimeError, nullptr);
+  m.attr("Error") = py::handle(ErrorType());
+  BindPrecheck(m);
 
   m.def(
       "register_torch",

@@ -100,6 +100,41 @@ def scan_block(out, planted, checks):
     return lines
 
 
+def precheck_block(out, checks):
+    """precheck of the target run (its APIs against float64) and the fp16 plan of the baseline."""
+    lines = []
+    for task in ("statistics", "tensor"):
+        path = newest(os.path.join(out, "precheck", task, "precheck_*.json"))
+        if path is None:
+            checks.expect(False, f"precheck ({task}) wrote no result")
+            lines.append(f"  precheck ({task}): no result")
+            continue
+        doc = load(path)
+        s = doc["summary"]
+        # The demo's runs are fp32 and every API computes what it claims (the target's tanh GELU
+        # differs from the baseline by design, which only compare sees): nothing may fail.
+        verdict = checks.expect(s["error"] == 0, f"precheck ({task}) failed {s['error']} APIs")
+        lines.append(f"  precheck ({task}): {s['apis']} APIs against float64: {s['pass']} pass, "
+                     f"{s['warning']} warning, {s['error']} error, {s['skip']} skipped   {verdict}")
+        for api in doc["apis"]:
+            if api["verdict"] in ("error", "warning"):
+                lines.append(f"    {api['verdict']} {api['api']}")
+    path = newest(os.path.join(out, "precheck", "plan", "precheck_plan_fp16_*.json"))
+    if path is not None:
+        doc = load(path)
+        c = doc["counts"]
+        lines.append(f"  plan fp16 (from the fp32 baseline): {c['error']} error, {c['warning']} "
+                     f"warning, {c['info']} info over {doc['tensors']} tensors")
+        kinds = {}
+        for f in doc["findings"]:
+            kinds.setdefault((f["severity"], f["kind"]), []).append(f)
+        rank = {"error": 0, "warning": 1, "info": 2}
+        for (severity, kind), found in sorted(kinds.items(), key=lambda k: (rank[k[0][0]], k[0][1])):
+            lines.append(f"    {severity} {kind}: {len(found)}, e.g. "
+                         f"{found[0]['tensor'] or found[0]['op']}: {short(found[0]['detail'], 90)}")
+    return lines
+
+
 def short(value, width=48):
     text = "(absent)" if value is None else str(value)
     return text if len(text) <= width else text[:width - 3] + "..."
@@ -174,6 +209,9 @@ def main():
     else:
         lines.append("  scan: not in this build of numprobe")
     lines.append("")
+    if os.path.isdir(os.path.join(out, "precheck")):
+        lines += precheck_block(out, checks)
+        lines.append("")
     if os.path.isdir(os.path.join(out, "diff")):
         lines += diff_block(out)
     else:

@@ -33,17 +33,18 @@ std::string CsvField(std::string_view text) {
   return out;
 }
 
-void AppendCsvLine(std::span<const std::string> cells, std::string* out) {
+void AppendCsvLine(std::span<const std::string> cells, std::string* out,
+                   std::string_view line_end) {
   for (size_t i = 0; i < cells.size(); ++i) {
     if (i > 0) out->push_back(',');
     AppendCsvField(cells[i], out);
   }
-  out->push_back('\n');
+  out->append(line_end);
 }
 
-std::string CsvLine(std::span<const std::string> cells) {
+std::string CsvLine(std::span<const std::string> cells, std::string_view line_end) {
   std::string out;
-  AppendCsvLine(cells, &out);
+  AppendCsvLine(cells, &out, line_end);
   return out;
 }
 

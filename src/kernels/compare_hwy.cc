@@ -309,18 +309,7 @@ void Accumulate(const CmpSetup& s, const double* tp, const double* gp, const dou
   HWY_ALIGN double wi[kN];
   hn::Store(worst, d, w);
   hn::Store(worst_index, d, wi);
-  double best = -1.0;
-  double best_index = -1.0;
-  for (size_t l = 0; l < kN; ++l) {
-    if (w[l] > best || (w[l] == best && wi[l] < best_index)) {
-      best = w[l];
-      best_index = wi[l];
-    }
-  }
-  if (best > a->worst) {
-    a->worst = best;
-    a->worst_index = static_cast<int64_t>(best_index);
-  }
+  MergeWorstLanes(w, wi, kN, &a->worst, &a->worst_index);
   if (groups < n) {
     CmpAccumulateScalar(s, tp + groups, gp + groups, ulp != nullptr ? ulp + groups : nullptr,
                         n - groups, first_index + groups, a);
@@ -411,6 +400,8 @@ bool Decode(DType, const std::byte*, int64_t, double*) { return false; }
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
+#include "kernels/hwy_targets.h"
+
 namespace numprobe::detail {
 
 HWY_EXPORT(SelectAccumulate);
@@ -424,14 +415,7 @@ bool CmpDecode(DType dtype, const std::byte* src, int64_t n, double* out) {
 }
 
 std::vector<std::pair<std::string, CmpAccumulateFn>> HwyCmpAccumulateFnsPerTarget() {
-  std::vector<std::pair<std::string, CmpAccumulateFn>> out;
-  for (const int64_t target : hwy::SupportedAndGeneratedTargets()) {
-    hwy::SetSupportedTargetsForTest(target);
-    const CmpAccumulateFn fn = HWY_DYNAMIC_DISPATCH(SelectAccumulate)();
-    if (fn != nullptr) out.emplace_back(hwy::TargetName(target), fn);
-  }
-  hwy::SetSupportedTargetsForTest(0);
-  return out;
+  return EveryTarget<CmpAccumulateFn>([] { return HWY_DYNAMIC_DISPATCH(SelectAccumulate)(); });
 }
 
 }  // namespace numprobe::detail

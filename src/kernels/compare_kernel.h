@@ -104,6 +104,25 @@ struct CmpAcc {
 
 void ResetCmpAcc(CmpAcc* a);
 
+// Folds a vector kernel's per-lane worst values `w` and their indices `wi` (lanes of one run)
+// into *worst / *worst_index: the largest value, the smallest index among equals, and, since the
+// run comes after what they hold, only when strictly larger.
+inline void MergeWorstLanes(const double* w, const double* wi, size_t lanes, double* worst,
+                            int64_t* worst_index) {
+  double best = -1.0;
+  double best_index = -1.0;
+  for (size_t l = 0; l < lanes; ++l) {
+    if (w[l] > best || (w[l] == best && wi[l] < best_index)) {
+      best = w[l];
+      best_index = wi[l];
+    }
+  }
+  if (best > *worst) {
+    *worst = best;
+    *worst_index = static_cast<int64_t>(best_index);
+  }
+}
+
 // The fixed tree over the 16 lanes: ((l0+l8)+(l4+l12)) + ((l2+l10)+(l6+l14)), then the same over
 // the odd lanes, odd total added to even total last.
 double CombineCmpLanes(const double* l);

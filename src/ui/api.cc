@@ -342,6 +342,15 @@ std::string Api::InfoJson() const {
   } else {
     w.Null();
   }
+  w.KeyStr("precheck");
+  if (ws.precheck) {
+    w.StartObject();
+    w.KeyStr("file");
+    w.Str(ws.precheck->file);
+    w.EndObject();
+  } else {
+    w.Null();
+  }
   w.KeyStr("divergence_file");
   if (!ws.divergence_file.empty()) {
     w.StartObject();
@@ -368,6 +377,7 @@ ApiResponse Api::Handle(std::string_view path, const Params& params) const {
   if (path == "/api/heatmap") return Heatmap(params);
   if (path == "/api/scan") return Scan();
   if (path == "/api/scan/headroom") return ScanHeadroom(params);
+  if (path == "/api/precheck") return Precheck();
   return Error(404, "no such API");
 }
 
@@ -976,6 +986,14 @@ ApiResponse Api::Scan() const {
     it->value.Accept(w);
   }
   w.EndObject();
+  return Ok(b);
+}
+
+// The precheck_{ts}.json document as it is (the view sorts and filters its few thousand APIs).
+ApiResponse Api::Precheck() const {
+  if (!workspace_->precheck) return Error(404, "no precheck output was loaded");
+  Body b;
+  workspace_->precheck->doc.Accept(b.w);
   return Ok(b);
 }
 

@@ -52,6 +52,7 @@ class Api {
   ApiResponse Heatmap(const Params& params) const;
   ApiResponse Scan() const;
   ApiResponse ScanHeadroom(const Params& params) const;
+  ApiResponse Precheck() const;
 
   std::shared_ptr<const Workspace> workspace_;
   mutable std::mutex mutex_;

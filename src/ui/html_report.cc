@@ -180,6 +180,12 @@ Status WriteData(const Api& api, const ReportOptions& options, detail::AtomicOut
   } else {
     w.Null();
   }
+  w.KeyStr("precheck");
+  if (ws.precheck) {
+    ws.precheck->doc.Accept(w);
+  } else {
+    w.Null();
+  }
   w.EndObject();
   return stream.Finish();
 }

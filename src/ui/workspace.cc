@@ -402,20 +402,34 @@ Result<std::string> ReadSmallFile(const fs::path& path, uintmax_t cap) {
   return text;
 }
 
-Status LoadScan(const fs::path& path, Workspace* ws) {
+// A JSON result file of numprobe's (scan_*.json, precheck_*.json) read whole.
+Result<ScanData> ReadJsonDoc(const fs::path& path) {
   NUMPROBE_ASSIGN_OR_RETURN(std::string text, ReadSmallFile(path, kMaxScanBytes));
-  ScanData scan;
-  scan.file = path.string();
-  scan.doc.Parse<rapidjson::kParseNanAndInfFlag>(text.data(), text.size());
-  if (scan.doc.HasParseError()) {
+  ScanData data;
+  data.file = path.string();
+  data.doc.Parse<rapidjson::kParseNanAndInfFlag>(text.data(), text.size());
+  if (data.doc.HasParseError()) {
     return Status::Corrupt(fmt::format("{}: malformed JSON at byte {}: {}", path.string(),
-                                       scan.doc.GetErrorOffset(),
-                                       rapidjson::GetParseError_En(scan.doc.GetParseError())));
+                                       data.doc.GetErrorOffset(),
+                                       rapidjson::GetParseError_En(data.doc.GetParseError())));
   }
-  if (!scan.doc.IsObject()) {
+  if (!data.doc.IsObject()) {
     return Status::Corrupt(fmt::format("{}: the root is not an object", path.string()));
   }
-  ws->scan = std::move(scan);
+  return data;
+}
+
+Status LoadScan(const fs::path& path, Workspace* ws) {
+  NUMPROBE_ASSIGN_OR_RETURN(ws->scan, ReadJsonDoc(path));
+  return Status::Ok();
+}
+
+Status LoadPrecheck(const fs::path& path, Workspace* ws) {
+  NUMPROBE_ASSIGN_OR_RETURN(ws->precheck, ReadJsonDoc(path));
+  if (!ws->precheck->doc.HasMember("numprobe_precheck")) {
+    return Status::Corrupt(fmt::format(
+        "{}: not a numprobe precheck result (no \"numprobe_precheck\")", path.string()));
+  }
   return Status::Ok();
 }
 
@@ -548,6 +562,7 @@ struct Found {
   std::vector<fs::path> twins;
   std::vector<fs::path> divergences;
   std::vector<fs::path> scans;
+  std::vector<fs::path> prechecks;
 };
 
 // Collects result files under `root`, at most kMaxWalkDepth folders deep, without following
@@ -564,8 +579,9 @@ void Walk(const fs::path& root, Found* found) {
     if (name.starts_with("compare_result_")) found->twins.push_back(e.path());
     if (name.starts_with("divergence_")) found->divergences.push_back(e.path());
     if (name.starts_with("scan_")) found->scans.push_back(e.path());
+    if (IsPrecheckTwin(name)) found->prechecks.push_back(e.path());
   }
-  for (auto* list : {&found->twins, &found->divergences, &found->scans}) {
+  for (auto* list : {&found->twins, &found->divergences, &found->scans, &found->prechecks}) {
     std::sort(list->begin(), list->end());
   }
 }
@@ -665,6 +681,16 @@ Result<LoadedTable> ReadCompareJson(const fs::path& path) {
     return Status::Corrupt(fmt::format(R"({}: no "columns" and "rows")", path.string()));
   }
   return table;
+}
+
+bool IsPrecheckTwin(std::string_view name) {
+  constexpr std::string_view kPrefix = "precheck_";
+  constexpr std::string_view kSuffix = ".json";
+  if (!name.starts_with(kPrefix) || !name.ends_with(kSuffix)) return false;
+  const std::string_view ts =
+      name.substr(kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size());
+  return ts.size() == 14 &&
+         std::all_of(ts.begin(), ts.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 std::optional<std::vector<std::string>> ParsePyStrList(std::string_view text) {
@@ -785,6 +811,11 @@ Result<std::unique_ptr<Workspace>> LoadWorkspace(const fs::path& path, const Loa
       NUMPROBE_RETURN_IF_ERROR(LoadScan(path, ws.get()));
       return ws;
     }
+    if (IsPrecheckTwin(name)) {
+      ws->kind = "precheck";
+      NUMPROBE_RETURN_IF_ERROR(LoadPrecheck(path, ws.get()));
+      return ws;
+    }
     if (name == "dump.json" || name == "debug.json") {
       ws->kind = "dump";
       NUMPROBE_RETURN_IF_ERROR(LoadDumpTree(path, ws.get()));
@@ -818,6 +849,9 @@ Result<std::unique_ptr<Workspace>> LoadWorkspace(const fs::path& path, const Loa
   Found found;
   Walk(path, &found);
   if (!found.scans.empty()) NUMPROBE_RETURN_IF_ERROR(LoadScan(found.scans.back(), ws.get()));
+  if (!found.prechecks.empty()) {
+    NUMPROBE_RETURN_IF_ERROR(LoadPrecheck(found.prechecks.back(), ws.get()));
+  }
   if (!found.divergences.empty()) {
     const fs::path& d = found.divergences.back();
     auto text = ReadSmallFile(d, kMaxDivergenceBytes);
@@ -850,13 +884,21 @@ Result<std::unique_ptr<Workspace>> LoadWorkspace(const fs::path& path, const Loa
     SortRuns(ws.get());
     return ws;
   }
+  if (ws->precheck) {  // a precheck output folder (perhaps beside the dump it checked)
+    ws->kind = "precheck";
+    if (Status s = LoadDumpTree(path, ws.get()); !s.ok() && s.code() != ErrorCode::kNotFound) {
+      ws->warnings.push_back(s.message());
+    }
+    SortRuns(ws.get());
+    return ws;
+  }
   ws->kind = "dump";
   Status s = LoadDumpTree(path, ws.get());
   if (!s.ok()) {
     if (s.code() == ErrorCode::kNotFound) {
       return Status::NotFound(fmt::format(
-          "{}: holds no compare results (compare_result_*.json), scan output (scan_*.json) or "
-          "dump (dump.json)",
+          "{}: holds no compare results (compare_result_*.json), scan output (scan_*.json), "
+          "precheck output (precheck_*.json) or dump (dump.json)",
           path.string()));
     }
     return s;

@@ -48,12 +48,13 @@ struct ScanData {
 };
 
 struct Workspace {
-  std::string kind;  // "compare", "dumps" (compared on the fly), "dump", "scan"
+  std::string kind;  // "compare", "dumps" (compared on the fly), "dump", "scan", "precheck"
   std::vector<std::string> paths;
   std::vector<std::unique_ptr<Run>> runs;  // ordered by scope (step), then rank
   std::optional<ScanData> scan;
-  std::string divergence_file;  // a divergence_*.json found beside the results ("" if none)
-  std::string divergence_json;  // its text (at most 16 MiB)
+  std::optional<ScanData> precheck;  // a precheck_{ts}.json (numprobe precheck), newest found
+  std::string divergence_file;       // a divergence_*.json found beside the results ("" if none)
+  std::string divergence_json;       // its text (at most 16 MiB)
   std::vector<std::string> warnings;
 };
 
@@ -75,6 +76,9 @@ struct LoadedTable {
   std::string golden;
 };
 Result<LoadedTable> ReadCompareJson(const std::filesystem::path& path);
+
+// True for the JSON twin of numprobe precheck: precheck_{14 digits}.json.
+bool IsPrecheckTwin(std::string_view file_name);
 
 // Python's str(list of str) back to the strings ("['a.pt', 'b.pt']"); nullopt when `text` is
 // not such a list.

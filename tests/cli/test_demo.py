@@ -49,6 +49,28 @@ def test_demo_succeeds_and_names_the_planted_op(demo):
     assert "DEMO OK" in text
 
 
+def test_precheck_passes_the_faithful_runs_and_plans_fp16(demo, numprobe_bin):
+    r, out = demo
+    if not has(numprobe_bin, "precheck"):
+        pytest.skip("no precheck in this build")
+    text = summary(r.stdout)
+    # The runs are fp32 and every API computes what it claims: nothing fails against float64.
+    for task in ("statistics", "tensor"):
+        line = next(l for l in text.splitlines() if l.startswith(f"  precheck ({task}):"))
+        assert " 0 error" in line and line.endswith("OK"), line
+        (twin,) = glob.glob(str(out / "precheck" / task / "precheck_*.json"))
+        with open(twin) as f:
+            doc = json.load(f)
+        assert doc["summary"]["apis"] > 50 and doc["summary"]["error"] == 0
+    # Adam's eps (1e-8, added to every update's denominator) does not survive fp16.
+    assert "plan fp16 (from the fp32 baseline):" in text
+    (plan,) = glob.glob(str(out / "precheck" / "plan" / "precheck_plan_fp16_*.json"))
+    with open(plan) as f:
+        findings = json.load(f)["findings"]
+    assert any(f["kind"] == "underflow" and f["value"] <= 1e-8 for f in findings)
+    assert any(f["kind"] == "sensitive_op" and "softmax" in f["op"] for f in findings)
+
+
 def test_divergence_files_name_the_planted_op(demo):
     _, out = demo
     for kind in ("statistics", "tensor"):

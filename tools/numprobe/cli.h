@@ -3,7 +3,10 @@
 #define NUMPROBE_TOOLS_CLI_H_
 
 #include <functional>
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -31,6 +34,14 @@ Status WithInertHint(const Status& error, bool inert,
                      const std::function<bool(const ReadOptions&)>& read);
 // The {ts} of output file names: local time as %Y%m%d%H%M%S.
 std::string FileTimestamp();
+// Where the numprobe Python package is: NUMPROBE_PYTHONPATH, else the build tree it was built
+// in; "" when neither is known (then an installed package is expected).
+std::string PackageRoot();
+// msprobe's multi-letter single-dash options ("-tp", "-api_info"), which CLI11 cannot declare,
+// rewritten to long names: each pair is (msprobe spelling, long name); "-x=v" is rewritten too.
+std::vector<std::string> RewriteShortOptions(
+    const std::vector<std::string>& args,
+    const std::vector<std::pair<std::string, std::string>>& names);
 
 // Subcommands: each binds its options to `app` and sets the callback that sets `*exit_code`.
 void SetupInspect(CLI::App& app, int* exit_code);
@@ -43,6 +54,7 @@ void SetupServe(CLI::App& app, int* exit_code);
 void SetupReport(CLI::App& app, int* exit_code);
 void SetupDiff(CLI::App& app, int* exit_code);
 void SetupMerge(CLI::App& app, int* exit_code);
+void SetupPrecheck(CLI::App& app, int* exit_code);
 
 // MindSpore graph (kernel-level) dump trees (cmd_mindspore.cc).
 bool IsGraphDumpPath(const std::string& path);

@@ -121,22 +121,13 @@ void PrintHelp() {
 
 // msprobe's short spellings -> long names ("-tp" -> "--target_path"; "-tp=x" too).
 std::vector<std::string> RewriteArgs(const std::vector<std::string>& args) {
-  std::vector<std::string> out;
-  for (const std::string& a : args) {
-    std::string rewritten = a;
-    for (const OptionSpec& o : kOptions) {
-      if (o.msprobe_short == nullptr) continue;
-      const std::string s = o.msprobe_short;
-      const std::string first_long = std::string(o.names).substr(0, std::string(o.names).find(','));
-      if (a == s) {
-        rewritten = first_long;
-      } else if (a.rfind(s + "=", 0) == 0) {
-        rewritten = first_long + a.substr(s.size());
-      }
-    }
-    out.push_back(rewritten);
+  std::vector<std::pair<std::string, std::string>> names;
+  for (const OptionSpec& o : kOptions) {
+    if (o.msprobe_short == nullptr) continue;
+    names.emplace_back(o.msprobe_short,
+                       std::string(o.names).substr(0, std::string(o.names).find(',')));
   }
-  return out;
+  return RewriteShortOptions(args, names);
 }
 
 std::string Timestamp() {

@@ -17,14 +17,7 @@
 #include "cli.h"
 
 namespace numprobe::cli {
-namespace {
 
-struct RunOptions {
-  std::string config;
-  std::vector<std::string> command;
-};
-
-// Where the numprobe Python package is: NUMPROBE_PYTHONPATH, else the build tree it was built in.
 std::string PackageRoot() {
   if (const char* env = std::getenv("NUMPROBE_PYTHONPATH"); env != nullptr && *env != '\0')
     return env;
@@ -35,6 +28,13 @@ std::string PackageRoot() {
 #endif
   return "";
 }
+
+namespace {
+
+struct RunOptions {
+  std::string config;
+  std::vector<std::string> command;
+};
 
 int Run(const RunOptions& opt) {
   std::string config = opt.config;

@@ -136,6 +136,24 @@ void ReportWarning(std::string_view message) {
   std::fprintf(stderr, "numprobe: warning: %s\n", OneLine(message).c_str());
 }
 
+std::vector<std::string> RewriteShortOptions(
+    const std::vector<std::string>& args,
+    const std::vector<std::pair<std::string, std::string>>& names) {
+  std::vector<std::string> out;
+  for (const std::string& a : args) {
+    std::string rewritten = a;
+    for (const auto& [brief, full] : names) {
+      if (a == brief) {
+        rewritten = full;
+      } else if (a.rfind(brief + "=", 0) == 0) {
+        rewritten = full + a.substr(brief.size());
+      }
+    }
+    out.push_back(rewritten);
+  }
+  return out;
+}
+
 }  // namespace numprobe::cli
 
 // CLI11 parse errors are caught below; anything else escaping is a bug and should terminate.
@@ -155,6 +173,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   numprobe::cli::SetupReport(app, &exit_code);
   numprobe::cli::SetupDiff(app, &exit_code);
   numprobe::cli::SetupMerge(app, &exit_code);
+  numprobe::cli::SetupPrecheck(app, &exit_code);
   if (const std::optional<int> code = numprobe::cli::CheckSubcommandWords(app, argc, argv)) {
     return *code;
   }

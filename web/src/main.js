@@ -11,8 +11,9 @@ import * as table from './views/table.js';
 import * as tensor from './views/tensor.js';
 import * as trends from './views/trends.js';
 import * as scan from './views/scan.js';
+import * as precheck from './views/precheck.js';
 
-const VIEWS = { overview, tree, table, tensor, trends, scan };
+const VIEWS = { overview, tree, table, tensor, trends, scan, precheck };
 const TITLES = {
   overview: 'Overview',
   tree: 'Model tree',
@@ -20,6 +21,7 @@ const TITLES = {
   tensor: 'Tensor',
   trends: 'Trends',
   scan: 'Scan',
+  precheck: 'Precheck',
 };
 
 const backend = makeBackend();

@@ -1,8 +1,9 @@
 // Hash routes with query parameters, so every view has a URL that can be shared:
 //   #/overview?run=0   #/tree?run=0&node=Module.fc1.Linear.forward.0   #/table?run=0&result=error
 //   #/tensor?run=0&row=12&slice=0   #/trends?run=0&name=...&column=Cosine   #/scan?tab=headroom
+//   #/precheck?verdict=error&api=Torch.matmul.0
 
-export const VIEWS = ['overview', 'tree', 'table', 'tensor', 'trends', 'scan'];
+export const VIEWS = ['overview', 'tree', 'table', 'tensor', 'trends', 'scan', 'precheck'];
 
 export function currentRoute() {
   const hash = location.hash.replace(/^#\/?/, '');

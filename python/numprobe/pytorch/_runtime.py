@@ -238,6 +238,21 @@ class _Runtime:
                     setattr(owner, name, wrapper)
                     self.wrapped.append((owner, name, original))
 
+    def wrap_custom_api(self, owner, name, prefix):
+        """msprobe's register_custom_api: owner.name is recorded as {prefix}.{name}.{n}."""
+        original = getattr(owner, name)
+        if getattr(original, "_numprobe_original", None) is not None:
+            return
+        setattr(owner, name, _make_wrapper(f"{prefix}.{name}.", name, original, False))
+        self.wrapped.append((owner, name, original))
+
+    def unwrap_custom_api(self, owner, name):
+        for i, (o, n, original) in enumerate(self.wrapped):
+            if o is owner and n == name:
+                setattr(owner, name, original)
+                del self.wrapped[i]
+                return
+
     def unwrap_apis(self):
         for owner, name, original in reversed(self.wrapped):
             setattr(owner, name, original)

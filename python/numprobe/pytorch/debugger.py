@@ -114,6 +114,16 @@ class PrecisionDebugger:
         if self.config.level == "L2":
             rt.start_dispatch()
 
+    def register_custom_api(self, module, api, api_prefix=None):
+        """Records `module.api` at L1/mix as {api_prefix}.{api}.{n} (msprobe's
+        register_custom_api; the prefix defaults to the module's name)."""
+        prefix = api_prefix if api_prefix is not None else getattr(module, "__name__", str(module))
+        self._runtime.wrap_custom_api(module, api, prefix)
+
+    def restore_custom_api(self, module, api):
+        """Undoes register_custom_api."""
+        self._runtime.unwrap_custom_api(module, api)
+
     def stop(self):
         rt = self._runtime
         rt.running = False

@@ -1,0 +1,320 @@
+// numprobe precheck / precheck-compare (docs/precheck.md):
+//   precheck -api_info DUMP.json [-o DIR] [-n N] [-csv_path RESUME.csv] [-f] [-save_error_data]
+//            [-config CONFIG.json]   re-runs every API of the dump against a float64 benchmark;
+//            the dump is checked here, then the replay runs in Debian's Python (the one with
+//            torch) as `python -m numprobe.precheck`, whose exit code is this command's.
+//   precheck --plan fp16|bf16|fp8_e4m3|fp8_e5m2 DUMP [-o DIR] [--settings FILE]
+//            the static plan of a lower precision from an fp32 statistics dump.
+//   precheck-compare -npu A.csv -gpu B.csv [-o DIR]   msprobe's api_precision_compare.
+// msprobe's single-dash spellings are rewritten to long names for CLI11 (RewriteShortOptions).
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "numprobe/dump.h"
+#include "numprobe/precheck.h"
+#include "numprobe/precheck_compare.h"
+#include "numprobe/precheck_plan.h"
+#include "numprobe/scan.h"
+
+#include "cli.h"
+
+namespace numprobe::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct PrecheckArgs {
+  std::string api_info;
+  std::string out = ".";
+  int splits = 1;
+  std::string csv_path;
+  bool filter = false;
+  bool save_error_data = false;
+  std::string config;
+  uint64_t seed = 1234;
+  std::string device = "auto";
+  int threads = 1;
+  std::string plan;
+  std::string dump;
+  std::string settings;
+};
+
+struct CompareArgs {
+  std::string npu;
+  std::string gpu;
+  std::string out = ".";
+};
+
+// Parses `raw` with `parser` after rewriting msprobe's spellings; prints CLI11's message and
+// returns false on a usage error.
+bool Parse(CLI::App& parser, const std::vector<std::string>& raw,
+           const std::vector<std::pair<std::string, std::string>>& names, const char* command) {
+  std::vector<std::string> args = RewriteShortOptions(raw, names);
+  std::reverse(args.begin(), args.end());  // CLI11 parses a reversed vector
+  try {
+    parser.parse(args);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "numprobe %s: %s\nRun 'numprobe %s --help' for the options.\n", command,
+                 e.what(), command);
+    return false;
+  }
+  return true;
+}
+
+bool WantsHelp(const std::vector<std::string>& raw) {
+  return std::find(raw.begin(), raw.end(), "--help") != raw.end() ||
+         std::find(raw.begin(), raw.end(), "-h") != raw.end();
+}
+
+// Runs the replay: /usr/bin/python3 (or $NUMPROBE_PYTHON) -m numprobe.precheck ARGS, with the
+// build's package first on PYTHONPATH and capture's autostart off.
+int RunReplay(const PrecheckArgs& a) {
+  const char* env_python = std::getenv("NUMPROBE_PYTHON");
+  const std::string python =
+      env_python != nullptr && *env_python != '\0' ? env_python : "/usr/bin/python3";
+  std::vector<std::string> argv = {python,
+                                   "-m",
+                                   "numprobe.precheck",
+                                   "--api-info",
+                                   a.api_info,
+                                   "--out",
+                                   a.out,
+                                   "-n",
+                                   std::to_string(a.splits),
+                                   "--seed",
+                                   std::to_string(a.seed),
+                                   "--device",
+                                   a.device,
+                                   "--threads",
+                                   std::to_string(a.threads)};
+  if (!a.csv_path.empty()) argv.insert(argv.end(), {"--csv-path", a.csv_path});
+  if (!a.config.empty()) argv.insert(argv.end(), {"--config", a.config});
+  if (a.filter) argv.emplace_back("--filter");
+  if (a.save_error_data) argv.emplace_back("--save-error-data");
+  if (const std::string root = PackageRoot(); !root.empty()) {
+    std::string pythonpath = root;
+    if (const char* old = std::getenv("PYTHONPATH"); old != nullptr && *old != '\0') {
+      pythonpath += ":" + std::string(old);
+    }
+    ::setenv("PYTHONPATH", pythonpath.c_str(), 1);
+  }
+  ::unsetenv("NUMPROBE_CONFIG");  // the replay must not start a capture of itself
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    return ReportError(Status::IoError(std::string("fork failed: ") + std::strerror(errno)));
+  }
+  if (pid == 0) {
+    std::vector<char*> cargv;
+    cargv.reserve(argv.size() + 1);
+    for (const std::string& s : argv) cargv.push_back(const_cast<char*>(s.c_str()));
+    cargv.push_back(nullptr);
+    ::execv(cargv[0], cargv.data());
+    std::fprintf(stderr, "numprobe: error: cannot run %s: %s\n", cargv[0], std::strerror(errno));
+    std::_Exit(kExitBadInput);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return ReportError(Status::IoError("waitpid failed"));
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+int RunDynamic(const PrecheckArgs& a) {
+  if (a.api_info.empty()) {
+    return ReportError(Status::InvalidArgument(
+        "precheck needs -api_info DUMP.json (or --plan DTYPE DUMP for the static plan)"));
+  }
+  if (a.splits < 1 || a.splits > 64) {
+    return ReportError(Status::InvalidArgument("-n must be between 1 and 64"));
+  }
+  if (a.device != "auto" && a.device != "cpu" && a.device != "cuda") {
+    return ReportError(Status::InvalidArgument("--device must be auto, cpu or cuda"));
+  }
+  // The dump is read here first, so that a missing or malformed one fails at once (exit 3).
+  auto dump = ReadDumpJson(a.api_info);
+  if (!dump.ok()) return ReportError(dump.error());
+  int64_t apis = 0;
+  for (const DumpEntry& e : dump->entries) {
+    if (e.name.find("Module") == std::string::npos && e.name.ends_with(".forward")) ++apis;
+  }
+  if (apis == 0) {
+    return ReportError(Status::NotFound(
+        fmt::format("{}: no forward API entries (precheck needs a dump taken at level L1 or mix)",
+                    a.api_info)));
+  }
+  if (!a.csv_path.empty()) {
+    auto files = PrecheckFilesOf(a.csv_path);
+    if (!files.ok()) return ReportError(files.error());
+    for (const fs::path& p : {files->result_csv, files->details_csv}) {
+      std::error_code ec;
+      if (!fs::is_regular_file(p, ec)) {
+        return ReportError(Status::NotFound(fmt::format("{}: no such file to resume", p.string())));
+      }
+    }
+  }
+  return RunReplay(a);
+}
+
+int RunPlan(const PrecheckArgs& a) {
+  const auto target = ParseHeadroomTarget(a.plan);
+  if (!target) {
+    return ReportError(Status::InvalidArgument(
+        fmt::format("--plan {}: expected fp16, bf16, fp8_e4m3 or fp8_e5m2", a.plan)));
+  }
+  if (a.dump.empty()) return ReportError(Status::InvalidArgument("--plan needs a DUMP"));
+  std::optional<PlanSettings> settings;
+  if (!a.settings.empty()) {
+    auto s = ReadPlanSettings(a.settings);
+    if (!s.ok()) return ReportError(s.error());
+    settings = *s;
+  }
+  auto report = PlanPrecision(a.dump, *target, settings ? &*settings : nullptr);
+  if (!report.ok()) return ReportError(report.error());
+  const PlanReport& r = *report;
+  std::printf(
+      "precheck plan %s for %s: %lld error, %lld warning, %lld info (%lld tensors, %lld "
+      "API calls)\n",
+      a.plan.c_str(), a.dump.c_str(), static_cast<long long>(r.Count(PlanSeverity::kError)),
+      static_cast<long long>(r.Count(PlanSeverity::kWarning)),
+      static_cast<long long>(r.Count(PlanSeverity::kInfo)), static_cast<long long>(r.tensors),
+      static_cast<long long>(r.ops));
+  constexpr size_t kShown = 40;
+  for (size_t i = 0; i < r.findings.size() && i < kShown; ++i) {
+    const PlanFinding& f = r.findings[i];
+    const std::string where = f.tensor.empty() ? f.op : f.tensor;
+    std::printf("  %-7s %-18s %s%s%s\n           -> %s\n",
+                std::string(PlanSeverityName(f.severity)).c_str(), f.kind.c_str(), where.c_str(),
+                where.empty() ? "" : ": ", f.detail.c_str(), f.advice.c_str());
+  }
+  if (r.findings.size() > kShown) {
+    std::printf("  ... %zu more (see the JSON with -o)\n", r.findings.size() - kShown);
+  }
+  if (a.out != ".") {
+    if (Status s = WritePlanReport(r, a.out, FileTimestamp()); !s.ok()) return ReportError(s);
+    std::printf("  wrote precheck_plan_%s_*.json and .csv in %s\n", a.plan.c_str(), a.out.c_str());
+  }
+  for (const std::string& w : r.warnings) ReportWarning(w);
+  return r.Count(PlanSeverity::kError) > 0 ? kExitFindings : kExitOk;
+}
+
+int RunPrecheckArgs(const std::vector<std::string>& raw) {
+  PrecheckArgs a;
+  CLI::App parser{
+      "numprobe precheck: re-run every API of an L1 dump in its dtypes and in float64 and judge "
+      "the errors by msprobe's standards (acc_check); or, with --plan, list what a lower "
+      "precision would break"};
+  parser.add_option("--api_info_file", a.api_info, "-api_info: the dump.json to check");
+  parser.add_option("--out_path", a.out, "-o: output folder (default .)");
+  parser.add_option("--num_splits", a.splits, "-n: processes (1-64; results equal -n 1's)");
+  parser.add_option("--result_csv_path", a.csv_path,
+                    "-csv_path: resume the run of this accuracy_checking_result_{ts}.csv");
+  parser.add_flag("--filter_api", a.filter,
+                  "-f: skip calls that repeat an earlier call's arguments");
+  parser.add_flag("--save_error_data", a.save_error_data,
+                  "-save_error_data: save the inputs and outputs of failing APIs");
+  parser.add_option("--config_path", a.config,
+                    "-config: msprobe's config.json (acc_check white_list / black_list)");
+  parser.add_option("--seed", a.seed, "seed of statistics-mode inputs (default 1234)");
+  parser.add_option("--device", a.device,
+                    "auto (CUDA where the dump's tensors were, if available), cpu or cuda");
+  parser.add_option("--threads", a.threads, "torch threads per process (default 1)");
+  parser.add_option("--plan", a.plan, "the static plan of fp16, bf16, fp8_e4m3 or fp8_e5m2");
+  parser.add_option("--settings", a.settings,
+                    "--plan: precheck_settings.json (optimizer, loss scaling, autocast)");
+  parser.add_option("dump", a.dump, "--plan: the fp32 statistics dump");
+  if (WantsHelp(raw)) {
+    std::printf("%s", parser.help().c_str());
+    return kExitOk;
+  }
+  if (!Parse(parser, raw,
+             {{"-api_info", "--api_info_file"},
+              {"-o", "--out_path"},
+              {"-n", "--num_splits"},
+              {"-csv_path", "--result_csv_path"},
+              {"-f", "--filter_api"},
+              {"-save_error_data", "--save_error_data"},
+              {"-config", "--config_path"}},
+             "precheck")) {
+    return kExitUsage;
+  }
+  return a.plan.empty() ? RunDynamic(a) : RunPlan(a);
+}
+
+int RunCompareArgs(const std::vector<std::string>& raw) {
+  CompareArgs a;
+  CLI::App parser{
+      "numprobe precheck-compare: judge a device's pre-check details against a reference "
+      "device's (msprobe's api_precision_compare)"};
+  parser.add_option("--npu_csv_path", a.npu, "-npu: accuracy_checking_details of the device")
+      ->required();
+  parser.add_option("--gpu_csv_path", a.gpu, "-gpu: accuracy_checking_details of the reference")
+      ->required();
+  parser.add_option("--out_path", a.out, "-o: output folder (default .)");
+  if (WantsHelp(raw)) {
+    std::printf("%s", parser.help().c_str());
+    return kExitOk;
+  }
+  if (!Parse(parser, raw,
+             {{"-npu", "--npu_csv_path"}, {"-gpu", "--gpu_csv_path"}, {"-o", "--out_path"}},
+             "precheck-compare")) {
+    return kExitUsage;
+  }
+  auto report = ComparePrecheckDetails(a.npu, a.gpu);
+  if (!report.ok()) return ReportError(report.error());
+  auto files = WritePrecheckCompare(*report, a.out, FileTimestamp());
+  if (!files.ok()) return ReportError(files.error());
+  int64_t counts[5] = {0, 0, 0, 0, 0};
+  for (const PrecheckCompareApi& api : report->apis) {
+    ++counts[static_cast<int>(WorseStatus(api.forward, api.backward))];
+  }
+  std::printf("precheck-compare: %zu APIs: %lld pass, %lld warning, %lld error, %lld skipped\n",
+              report->apis.size(), static_cast<long long>(counts[1]),
+              static_cast<long long>(counts[2]), static_cast<long long>(counts[3]),
+              static_cast<long long>(counts[4]) + static_cast<long long>(counts[0]));
+  for (const PrecheckCompareApi& api : report->apis) {
+    if (api.forward == PrecheckStatus::kError || api.backward == PrecheckStatus::kError) {
+      std::printf("  error  %s  forward %s, backward %s\n", api.api.c_str(),
+                  std::string(PrecheckStatusName(api.forward)).c_str(),
+                  std::string(PrecheckStatusName(api.backward)).c_str());
+    }
+  }
+  std::printf("  wrote %s, %s, %s\n", files->result_csv.string().c_str(),
+              files->details_csv.string().c_str(), files->json.string().c_str());
+  for (const std::string& w : report->warnings) ReportWarning(w);
+  return report->failed() ? kExitFindings : kExitOk;
+}
+
+}  // namespace
+
+void SetupPrecheck(CLI::App& app, int* exit_code) {
+  CLI::App* sub = app.add_subcommand(
+      "precheck",
+      "Find the APIs that lose precision: re-run each API of an L1 dump against a float64 "
+      "benchmark (msprobe acc_check), or plan a lower precision (--plan)");
+  sub->set_help_flag();
+  sub->allow_extras();
+  sub->prefix_command();
+  sub->callback([sub, exit_code] { *exit_code = RunPrecheckArgs(sub->remaining()); });
+  CLI::App* cmp =
+      app.add_subcommand("precheck-compare",
+                         "Judge a device's precheck details against a reference device's (msprobe "
+                         "api_precision_compare)");
+  cmp->set_help_flag();
+  cmp->allow_extras();
+  cmp->prefix_command();
+  cmp->callback([cmp, exit_code] { *exit_code = RunCompareArgs(cmp->remaining()); });
+}
+
+}  // namespace numprobe::cli
