@@ -10,6 +10,7 @@
 #include "numprobe/compare_writer.h"
 
 #include "compare/compare_internal.h"
+#include "core/captured_stderr.h"
 #include "core/py_format.h"
 
 #ifdef NUMPROBE_WITH_XLSX
@@ -137,8 +138,13 @@ Status WriteCompareXlsx(const CompareTable& table, const std::filesystem::path& 
       path.string() + fmt::format(".tmp{}.xlsx", static_cast<long>(::getpid()));
   lxw_workbook_options options = {};
   options.constant_memory = LXW_TRUE;  // rows stream to disk: memory does not grow with the table
+  // libxlsxwriter reports failures (a full disk) on stderr itself: kept for numprobe's message.
+  detail::CapturedStderr library_stderr;
   lxw_workbook* wb = workbook_new_opt(temp.c_str(), &options);
-  if (wb == nullptr) return Status::IoError(path.string() + ": cannot be created");
+  if (wb == nullptr) {
+    return Status::IoError(path.string() + ": cannot be created" +
+                           detail::CapturedSuffix(library_stderr.Finish(), "libxlsxwriter"));
+  }
   lxw_format* red = workbook_add_format(wb);
   format_set_pattern(red, LXW_PATTERN_SOLID);
   format_set_bg_color(red, 0xFF0000);
@@ -194,12 +200,14 @@ Status WriteCompareXlsx(const CompareTable& table, const std::filesystem::path& 
     ++row_in_sheet;
   }
   const lxw_error closed = workbook_close(wb);
+  const std::string library_says = detail::CapturedSuffix(library_stderr.Finish(), "libxlsxwriter");
   std::error_code ec;
   if (!ok || closed != LXW_NO_ERROR) {
     std::filesystem::remove(temp, ec);
     return Status::IoError(
-        fmt::format("{}: {}", path.string(),
-                    closed != LXW_NO_ERROR ? lxw_strerror(closed) : "a cell could not be written"));
+        fmt::format("{}: {}{}", path.string(),
+                    closed != LXW_NO_ERROR ? lxw_strerror(closed) : "a cell could not be written",
+                    library_says));
   }
   std::filesystem::rename(temp, path, ec);
   if (ec) return Status::IoError(fmt::format("{}: {}", path.string(), ec.message()));

@@ -16,6 +16,7 @@
 #include "numprobe/json_value.h"
 
 #include "compare/compare_internal.h"
+#include "core/captured_stderr.h"
 #include "core/csv_read.h"
 #include "core/py_format.h"
 #include "core/text_file.h"
@@ -431,8 +432,12 @@ Status WriteMergedXlsx(const MergedResults& merged, const fs::path& path) {
   }
 #ifdef NUMPROBE_WITH_XLSX
   const fs::path temp = path.string() + fmt::format(".tmp{}.xlsx", static_cast<long>(::getpid()));
+  detail::CapturedStderr library_stderr;  // libxlsxwriter's own error lines join numprobe's
   lxw_workbook* wb = workbook_new(temp.c_str());
-  if (wb == nullptr) return Status::IoError(path.string() + ": cannot be created");
+  if (wb == nullptr) {
+    return Status::IoError(path.string() + ": cannot be created" +
+                           detail::CapturedSuffix(library_stderr.Finish(), "libxlsxwriter"));
+  }
   lxw_format* bold = workbook_add_format(wb);  // pandas' header style
   format_set_bold(bold);
   format_set_border(bold, LXW_BORDER_THIN);
@@ -471,12 +476,14 @@ Status WriteMergedXlsx(const MergedResults& merged, const fs::path& path) {
     }
   }
   const lxw_error closed = workbook_close(wb);
+  const std::string library_says = detail::CapturedSuffix(library_stderr.Finish(), "libxlsxwriter");
   std::error_code ec;
   if (!ok || closed != LXW_NO_ERROR) {
     fs::remove(temp, ec);
     return Status::IoError(
         fmt::format("{}: {}", path.string(),
-                    closed != LXW_NO_ERROR ? lxw_strerror(closed) : "a cell could not be written"));
+                    closed != LXW_NO_ERROR ? lxw_strerror(closed) : "a cell could not be written") +
+        library_says);
   }
   fs::rename(temp, path, ec);
   if (ec) return Status::IoError(fmt::format("{}: {}", path.string(), ec.message()));
