@@ -146,8 +146,6 @@ GatedServer::GatedServer(const GateLimits& limits)
 
 GatedServer::~GatedServer() { Shutdown(); }
 
-size_t GatedServer::waiting_count() const { return waiting_count_; }
-
 void GatedServer::Shutdown() {
   {
     const std::lock_guard<std::mutex> lock(mu_);
@@ -289,7 +287,6 @@ void GatedServer::PollLoop() {
       }
       waiting.push_back(std::move(c));
     }
-    waiting_count_ = waiting.size();
 
     auto now = Clock::now();
     auto wait = milliseconds(1000);
@@ -343,7 +340,6 @@ void GatedServer::PollLoop() {
       }
       if (now >= c.deadline) drop(i);  // no complete request in time
     }
-    waiting_count_ = waiting.size();
   }
   // Stopping: nothing waiting is served.
   for (Connection& c : waiting) Close(c);
@@ -354,7 +350,6 @@ void GatedServer::PollLoop() {
     left.swap(incoming_);
   }
   for (Connection& c : left) Close(c);
-  waiting_count_ = 0;
 }
 
 }  // namespace numprobe::ui

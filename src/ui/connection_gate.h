@@ -50,9 +50,6 @@ class GatedServer : public httplib::Server {
   // Idempotent.
   void Shutdown();
 
-  // Connections waiting for a head now (for tests).
-  size_t waiting_count() const;
-
  private:
   using Clock = std::chrono::steady_clock;
   struct Connection {
@@ -80,7 +77,6 @@ class GatedServer : public httplib::Server {
   int wake_fd_ = -1;
   std::thread poller_;
   std::atomic<bool> stopping_{false};
-  std::atomic<size_t> waiting_count_{0};
 
   mutable std::mutex mu_;            // guards the members below
   std::deque<Connection> incoming_;  // admitted, not yet seen by the poller
