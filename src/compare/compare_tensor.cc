@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <mutex>
 #include <string>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -18,6 +19,7 @@
 #include "numprobe/thread_pool.h"
 
 #include "compare/compare_internal.h"
+#include "msprobe/data_file.h"
 
 namespace numprobe::detail {
 namespace {
@@ -28,13 +30,6 @@ using Kind = MetricCell::Kind;
 // Rows whose two files together exceed this are compared one at a time with chunk parallelism.
 constexpr uintmax_t kLargePairBytes = uintmax_t{64} << 20;
 constexpr size_t kMaxWarnings = 20;
-
-// A data_name must name a file inside dump_tensor_data/: a hostile dump.json cannot point the
-// compare at any other file.
-bool SafeFileName(const std::string& name) {
-  return !name.empty() && name != "." && name != ".." &&
-         name.find_first_of(std::string("/\\\0", 3)) == std::string::npos;
-}
 
 struct Job {
   size_t row = 0;
@@ -78,19 +73,20 @@ class TensorRows {
     if (!row.paired() || t.data_name.empty()) return std::nullopt;
     const DumpRow& g = table_.golden->rows[static_cast<size_t>(row.golden)];
     if (g.data_name.empty()) return std::nullopt;
-    for (const std::string* name : {&t.data_name, &g.data_name}) {
-      if (!SafeFileName(*name)) {
-        Warn(
-            fmt::format("data_name {:?} is not a file name inside dump_tensor_data; row {} not "
-                        "compared",
-                        *name, t.name));
-        return std::nullopt;
-      }
-    }
     Job job;
     job.row = i;
-    job.target_file = target_.tensor_dir / t.data_name;
-    job.golden_file = golden_.tensor_dir / g.data_name;
+    // The data-file rule (msprobe/data_file.h): a refused name or link leaves the row uncompared
+    // with a warning; a missing file is reported when read, as msprobe does.
+    for (auto [dir, name, file] :
+         {std::tuple{&target_.tensor_dir, &t.data_name, &job.target_file},
+          std::tuple{&golden_.tensor_dir, &g.data_name, &job.golden_file}}) {
+      auto resolved = ResolveDataFile(*dir, *name);
+      if (!resolved && resolved.error().code() == ErrorCode::kRejected) {
+        Warn(fmt::format("{}; row {} not compared", resolved.error().message(), t.name));
+        return std::nullopt;
+      }
+      *file = resolved ? *resolved : *dir / *name;
+    }
     std::error_code ec;
     const uintmax_t a = fs::file_size(job.target_file, ec);
     const uintmax_t b = ec ? 0 : fs::file_size(job.golden_file, ec);

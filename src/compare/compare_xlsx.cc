@@ -10,6 +10,7 @@
 
 #include "compare/compare_internal.h"
 #include "core/atomic_file.h"
+#include "core/captured_stderr.h"
 #include "core/py_format.h"
 #include "core/utf8.h"
 
@@ -138,8 +139,13 @@ Status WriteCompareXlsx(const CompareTable& table, const std::filesystem::path& 
   NUMPROBE_ASSIGN_OR_RETURN(detail::AtomicOutput out, detail::AtomicOutput::Create(path));
   lxw_workbook_options options = {};
   options.constant_memory = LXW_TRUE;  // rows stream to disk: memory does not grow with the table
+  // libxlsxwriter reports failures (a full disk) on stderr itself: kept for numprobe's message.
+  detail::CapturedStderr library_stderr;
   lxw_workbook* wb = workbook_new_opt(out.LibraryPath().c_str(), &options);
-  if (wb == nullptr) return Status::IoError(path.string() + ": cannot be created");
+  if (wb == nullptr) {
+    return Status::IoError(path.string() + ": cannot be created" +
+                           detail::CapturedSuffix(library_stderr.Finish(), "libxlsxwriter"));
+  }
   lxw_format* red = workbook_add_format(wb);
   format_set_pattern(red, LXW_PATTERN_SOLID);
   format_set_bg_color(red, 0xFF0000);
@@ -191,10 +197,12 @@ Status WriteCompareXlsx(const CompareTable& table, const std::filesystem::path& 
     ++row_in_sheet;
   }
   const lxw_error closed = workbook_close(wb);
+  const std::string library_says = detail::CapturedSuffix(library_stderr.Finish(), "libxlsxwriter");
   if (!ok || closed != LXW_NO_ERROR) {
     return Status::IoError(
-        fmt::format("{}: {}", path.string(),
-                    closed != LXW_NO_ERROR ? lxw_strerror(closed) : "a cell could not be written"));
+        fmt::format("{}: {}{}", path.string(),
+                    closed != LXW_NO_ERROR ? lxw_strerror(closed) : "a cell could not be written",
+                    library_says));
   }
   return out.Commit();
 #else

@@ -19,6 +19,7 @@
 
 #include "config_check/config_check_internal.h"
 #include "core/atomic_file.h"
+#include "core/captured_stderr.h"
 #include "core/csv.h"
 
 namespace numprobe {
@@ -328,8 +329,12 @@ Status WriteCheckXlsx(const CheckReport& report, const std::filesystem::path& pa
 #ifdef NUMPROBE_WITH_XLSX
   // libxlsxwriter writes the file by name on close: into the AtomicOutput's temporary file.
   NUMPROBE_ASSIGN_OR_RETURN(detail::AtomicOutput out, detail::AtomicOutput::Create(path));
+  detail::CapturedStderr library_stderr;  // libxlsxwriter's own error lines join numprobe's
   lxw_workbook* wb = workbook_new(out.LibraryPath().c_str());
-  if (wb == nullptr) return Status::IoError(path.string() + ": cannot create the workbook");
+  if (wb == nullptr) {
+    return Status::IoError(path.string() + ": cannot create the workbook" +
+                           detail::CapturedSuffix(library_stderr.Finish(), "libxlsxwriter"));
+  }
   lxw_format* bold = workbook_add_format(wb);
   format_set_bold(bold);
   lxw_format* red = workbook_add_format(wb);  // msprobe's highlight colours
@@ -374,8 +379,9 @@ Status WriteCheckXlsx(const CheckReport& report, const std::filesystem::path& pa
     }
   }
   const lxw_error err = workbook_close(wb);
+  const std::string library_says = detail::CapturedSuffix(library_stderr.Finish(), "libxlsxwriter");
   if (err != LXW_NO_ERROR) {
-    return Status::IoError(fmt::format("{}: {}", path.string(), lxw_strerror(err)));
+    return Status::IoError(fmt::format("{}: {}{}", path.string(), lxw_strerror(err), library_says));
   }
   return out.Commit();
 #else

@@ -6,10 +6,9 @@
 #include <new>
 #include <string>
 
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
+
+#include "core/regular_file.h"
 
 namespace numprobe {
 namespace {
@@ -30,30 +29,11 @@ Buffer::~Buffer() {
 }
 
 Result<std::shared_ptr<const Buffer>> Buffer::MapFile(const std::filesystem::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    const int err = errno;
-    if (err == ENOENT) return Status::NotFound(path.string() + ": no such file");
-    return Status::IoError(path.string() + ": cannot open: " + ErrnoText(err));
-  }
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    const int err = errno;
-    ::close(fd);
-    return Status::IoError(path.string() + ": cannot stat: " + ErrnoText(err));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return Status::IoError(path.string() + ": not a regular file");
-  }
-  const auto size = static_cast<size_t>(st.st_size);
-  if (size == 0) {
-    ::close(fd);
-    return std::shared_ptr<const Buffer>(new Buffer(nullptr, 0, true));
-  }
-  void* addr = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  NUMPROBE_ASSIGN_OR_RETURN(const detail::RegularFile file, detail::OpenRegularFile(path));
+  const auto size = static_cast<size_t>(file.size());
+  if (size == 0) return std::shared_ptr<const Buffer>(new Buffer(nullptr, 0, true));
+  void* addr = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, file.fd(), 0);
   const int err = errno;
-  ::close(fd);
   if (addr == MAP_FAILED) return Status::IoError(path.string() + ": cannot map: " + ErrnoText(err));
   return std::shared_ptr<const Buffer>(new Buffer(static_cast<std::byte*>(addr), size, true));
 }

@@ -1,22 +1,31 @@
 #include "core/text_file.h"
 
-#include <fstream>
-#include <iterator>
-#include <system_error>
+#include <cerrno>
+#include <cstring>
+
+#include <unistd.h>
+
+#include "core/regular_file.h"
 
 namespace numprobe::detail {
 
 Result<std::string> ReadTextFile(const std::filesystem::path& path, uintmax_t max_bytes) {
-  std::error_code ec;
-  const uintmax_t size = std::filesystem::file_size(path, ec);
-  if (ec) return Status::IoError(path.string() + ": " + ec.message());
-  if (size > max_bytes) {
+  NUMPROBE_ASSIGN_OR_RETURN(const RegularFile file, OpenRegularFile(path));
+  if (file.size() > max_bytes) {
     return Status::OutOfRange(path.string() + ": larger than " + std::to_string(max_bytes) +
                               " bytes");
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::IoError(path.string() + ": cannot be read");
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text(static_cast<size_t>(file.size()), '\0');
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::read(file.fd(), text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Status::IoError(path.string() + ": cannot be read: " + std::strerror(errno));
+    if (n == 0) break;  // shrank while read: what is there
+    done += static_cast<size_t>(n);
+  }
+  text.resize(done);
+  return text;
 }
 
 }  // namespace numprobe::detail

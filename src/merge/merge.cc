@@ -16,6 +16,7 @@
 
 #include "compare/compare_internal.h"
 #include "core/atomic_file.h"
+#include "core/captured_stderr.h"
 #include "core/csv_read.h"
 #include "core/py_format.h"
 #include "core/text_file.h"
@@ -432,8 +433,12 @@ Status WriteMergedXlsx(const MergedResults& merged, const fs::path& path) {
 #ifdef NUMPROBE_WITH_XLSX
   // libxlsxwriter writes the file by name on close: into the AtomicOutput's temporary file.
   NUMPROBE_ASSIGN_OR_RETURN(detail::AtomicOutput out, detail::AtomicOutput::Create(path));
+  detail::CapturedStderr library_stderr;  // libxlsxwriter's own error lines join numprobe's
   lxw_workbook* wb = workbook_new(out.LibraryPath().c_str());
-  if (wb == nullptr) return Status::IoError(path.string() + ": cannot be created");
+  if (wb == nullptr) {
+    return Status::IoError(path.string() + ": cannot be created" +
+                           detail::CapturedSuffix(library_stderr.Finish(), "libxlsxwriter"));
+  }
   lxw_format* bold = workbook_add_format(wb);  // pandas' header style
   format_set_bold(bold);
   format_set_border(bold, LXW_BORDER_THIN);
@@ -472,10 +477,12 @@ Status WriteMergedXlsx(const MergedResults& merged, const fs::path& path) {
     }
   }
   const lxw_error closed = workbook_close(wb);
+  const std::string library_says = detail::CapturedSuffix(library_stderr.Finish(), "libxlsxwriter");
   if (!ok || closed != LXW_NO_ERROR) {
     return Status::IoError(
         fmt::format("{}: {}", path.string(),
-                    closed != LXW_NO_ERROR ? lxw_strerror(closed) : "a cell could not be written"));
+                    closed != LXW_NO_ERROR ? lxw_strerror(closed) : "a cell could not be written") +
+        library_says);
   }
   return out.Commit();
 #else

@@ -1,9 +1,9 @@
 // Reading the capture journal back into dump.json / stack.json / construct.json.
 #include "msprobe/dump_journal.h"
 
-#include <fstream>
-#include <sstream>
+#include <cstdint>
 
+#include "core/text_file.h"
 #include "msprobe/dump_tables.h"
 
 namespace numprobe {
@@ -12,14 +12,8 @@ namespace {
 namespace fs = std::filesystem;
 
 Result<std::string> ReadWholeFile(const fs::path& path) {
-  std::error_code ec;
-  if (!fs::exists(path, ec)) return Status::NotFound(path.string() + ": not found");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::IoError(path.string() + ": cannot open");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return Status::IoError(path.string() + ": read failed");
-  return text.str();
+  // No size cap beyond the system's: a journal is as large as the run it recorded.
+  return detail::ReadTextFile(path, UINTMAX_MAX);
 }
 
 const std::string* StringMember(const JsonValue& v, std::string_view key) {

@@ -175,12 +175,6 @@ std::optional<int64_t> NumelOfShapeText(std::string_view shape) {
   return numel;
 }
 
-bool IsPlainFileName(std::string_view name) {
-  return !name.empty() && name != "." && name != ".." &&
-         name.find_first_of("/\\") == std::string_view::npos &&
-         name.find('\0') == std::string_view::npos;
-}
-
 std::optional<int64_t> RankNumber(std::string_view folder) {
   if (!folder.starts_with("rank")) return std::nullopt;
   const std::string_view rest = folder.substr(4);

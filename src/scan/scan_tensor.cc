@@ -12,6 +12,7 @@
 #include "numprobe/tensor_file.h"
 
 #include "core/element_load.h"
+#include "msprobe/data_file.h"
 #include "scan/scan_internal.h"
 
 namespace numprobe::detail {
@@ -106,19 +107,16 @@ ScanTensor TensorOfRow(const DumpFile& file, const DumpRow& row, const RowReadCo
     }
   }
   if (!context.read_files || row.data_name.empty() || context.location == nullptr) return t;
-  if (!IsPlainFileName(row.data_name)) {
-    if (context.warnings != nullptr) {
-      context.warnings->push_back(fmt::format(
-          "{}: data_name \"{}\" is not a plain file name; not read", row.name, row.data_name));
+  auto resolved = ResolveDataFile(context.location->tensor_dir, row.data_name);
+  if (!resolved) {
+    if (resolved.error().code() == ErrorCode::kNotFound) {
+      if (context.files_missing != nullptr) ++*context.files_missing;
+    } else if (context.warnings != nullptr) {
+      context.warnings->push_back(fmt::format("{}: {}", row.name, resolved.error().message()));
     }
     return t;
   }
-  const std::filesystem::path path = context.location->tensor_dir / row.data_name;
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) {
-    if (context.files_missing != nullptr) ++*context.files_missing;
-    return t;
-  }
+  const std::filesystem::path& path = *resolved;
   auto tensor_file = ReadTensorFile(path);
   if (!tensor_file) {
     if (context.warnings != nullptr) {

@@ -10,6 +10,7 @@
 
 #include "ui/api.h"
 #include "ui/assets.h"
+#include "ui/connection_gate.h"
 
 namespace numprobe::ui {
 
@@ -77,11 +78,7 @@ bool IsLoopbackName(std::string_view h) {
 class HttpServer final : public Server {
  public:
   HttpServer(std::shared_ptr<const Workspace> workspace, const ServeOptions& options)
-      : api_(std::move(workspace)), host_(options.host) {
-    const unsigned hw = std::max(1U, std::thread::hardware_concurrency());
-    const size_t threads = options.threads > 0 ? static_cast<size_t>(options.threads)
-                                               : std::max<size_t>(8, size_t{2} * hw);
-    http_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+      : api_(std::move(workspace)), host_(options.host), http_(LimitsFor(options)) {
     http_.set_keep_alive_max_count(20);
     // Headers and body go out in separate writes; without TCP_NODELAY, Nagle's algorithm holds
     // the body until the client's delayed ACK (40 ms per request).
@@ -148,6 +145,7 @@ class HttpServer final : public Server {
       return Status::Ok();
     }
     const bool listened = http_.listen_after_bind();
+    http_.Shutdown();
     run_finished_ = true;
     if (!listened) return Status::IoError("the server stopped listening");
     return Status::Ok();
@@ -204,13 +202,22 @@ class HttpServer final : public Server {
     res.set_header("Cross-Origin-Resource-Policy", "same-origin");
   }
 
+  // Workers: --threads, by default max(8, 2 x cores); the other limits are GateLimits' defaults.
+  static GateLimits LimitsFor(const ServeOptions& options) {
+    const unsigned hw = std::max(1U, std::thread::hardware_concurrency());
+    GateLimits limits;
+    limits.workers = options.threads > 0 ? static_cast<size_t>(options.threads)
+                                         : std::max<size_t>(8, size_t{2} * hw);
+    return limits;
+  }
+
   Api api_;
   std::string host_;
   int port_ = 0;
   std::atomic<bool> stop_requested_{false};
   std::atomic<bool> run_entered_{false};
   std::atomic<bool> run_finished_{false};
-  httplib::Server http_;
+  GatedServer http_;
 };
 
 }  // namespace

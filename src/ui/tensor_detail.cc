@@ -11,6 +11,7 @@
 #include "numprobe/tensor_file.h"
 
 #include "core/element_load.h"
+#include "msprobe/data_file.h"
 
 namespace numprobe::ui {
 
@@ -70,7 +71,7 @@ std::optional<Loaded> LoadSide(const fs::path& dir, std::string_view name, Tenso
   side->present = !name.empty();
   side->file = std::string(name);
   if (name.empty()) return std::nullopt;
-  if (Status s = CheckPlainFileName(name); !s.ok()) {
+  if (Status s = detail::CheckDataFileName(name); !s.ok()) {
     side->error = s.message();
     return std::nullopt;
   }
@@ -78,14 +79,18 @@ std::optional<Loaded> LoadSide(const fs::path& dir, std::string_view name, Tenso
     side->error = "the dump's tensor folder is unknown";
     return std::nullopt;
   }
-  const fs::path path = dir / std::string(name);
-  auto file = ReadTensorFile(path);
+  auto path = detail::ResolveDataFile(dir, name);
+  if (!path) {
+    side->error = path.error().message();
+    return std::nullopt;
+  }
+  auto file = ReadTensorFile(*path);
   if (!file) {
     side->error = file.error().message();
     return std::nullopt;
   }
   if (file->tensors.empty()) {
-    side->error = fmt::format("{} holds no tensor", path.filename().string());
+    side->error = fmt::format("{} holds no tensor", path->filename().string());
     return std::nullopt;
   }
   Loaded loaded;
@@ -130,15 +135,6 @@ void Histogram(const TensorView& view, const std::vector<double>& edges, TensorS
 }
 
 }  // namespace
-
-Status CheckPlainFileName(std::string_view name) {
-  if (name.empty() || name.size() > 255 || name == "." || name == ".." ||
-      name.find_first_of(std::string_view("/\\\0", 3)) != std::string_view::npos) {
-    return Status::Rejected(fmt::format(
-        "tensor file name '{}' is not a plain file name inside the dump", name.substr(0, 80)));
-  }
-  return Status::Ok();
-}
 
 Result<TensorDetail> ComputeTensorDetail(const fs::path& target_dir, std::string_view target_file,
                                          const fs::path& golden_dir, std::string_view golden_file,

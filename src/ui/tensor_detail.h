@@ -68,10 +68,6 @@ struct TensorDetailOptions {
   int max_cells = 64;
 };
 
-// A file name from a dump's Data_name is accepted only when it is a plain name: no separators,
-// not "." or "..", no NUL, at most 255 bytes. kRejected otherwise.
-Status CheckPlainFileName(std::string_view name);
-
 // Reads the files (either may be empty: that side is absent) and computes the detail. A side
 // that cannot be read carries its error; the result is an error only for bad options.
 Result<TensorDetail> ComputeTensorDetail(const std::filesystem::path& target_dir,

@@ -242,20 +242,15 @@ std::string JoinLabel(const std::string& scope, const std::string& rank) {
   return scope + "/" + rank;
 }
 
-// Builds the run's tree and findings; returns construct.json's map (empty when absent).
-ConstructMap FinishRun(Run* run, const fs::path& construct_json,
-                       std::vector<std::string>* warnings) {
+// Builds the run's tree and findings; returns construct.json's map (empty when absent). A
+// construct.json that cannot be read is an error, as it is for compare and scan.
+Result<ConstructMap> FinishRun(Run* run, const fs::path& construct_json) {
   ConstructMap construct;
   if (!construct_json.empty()) {
     std::error_code ec;
     if (fs::is_regular_file(construct_json, ec)) {
-      auto map = ReadConstructJson(construct_json);
-      if (map) {
-        construct = std::move(*map);
-        run->has_construct = true;
-      } else {
-        warnings->push_back(map.error().message());
-      }
+      NUMPROBE_ASSIGN_OR_RETURN(construct, ReadConstructJson(construct_json));
+      run->has_construct = true;
     }
   }
   run->tree = ModelTree::Build(*run->store, run->has_construct ? &construct : nullptr);
@@ -481,7 +476,7 @@ Status AddDumpRun(const DumpLocation& loc, const std::string& scope, const std::
   run->target = loc.dump_json.string();
   run->target_tensors = TensorDirIn(loc.dir);
   run->store = builder.Finish();
-  FinishRun(run.get(), loc.construct_json, &ws->warnings);
+  NUMPROBE_RETURN_IF_ERROR(FinishRun(run.get(), loc.construct_json).status());
   ws->runs.push_back(std::move(run));
   return Status::Ok();
 }
@@ -508,7 +503,8 @@ Status AddComparedRun(const DumpPair& pair, Workspace* ws) {
   run->target_tensors = TensorDirIn(pair.target->dir);
   run->golden_tensors = TensorDirIn(pair.golden->dir);
   run->store = builder.Finish();
-  const ConstructMap construct = FinishRun(run.get(), pair.target->construct_json, &ws->warnings);
+  NUMPROBE_ASSIGN_OR_RETURN(const ConstructMap construct,
+                            FinishRun(run.get(), pair.target->construct_json));
   const DivergenceReport report = FindDivergence(table, run->has_construct ? &construct : nullptr);
   std::optional<AnalysedOp> first;
   if (report.first) first = AnalysedOf(*report.first);
@@ -543,8 +539,9 @@ Status AddTwinRun(const fs::path& file, const std::string& scope, const std::str
         fmt::format("{}: the target dump {} was not found; no model nesting or tensor files",
                     run->label, table.target));
   }
-  FinishRun(run.get(), target_dir.empty() ? fs::path() : target_dir / "construct.json",
-            &ws->warnings);
+  NUMPROBE_RETURN_IF_ERROR(
+      FinishRun(run.get(), target_dir.empty() ? fs::path() : target_dir / "construct.json")
+          .status());
   if (divergence != nullptr) ApplyDivergenceFile(*divergence, scope, rank, run.get());
   ws->runs.push_back(std::move(run));
   return Status::Ok();

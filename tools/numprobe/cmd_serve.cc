@@ -2,8 +2,10 @@
 // output folder, a scan output, a dump tree, or two dump trees compared on the fly. Runs until
 // Ctrl-C (SIGINT) or SIGTERM; signals are taken by a dedicated thread (sigwait), so the server is
 // stopped from ordinary code, not from a signal handler.
+#include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <thread>
@@ -51,8 +53,28 @@ int RunServe(const ServeArgs& args) {
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  // The waiter runs from the start: a signal while the dump is still loading ends the process at
+  // once (nothing is written, so nothing is left half done); once serving, it stops the server.
+  std::atomic<Server*> serving{nullptr};
+  std::atomic<bool> load_failed{false};
+  std::thread waiter([&serving, &load_failed, stop_signals] {
+    int signal = 0;
+    sigwait(&stop_signals, &signal);
+    if (load_failed) return;
+    Server* s = serving.load();
+    if (s == nullptr) {
+      std::fputs("numprobe: interrupted while loading\n", stderr);
+      std::_Exit(128 + signal);
+    }
+    s->Stop();
+  });
   auto server = Server::Create(args.path, options);
-  if (!server) return ReportError(server.error());
+  if (!server) {
+    load_failed = true;
+    pthread_kill(waiter.native_handle(), SIGTERM);  // nothing to serve: release the waiter
+    waiter.join();
+    return ReportError(server.error());
+  }
   std::fputs((*server)->Summary().c_str(), stdout);
   if (!IsLoopback((*server)->host())) {
     ReportWarning("listening beyond this machine (--host " + (*server)->host() +
@@ -60,12 +82,7 @@ int RunServe(const ServeArgs& args) {
   }
   std::printf("numprobe: serving %s (Ctrl-C to stop)\n", (*server)->url().c_str());
   std::fflush(stdout);
-  Server* raw = server->get();
-  std::thread waiter([raw, stop_signals] {
-    int signal = 0;
-    sigwait(&stop_signals, &signal);
-    raw->Stop();
-  });
+  serving = server->get();
   const Status status = (*server)->Run();
   // Wake the waiter if the server ended on its own.
   if (!status.ok()) kill(getpid(), SIGTERM);

@@ -286,9 +286,6 @@ TEST(ScanNamesTest, EntryRules) {
   EXPECT_EQ(NumelOfShapeText("[]"), 1);
   EXPECT_FALSE(NumelOfShapeText("[4294967296, 4294967296, 4294967296]").has_value());
   EXPECT_FALSE(NumelOfShapeText("None").has_value());
-  EXPECT_TRUE(IsPlainFileName("a.0.forward.output.0.pt"));
-  EXPECT_FALSE(IsPlainFileName("../a.pt"));
-  EXPECT_FALSE(IsPlainFileName(".."));
   EXPECT_EQ(RankNumber("rank12"), 12);
   EXPECT_EQ(RankNumber("rank"), 0);
   EXPECT_FALSE(RankNumber("proc123").has_value());
