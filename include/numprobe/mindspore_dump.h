@@ -93,6 +93,9 @@ Result<std::vector<GraphCompareTable>> CompareGraphDumps(const std::filesystem::
 
 // compare_result_{rank}_{step}_{ts}.csv (pandas' quoting). kIoError when it cannot be written.
 Status WriteGraphCompareCsv(const GraphCompareTable& table, const std::filesystem::path& path);
+// The same table as compare_result_{rank}_{step}_{ts}.xlsx, as msprobe's --xlsx writes it (numbers
+// as numbers, no highlighting). kUnsupported in a build without libxlsxwriter.
+Status WriteGraphCompareXlsx(const GraphCompareTable& table, const std::filesystem::path& path);
 
 // Finiteness of a graph dump, per (rank, step): the tensors with NaN/Inf (from statistic.csv's
 // Max/Min and NaN/Inf counts, or the .npy data), and the first anomaly in execution (timestamp)

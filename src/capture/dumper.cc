@@ -802,8 +802,8 @@ struct Dumper::Impl {
                                                            ToJson(construct.ToJson(), 1)));
     }
     if (track_casts) {
-      NUMPROBE_RETURN_IF_ERROR(WriteFileAtomic(current_dir / std::string(kCastsFileName),
-                                               ToJson(CastRecordJson(casts), 1)));
+      NUMPROBE_RETURN_IF_ERROR(detail::WriteFileAtomically(
+          current_dir / std::string(kCastsFileName), ToJson(CastRecordJson(casts), 1)));
     }
     if (!debug.object().empty()) {
       JsonValue out = header;

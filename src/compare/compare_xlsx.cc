@@ -9,6 +9,7 @@
 #include "numprobe/compare_writer.h"
 
 #include "compare/compare_internal.h"
+#include "compare/xlsx_table.h"
 #include "core/atomic_file.h"
 #include "core/captured_stderr.h"
 #include "core/py_format.h"
@@ -134,6 +135,18 @@ std::vector<RowColor> MsprobeHighlights(const CompareTable& t) {
 }
 
 Status WriteCompareXlsx(const CompareTable& table, const std::filesystem::path& path) {
+  const std::vector<RowColor> colors = MsprobeHighlights(table);
+  detail::XlsxTable x;
+  x.header = table.Header();
+  x.rows = table.rows.size();
+  x.cells = [&table](size_t i) { return table.CsvCells(i); };
+  x.color = [&colors](size_t i) { return i < kHighlightRowLimit ? colors[i] : RowColor::kNone; };
+  return detail::WriteXlsxTable(x, path);
+}
+
+namespace detail {
+
+Status WriteXlsxTable(const XlsxTable& table, const std::filesystem::path& path) {
 #ifdef NUMPROBE_WITH_XLSX
   // libxlsxwriter writes the file by name on close: into the AtomicOutput's temporary file.
   NUMPROBE_ASSIGN_OR_RETURN(detail::AtomicOutput out, detail::AtomicOutput::Create(path));
@@ -152,8 +165,7 @@ Status WriteCompareXlsx(const CompareTable& table, const std::filesystem::path& 
   lxw_format* yellow = workbook_add_format(wb);
   format_set_pattern(yellow, LXW_PATTERN_SOLID);
   format_set_bg_color(yellow, 0xFFFF00);
-  const std::vector<RowColor> colors = MsprobeHighlights(table);
-  const std::vector<std::string> header = table.Header();
+  const std::vector<std::string>& header = table.header;
   lxw_worksheet* ws = nullptr;
   uint32_t row_in_sheet = 0;
   int sheets = 0;
@@ -180,17 +192,16 @@ Status WriteCompareXlsx(const CompareTable& table, const std::filesystem::path& 
     return true;
   };
   ok = new_sheet();
-  for (size_t i = 0; ok && i < table.rows.size(); ++i) {
+  for (size_t i = 0; ok && i < table.rows; ++i) {
     if (row_in_sheet >= kExcelRows && !new_sheet()) {
       ok = false;
       break;
     }
     lxw_format* fmt = nullptr;
-    if (i < kHighlightRowLimit) {
-      if (colors[i] == RowColor::kRed) fmt = red;
-      if (colors[i] == RowColor::kYellow) fmt = yellow;
-    }
-    const std::vector<std::string> cells = table.CsvCells(i);
+    const RowColor color = table.color ? table.color(i) : RowColor::kNone;
+    if (color == RowColor::kRed) fmt = red;
+    if (color == RowColor::kYellow) fmt = yellow;
+    const std::vector<std::string> cells = table.cells(i);
     for (size_t c = 0; c < cells.size(); ++c) {
       write_cell(row_in_sheet, static_cast<uint16_t>(c), cells[c], fmt);
     }
@@ -213,4 +224,5 @@ Status WriteCompareXlsx(const CompareTable& table, const std::filesystem::path& 
 #endif
 }
 
+}  // namespace detail
 }  // namespace numprobe

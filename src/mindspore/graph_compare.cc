@@ -15,6 +15,7 @@
 #include "numprobe/compare_metrics.h"
 #include "numprobe/mindspore_dump.h"
 
+#include "compare/xlsx_table.h"
 #include "core/atomic_file.h"
 #include "core/csv.h"
 #include "core/py_format.h"
@@ -309,6 +310,14 @@ Status WriteGraphCompareCsv(const GraphCompareTable& table, const fs::path& path
   detail::AppendCsvLine(table.header, &text);
   for (const auto& row : table.rows) detail::AppendCsvLine(row, &text);
   return detail::WriteFileAtomically(path, text);
+}
+
+Status WriteGraphCompareXlsx(const GraphCompareTable& table, const fs::path& path) {
+  detail::XlsxTable x;  // msprobe's save_excel: no highlighting for graph compare
+  x.header = table.header;
+  x.rows = table.rows.size();
+  x.cells = [&table](size_t i) { return table.rows[i]; };
+  return detail::WriteXlsxTable(x, path);
 }
 
 }  // namespace numprobe

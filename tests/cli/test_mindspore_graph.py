@@ -177,3 +177,59 @@ def test_hostile_statistic_csv(run, tmp_path):
     bad.write_text('Op Type,Op Name\n"unclosed,1\n')
     r = run("scan", tmp_path / "t", "-o", tmp_path / "s")
     assert r.returncode == 3, r.stderr
+
+
+def read_sheet(path, width):
+    """The first sheet's cells placed by their references (an empty text is an absent cell), and
+    whether any cell carries a style."""
+    import re
+    import zipfile
+    import xml.etree.ElementTree as ET
+    ns = {"m": "http://schemas.openxmlformats.org/spreadsheetml/2006/main"}
+    with zipfile.ZipFile(path) as z:
+        sheet = ET.fromstring(z.read("xl/worksheets/sheet1.xml"))
+    rows, styled = [], False
+    for row in sheet.find("m:sheetData", ns):
+        cells = [""] * width
+        for c in row:
+            letters = re.match(r"[A-Z]+", c.get("r")).group(0)
+            col = 0
+            for ch in letters:
+                col = col * 26 + ord(ch) - ord("A") + 1
+            t, v = c.find("m:is/m:t", ns), c.find("m:v", ns)
+            cells[col - 1] = (t.text or "") if t is not None else float(v.text)
+            styled = styled or c.get("s", "0") != "0"
+        rows.append(cells)
+    return rows, styled
+
+
+def test_statistic_mode_compare_as_xlsx(run, tmp_path):
+    """--xlsx writes the CSV's table as msprobe's save_excel does: numbers as numbers, Inf as
+    "inf\\t", the other cells as text, one file per (rank, step) and no CSV."""
+    make_tree(tmp_path / "t", "statistic", "target")
+    make_tree(tmp_path / "g", "statistic", "golden")
+    r = run("compare", "-tp", tmp_path / "t", "-gp", tmp_path / "g", "-o", tmp_path / "csv")
+    assert r.returncode == 1, r.stdout + r.stderr
+    r = run("compare", "-tp", tmp_path / "t", "-gp", tmp_path / "g", "-o", tmp_path / "xlsx",
+            "--xlsx")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "not applied" not in r.stderr
+    assert not glob.glob(str(tmp_path / "xlsx" / "*.csv"))
+    csv_head, csv_rows = read_results(tmp_path / "csv")[(1, 1)]
+    paths = glob.glob(str(tmp_path / "xlsx" / "compare_result_1_1_*.xlsx"))
+    assert len(paths) == 1
+    rows, styled = read_sheet(paths[0], len(csv_head))
+    assert rows[0] == csv_head
+    assert len(rows) == len(csv_rows) + 1 and not styled  # msprobe fills no graph compare row
+    for want_row, got_row in zip(csv_rows, rows[1:]):
+        for want, got in zip(want_row, got_row):
+            if want in (" inf", " -inf"):
+                assert got == want[1:] + "\t"
+            elif isinstance(got, float):
+                assert got == float(want), (want, got)
+            else:
+                assert got == want
+    add = dict(zip(csv_head, rows[1 + [row[0] for row in csv_rows].index(
+        "Default--network-Add-op21.6.output.0")]))
+    assert add["NPU max"] == "inf\t" and add["Accuracy Reached or Not"] == "No"
+    assert isinstance(add["Bench max"], float)

@@ -441,8 +441,7 @@ int RunCompareArgs(const std::vector<std::string>& raw) {
 
 void SetupCompare(CLI::App& app, int* exit_code) {
   CLI::App* sub = app.add_subcommand(
-      "compare",
-      "A target dump against a golden one, op by op (msprobe compare): the first divergence");
+      "compare", "Target vs golden dump, op by op (msprobe compare): the first divergence");
   // Arguments are parsed by RunCompareArgs (see the top of this file).
   sub->set_help_flag();
   sub->allow_extras();

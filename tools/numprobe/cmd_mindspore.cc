@@ -23,7 +23,6 @@ bool IsGraphDumpPath(const std::string& path) {
 
 int RunGraphCompare(const std::string& target, const std::string& golden, const std::string& output,
                     bool xlsx) {
-  if (xlsx) ReportWarning("MindSpore graph compare writes CSV; --xlsx is not applied");
   std::vector<std::string> missing;
   auto tables = CompareGraphDumps(target, golden, &missing);
   if (!tables) return ReportError(tables.error());
@@ -33,9 +32,11 @@ int RunGraphCompare(const std::string& target, const std::string& golden, const 
   const std::string ts = FileTimestamp();
   bool findings = !missing.empty();
   for (const GraphCompareTable& t : *tables) {
-    const fs::path path =
-        fs::path(output) / fmt::format("compare_result_{}_{}_{}.csv", t.rank, t.step, ts);
-    if (Status s = WriteGraphCompareCsv(t, path); !s.ok()) return ReportError(s);
+    const fs::path path = fs::path(output) / fmt::format("compare_result_{}_{}_{}.{}", t.rank,
+                                                         t.step, ts, xlsx ? "xlsx" : "csv");
+    if (Status s = xlsx ? WriteGraphCompareXlsx(t, path) : WriteGraphCompareCsv(t, path); !s.ok()) {
+      return ReportError(s);
+    }
     std::printf(
         "rank %lld step %lld: MindSpore graph dump, %s mode, %zu rows: %lld not reached, %lld "
         "with an Err_message\n",

@@ -300,17 +300,14 @@ int RunCompareArgs(const std::vector<std::string>& raw) {
 
 void SetupPrecheck(CLI::App& app, int* exit_code) {
   CLI::App* sub = app.add_subcommand(
-      "precheck",
-      "Find the APIs that lose precision: re-run each API of an L1 dump against a float64 "
-      "benchmark (msprobe acc_check), or plan a lower precision (--plan)");
+      "precheck", "APIs that lose precision, re-run against float64 (msprobe acc_check); --plan");
   sub->set_help_flag();
   sub->allow_extras();
   sub->prefix_command();
   sub->callback([sub, exit_code] { *exit_code = RunPrecheckArgs(sub->remaining()); });
-  CLI::App* cmp =
-      app.add_subcommand("precheck-compare",
-                         "Judge a device's precheck details against a reference device's (msprobe "
-                         "api_precision_compare)");
+  CLI::App* cmp = app.add_subcommand("precheck-compare",
+                                     "One device's precheck details judged against another's "
+                                     "(api_precision_compare)");
   cmp->set_help_flag();
   cmp->allow_extras();
   cmp->prefix_command();
