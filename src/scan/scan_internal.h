@@ -52,10 +52,6 @@ bool IsFloatDTypeText(std::string_view dtype);
 std::optional<int64_t> NumelOfShapeText(std::string_view shape);
 // A data_name that is a plain file name (no folders, no "..").
 bool IsPlainFileName(std::string_view name);
-// "rank3" -> 3, "rank" -> 0; nullopt for other names.
-std::optional<int64_t> RankNumber(std::string_view folder);
-// The step number of a scope's last part ("graph/step12" -> 12); nullopt without one.
-std::optional<int64_t> StepNumber(std::string_view scope);
 
 // ---- tensors (scan_tensor.cc) ----
 

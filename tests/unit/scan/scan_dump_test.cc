@@ -300,11 +300,6 @@ TEST(ScanNamesTest, EntryRules) {
   EXPECT_TRUE(IsPlainFileName("a.0.forward.output.0.pt"));
   EXPECT_FALSE(IsPlainFileName("../a.pt"));
   EXPECT_FALSE(IsPlainFileName(".."));
-  EXPECT_EQ(RankNumber("rank12"), 12);
-  EXPECT_EQ(RankNumber("rank"), 0);
-  EXPECT_FALSE(RankNumber("proc123").has_value());
-  EXPECT_EQ(StepNumber("graph/step7"), 7);
-  EXPECT_FALSE(StepNumber("").has_value());
 }
 
 }  // namespace
