@@ -90,6 +90,9 @@ py::object JsonToPy(const JsonValue& v) {
       return py::int_(v.int_value());
     case JsonValue::Kind::kDouble:
       return py::float_(v.double_value());
+    case JsonValue::Kind::kBigInt:
+      return py::reinterpret_steal<py::object>(
+          PyLong_FromString(v.big_int_digits().c_str(), nullptr, 10));
     case JsonValue::Kind::kString:
       return py::str(v.string_value());
     case JsonValue::Kind::kArray: {

@@ -8,10 +8,10 @@
 
 #include <fmt/format.h>
 #include <rapidjson/filewritestream.h>
-#include <rapidjson/writer.h>
 #include <unistd.h>
 
 #include "core/csv.h"
+#include "core/json_writer.h"
 #include "core/py_format.h"
 
 namespace numprobe {
@@ -119,10 +119,8 @@ Status WriteCompareJson(const CompareTable& table, const fs::path& path,
   NUMPROBE_RETURN_IF_ERROR(file.Open());
   char buffer[1 << 16];
   rapidjson::FileWriteStream stream(file.get(), buffer, sizeof(buffer));
-  rapidjson::Writer<rapidjson::FileWriteStream> w(stream);
-  auto str = [&](const std::string& s) {
-    w.String(s.c_str(), static_cast<rapidjson::SizeType>(s.size()));
-  };
+  JsonWriter<rapidjson::FileWriteStream> w(stream, JsonFileKind::kResult);
+  auto str = [&](const std::string& s) { w.String(s); };
   w.StartObject();
   w.Key("numprobe_compare");
   w.Int(1);
@@ -147,7 +145,7 @@ Status WriteCompareJson(const CompareTable& table, const fs::path& path,
     for (const std::string& cell : cells) {
       // Python's repr of a finite number is a JSON number as it stands: no re-formatting.
       if (IsJsonNumber(cell)) {
-        w.RawValue(cell.c_str(), cell.size(), rapidjson::kNumberType);
+        w.RawNumber(cell);
       } else {
         str(cell);
       }
@@ -159,7 +157,7 @@ Status WriteCompareJson(const CompareTable& table, const fs::path& path,
   w.StartObject();
   for (int level = 0; level < 4; ++level) {
     const std::string name(ResultLevelName(static_cast<ResultLevel>(level)));
-    w.Key(name.c_str());
+    w.Key(name);
     w.Int64(counts[level]);
   }
   w.EndObject();

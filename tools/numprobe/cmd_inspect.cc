@@ -10,7 +10,6 @@
 
 #include <fmt/format.h>
 #include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include "numprobe/buffer.h"
 #include "numprobe/dump.h"
@@ -18,7 +17,7 @@
 #include "numprobe/tensor_file.h"
 
 #include "cli.h"
-#include "core/json_number.h"
+#include "core/json_writer.h"
 #include "msprobe/dump_journal.h"
 
 namespace numprobe::cli {
@@ -225,11 +224,11 @@ void PrintText(const InspectedFile& f) {
   }
 }
 
-using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
+using JsonWriter = numprobe::JsonWriter<rapidjson::StringBuffer>;
 
 // Non-finite numbers are written as the strings "NaN", "Infinity", "-Infinity" so that the output
 // stays standard JSON (docs/inspect-json.md).
-void WriteNumber(JsonWriter& w, double v) { detail::WriteJsonNumber(w, v); }
+void WriteNumber(JsonWriter& w, double v) { w.Double(v); }
 
 void WriteJsonStats(JsonWriter& w, const TensorStats& s) {
   w.StartObject();
@@ -267,8 +266,8 @@ void WriteJsonFile(JsonWriter& w, const InspectedFile& f) {
   w.Key("metadata");
   w.StartObject();
   for (const auto& [k, v] : f.file.metadata) {
-    w.Key(k.c_str(), static_cast<rapidjson::SizeType>(k.size()));
-    w.String(v.c_str(), static_cast<rapidjson::SizeType>(v.size()));
+    w.Key(k);
+    w.String(v);
   }
   w.EndObject();
   w.Key("warnings");
@@ -281,7 +280,7 @@ void WriteJsonFile(JsonWriter& w, const InspectedFile& f) {
     const NamedTensor& t = f.file.tensors[i];
     w.StartObject();
     w.Key("name");
-    w.String(t.name.c_str(), static_cast<rapidjson::SizeType>(t.name.size()));
+    w.String(t.name);
     w.Key("dtype");
     w.String(std::string(Name(t.tensor.dtype())).c_str());
     w.Key("shape");
@@ -402,7 +401,7 @@ int RunInspect(const InspectOptions& options) {
   }
   if (options.json) {
     rapidjson::StringBuffer buffer;
-    JsonWriter w(buffer);
+    JsonWriter w(buffer, JsonFileKind::kResult);
     w.StartObject();
     w.Key("numprobe_inspect");
     w.Int(1);
