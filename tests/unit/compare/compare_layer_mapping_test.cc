@@ -17,6 +17,8 @@
 #include "numprobe/dump.h"
 #include "numprobe/dump_layout.h"
 
+#include "testing/temp_dir.h"
+
 namespace numprobe {
 namespace {
 
@@ -45,15 +47,6 @@ std::string DumpText(const std::string& framework, const std::vector<std::string
 
 class LayerMappingTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    root_ = fs::temp_directory_path() /
-            ("numprobe_lm_" + std::to_string(::getpid()) + "_" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(root_);
-    fs::create_directories(root_);
-  }
-  void TearDown() override { fs::remove_all(root_); }
-
   fs::path WriteFile(const std::string& name, const std::string& text) {
     fs::create_directories((root_ / name).parent_path());
     std::ofstream(root_ / name) << text;
@@ -66,7 +59,8 @@ class LayerMappingTest : public ::testing::Test {
     return m.ok() ? std::move(*m) : LayerMapping();
   }
 
-  fs::path root_;
+  test::TempDir temp_{"numprobe_lm"};
+  const fs::path root_ = temp_.path();
 };
 
 const std::string kFixture = std::string(NUMPROBE_FIXTURES_DIR) + "/msprobe/layer_mapping";
