@@ -212,13 +212,13 @@ void AppendFileText(const InspectedFile& f, std::string* out) {
   }
 }
 
-using JsonWriter = numprobe::JsonWriter<rapidjson::StringBuffer>;
+using Writer = JsonWriter<rapidjson::StringBuffer>;
 
 // Non-finite numbers are written as the strings "NaN", "Infinity", "-Infinity" so that the output
 // stays standard JSON (docs/inspect-json.md).
-void WriteNumber(JsonWriter& w, double v) { w.Double(v); }
+void WriteNumber(Writer& w, double v) { w.Double(v); }
 
-void WriteJsonStats(JsonWriter& w, const TensorStats& s) {
+void WriteJsonStats(Writer& w, const TensorStats& s) {
   w.StartObject();
   w.Key("count");
   w.Int64(s.count);
@@ -245,7 +245,7 @@ void WriteJsonStats(JsonWriter& w, const TensorStats& s) {
   w.EndObject();
 }
 
-void WriteJsonFile(JsonWriter& w, const InspectedFile& f) {
+void WriteJsonFile(Writer& w, const InspectedFile& f) {
   w.StartObject();
   w.Key("path");
   w.String(f.path.c_str());
@@ -285,7 +285,7 @@ void WriteJsonFile(JsonWriter& w, const InspectedFile& f) {
   w.EndObject();
 }
 
-void WriteJsonDump(JsonWriter& w, const InspectedDump& d) {
+void WriteJsonDump(Writer& w, const InspectedDump& d) {
   w.StartObject();
   w.Key("path");
   w.String(d.path.c_str());
@@ -381,7 +381,7 @@ std::string InspectText(const InspectReport& report) {
 
 std::string InspectJson(const InspectReport& report) {
   rapidjson::StringBuffer buffer;
-  JsonWriter w(buffer, JsonFileKind::kResult);
+  Writer w(buffer, JsonFileKind::kResult);
   w.StartObject();
   w.Key("numprobe_inspect");
   w.Int(1);
