@@ -140,6 +140,24 @@ Status WriteDivergenceJson(const std::vector<RankDivergence>& ranks,
                            const std::vector<std::string>& missing,
                            const std::filesystem::path& path);
 
+// divergence_{ts}.json read back: its ranks, each with its analysis (as the UI shows them).
+struct DivergenceFileRank {
+  std::string scope;
+  std::string rank;
+  std::string mode;
+  DivergenceReport report;
+};
+struct DivergenceFile {
+  std::vector<DivergenceFileRank> ranks;
+  std::vector<std::string> missing;
+};
+
+// Reads what WriteDivergenceJson wrote, leniently: a rank without "scope" and "rank" strings and an
+// op without "op_name" are skipped; an error figure written as a string ("Infinity", "-inf") or
+// absent reads as its value (absent or "NaN": NaN). kCorrupt for malformed JSON or a root that is
+// not an object; kOutOfRange for nesting deeper than kMaxJsonDepth (core/json.h).
+Result<DivergenceFile> ParseDivergenceJson(std::string_view text);
+
 // msprobe's diff_analyze_{ts}.json (-da): {"rank_N": [{"op_name", "data_info": {"input": {row:
 // {"NPU max", "NPU min", "NPU mean", "NPU l2norm"}}, "output": {...}}, "stack_info"}]}, one node
 // per rank: numprobe's first divergence of that rank.

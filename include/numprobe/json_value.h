@@ -1,5 +1,7 @@
-// JsonValue: a small JSON document whose objects keep insertion order, used to build msprobe's
-// dump.json, stack.json and construct.json and to read them back from the capture journal.
+// JsonValue: numprobe's one JSON document model (core/json.h reads every JSON file into it). Objects
+// keep insertion order; numbers keep the distinction Python's json makes: an int (kInt, or kBigInt
+// with its digits when it does not fit 64 bits) or a float (kDouble). Used to build msprobe's
+// dump.json, stack.json and construct.json and to read them, the capture journal and the configs.
 // Serialization reproduces Python's json.dumps byte for byte (msprobe writes its files with it):
 // floats as Python's repr (shortest round trip, "1e-05", "1.0"), non-finite numbers as the bare
 // tokens NaN / Infinity / -Infinity, non-ASCII as \uXXXX, and `indent` like json.dumps(indent=N).
@@ -20,7 +22,7 @@ namespace numprobe {
 
 class JsonValue {
  public:
-  enum class Kind : uint8_t { kNull, kBool, kInt, kDouble, kString, kArray, kObject };
+  enum class Kind : uint8_t { kNull, kBool, kInt, kDouble, kString, kArray, kObject, kBigInt };
   using Array = std::vector<JsonValue>;
   using Member = std::pair<std::string, JsonValue>;
   using Object = std::vector<Member>;
@@ -30,6 +32,8 @@ class JsonValue {
   static JsonValue Int(int64_t value) { return Make<int64_t>(value); }
   static JsonValue Double(double value) { return Make<double>(value); }
   static JsonValue String(std::string value) { return Make<std::string>(std::move(value)); }
+  // An integer beyond 64 bits, as its decimal digits ("-123456789012345678901").
+  static JsonValue BigInt(std::string digits) { return Make<BigDigits>(BigDigits{std::move(digits)}); }
   static JsonValue MakeArray(Array items = {}) { return Make<Array>(std::move(items)); }
   static JsonValue MakeObject(Object members = {}) { return Make<Object>(std::move(members)); }
 
@@ -37,12 +41,19 @@ class JsonValue {
   bool is_null() const { return kind() == Kind::kNull; }
   bool is_object() const { return kind() == Kind::kObject; }
   bool is_array() const { return kind() == Kind::kArray; }
+  bool is_string() const { return kind() == Kind::kString; }
+  bool is_number() const {
+    return kind() == Kind::kInt || kind() == Kind::kDouble || kind() == Kind::kBigInt;
+  }
 
   // Accessors; calling one of the wrong kind is a bug (std::get aborts through bad_variant_access).
   bool bool_value() const { return std::get<bool>(storage_); }
   int64_t int_value() const { return std::get<int64_t>(storage_); }
   double double_value() const { return std::get<double>(storage_); }
   const std::string& string_value() const { return std::get<std::string>(storage_); }
+  const std::string& big_int_digits() const { return std::get<BigDigits>(storage_).digits; }
+  // Any number as a double (a big integer correctly rounded, possibly to +-inf).
+  double number_value() const;
   Array& array() { return std::get<Array>(storage_); }
   const Array& array() const { return std::get<Array>(storage_); }
   Object& object() { return std::get<Object>(storage_); }
@@ -57,7 +68,11 @@ class JsonValue {
   void Update(JsonValue other);
 
  private:
-  using Storage = std::variant<std::monostate, bool, int64_t, double, std::string, Array, Object>;
+  struct BigDigits {
+    std::string digits;
+  };
+  using Storage =
+      std::variant<std::monostate, bool, int64_t, double, std::string, Array, Object, BigDigits>;
   template <typename T, typename V>
   static JsonValue Make(V&& value) {
     JsonValue out;
@@ -74,10 +89,6 @@ std::string PythonFloatRepr(double value);
 // json.dumps(value, separators=(",", ":")) used for journal lines.
 void AppendJson(const JsonValue& value, int indent, std::string* out);
 std::string ToJson(const JsonValue& value, int indent);
-
-// Parses JSON text, accepting the NaN / Infinity / -Infinity tokens Python writes. Integers that
-// fit int64 stay integers. kCorrupt with the offset of the first error.
-Result<JsonValue> ParseJson(std::string_view text);
 
 }  // namespace numprobe
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "numprobe/dtype.h"
+#include "numprobe/json_value.h"
 #include "numprobe/result.h"
 
 namespace numprobe {
@@ -218,6 +219,11 @@ struct ScanOutputFiles {
 // file cannot be written.
 Result<ScanOutputFiles> WriteScanReport(const ScanReport& report, const std::filesystem::path& dir,
                                         std::string_view timestamp);
+
+// scan_{ts}.json (as WriteScanReport writes it) read back as a document, for the UI, which shows
+// its members as they are. kCorrupt for malformed JSON or a root that is not an object;
+// kOutOfRange for nesting deeper than kMaxJsonDepth (core/json.h).
+Result<JsonValue> ParseScanJson(std::string_view text);
 
 }  // namespace numprobe
 

@@ -92,6 +92,7 @@ std::string KindName(const JsonValue& v) {
     case JsonValue::Kind::kBool:
       return "a boolean";
     case JsonValue::Kind::kInt:
+    case JsonValue::Kind::kBigInt:
     case JsonValue::Kind::kDouble:
       return "a number";
     case JsonValue::Kind::kString:

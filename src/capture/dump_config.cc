@@ -12,6 +12,7 @@
 #include "numprobe/json_value.h"
 
 #include "capture/config_keys.h"
+#include "core/json.h"
 
 namespace numprobe {
 namespace {
@@ -403,7 +404,7 @@ constexpr std::array<ConfigKey, 31> kTopLevelKeys = {{
 }  // namespace
 
 Result<DumpConfig> DumpConfig::Parse(std::string_view json_text) {
-  auto parsed = ParseJson(json_text);
+  auto parsed = ParseJson(json_text, kPythonJson);
   if (!parsed)
     return Status::InvalidArgument("config is not valid JSON: " + parsed.error().message());
   const JsonValue& root = *parsed;
@@ -453,9 +454,9 @@ Result<DumpConfig> DumpConfig::Load(const std::filesystem::path& path) {
 }
 
 Status DumpConfig::Override(std::string_view key, std::string_view json_value) {
-  auto value = ParseJson(json_value);
+  auto value = ParseJson(json_value, kPythonJson);
   if (!value) return KeyError(key, "value is not valid JSON");
-  auto root = ParseJson(source_json);
+  auto root = ParseJson(source_json, kPythonJson);
   if (!root) return Status::Internal("stored config text does not parse");
   JsonValue updated = std::move(*root);
   updated.Set(std::string(key), std::move(*value));

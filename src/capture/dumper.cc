@@ -11,7 +11,6 @@
 #include <unordered_set>
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "numprobe/casts.h"
@@ -68,72 +67,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr int kMaxNesting = 64;
-
-std::string ErrnoText() { return std::strerror(errno); }
-
-// The append-only journal of one rank folder. Lines are copied into a shared memory mapping of
-// the file: once copied they belong to the kernel's page cache, so a killed process (SIGKILL
-// included) loses none of them, without a write(2) per record (which costs tens of microseconds
-// per op). The file grows in doubling steps and is cut to its real length at Close(); after a
-// crash the unused tail is zero bytes, which the reader skips.
-class Journal {
- public:
-  ~Journal() { Close(); }
-  Status Open(const fs::path& path) {
-    Close();
-    pid_ = ::getpid();
-    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd_ < 0) return Status::IoError(path.string() + ": cannot open journal: " + ErrnoText());
-    path_ = path;
-    return Status::Ok();
-  }
-  bool is_open() const { return fd_ >= 0; }
-  Status Append(const JsonValue& record) {
-    if (fd_ < 0) return Status::Ok();
-    line_.clear();
-    AppendJson(record, -1, &line_);
-    line_.push_back('\n');
-    if (size_ + line_.size() > capacity_) NUMPROBE_RETURN_IF_ERROR(Grow(size_ + line_.size()));
-    std::memcpy(map_ + size_, line_.data(), line_.size());
-    size_ += line_.size();
-    return Status::Ok();
-  }
-  void Close() {
-    if (map_ != nullptr) ::munmap(map_, capacity_);
-    if (fd_ >= 0) {
-      // Only the process that writes the journal may cut it (a forked child's view is stale).
-      if (::getpid() == pid_) (void)::ftruncate(fd_, static_cast<off_t>(size_));
-      ::close(fd_);
-    }
-    map_ = nullptr;
-    fd_ = -1;
-    size_ = capacity_ = 0;
-  }
-
- private:
-  Status Grow(size_t needed) {
-    size_t capacity = std::max<size_t>(capacity_ * 2, size_t{1} << 20);
-    while (capacity < needed) capacity *= 2;
-    if (::ftruncate(fd_, static_cast<off_t>(capacity)) != 0) {
-      return Status::IoError(path_.string() + ": cannot grow journal: " + ErrnoText());
-    }
-    void* map = ::mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
-    if (map == MAP_FAILED)
-      return Status::IoError(path_.string() + ": cannot map journal: " + ErrnoText());
-    if (map_ != nullptr) ::munmap(map_, capacity_);
-    map_ = static_cast<char*>(map);
-    capacity_ = capacity;
-    return Status::Ok();
-  }
-
-  int fd_ = -1;
-  pid_t pid_ = 0;
-  fs::path path_;
-  char* map_ = nullptr;
-  size_t size_ = 0;
-  size_t capacity_ = 0;
-  std::string line_;
-};
 
 // Writes tensor files from private copies on one background thread.
 class FileWriter {
@@ -501,7 +434,7 @@ struct Dumper::Impl {
   JsonValue debug = JsonValue::MakeObject();  // debug.json's data
   bool track_casts = false;                   // casts.json (TrackCasts)
   JsonValue::Array casts;
-  Journal journal;
+  DumpJournalWriter journal;
   FileWriter writer;
 
   // scope / list filtering
@@ -728,11 +661,7 @@ struct Dumper::Impl {
   }
 
   Status CommitNow(std::string_view name, JsonValue part) {
-    JsonValue record = JsonValue::MakeObject();
-    record.Set("k", JsonValue::String("d"));
-    record.Set("n", JsonValue::String(std::string(name)));
-    record.Set("v", part);
-    NUMPROBE_RETURN_IF_ERROR(journal.Append(record));
+    NUMPROBE_RETURN_IF_ERROR(journal.AppendData(name, part));
     entries.Merge(name, std::move(part));
     return Status::Ok();
   }
@@ -812,7 +741,7 @@ struct Dumper::Impl {
       NUMPROBE_RETURN_IF_ERROR(
           detail::WriteFileAtomically(current_dir / "debug.json", ToJson(out, 1)));
     }
-    return journal.Append(JsonValue::MakeObject({{"k", JsonValue::String("w")}}));
+    return journal.AppendWritten();
   }
 
   Status OpenStep() {
@@ -834,13 +763,8 @@ struct Dumper::Impl {
                    : JsonValue());
     // A new step starts its journal afresh (a rerun into the same path replaces the old one).
     NUMPROBE_RETURN_IF_ERROR(journal.Open(current_dir / std::string(kDumpJournalName)));
-    JsonValue h = header;
-    h.Set("k", JsonValue::String("h"));
-    NUMPROBE_RETURN_IF_ERROR(journal.Append(h));
-    if (track_casts) {
-      NUMPROBE_RETURN_IF_ERROR(
-          journal.Append(JsonValue::MakeObject({{"k", JsonValue::String("x")}})));
-    }
+    NUMPROBE_RETURN_IF_ERROR(journal.AppendHeader(header));
+    if (track_casts) NUMPROBE_RETURN_IF_ERROR(journal.AppendCastsMarker());
     step_opened = true;
     return WriteJsonFiles();
   }
@@ -1104,8 +1028,7 @@ Status Dumper::RecordDebug(std::string_view name, const DumpValue& value) {
   w.files = d.config.task == DumpTask::kTensor;
   NUMPROBE_ASSIGN_OR_RETURN(JsonValue v, d.Convert(value, w, 0));
   const std::string key = std::string(name) + ".debug";
-  NUMPROBE_RETURN_IF_ERROR(d.journal.Append(JsonValue::MakeObject(
-      {{"k", JsonValue::String("g")}, {"n", JsonValue::String(key)}, {"v", v}})));
+  NUMPROBE_RETURN_IF_ERROR(d.journal.AppendDebug(key, v));
   d.debug.Set(key, std::move(v));
   return Status::Ok();
 }
@@ -1116,7 +1039,7 @@ void Dumper::TrackCasts() {
   if (d.track_casts) return;
   d.track_casts = true;
   if (d.step_opened) {
-    (void)d.journal.Append(JsonValue::MakeObject({{"k", JsonValue::String("x")}}));
+    (void)d.journal.AppendCastsMarker();
   }
 }
 
@@ -1141,8 +1064,7 @@ Status Dumper::AddCast(std::string_view name, const DumpValue& input, const Dump
   const auto before = static_cast<int64_t>(own ? *own : d.entries.size() + d.deferred.size());
   JsonValue note = CastNoteJson(name, before, std::move(in), std::move(out),
                                 d.config.extra_info ? stack : std::vector<std::string>());
-  NUMPROBE_RETURN_IF_ERROR(
-      d.journal.Append(JsonValue::MakeObject({{"k", JsonValue::String("x")}, {"v", note}})));
+  NUMPROBE_RETURN_IF_ERROR(d.journal.AppendCast(note));
   d.casts.push_back(std::move(note));
   return Status::Ok();
 }
@@ -1152,12 +1074,7 @@ void Dumper::AddStack(std::string_view name, std::vector<std::string> frames) {
   Impl& d = *impl_;
   if (!d.Active() || !d.config.extra_info) return;
   if (d.config.task == DumpTask::kOverflowCheck) d.stack_by_name[std::string(name)] = frames;
-  JsonValue::Array f;
-  f.reserve(frames.size());
-  for (const std::string& s : frames) f.push_back(JsonValue::String(s));
-  (void)d.journal.Append(JsonValue::MakeObject({{"k", JsonValue::String("s")},
-                                                {"n", JsonValue::String(std::string(name))},
-                                                {"f", JsonValue::MakeArray(std::move(f))}}));
+  (void)d.journal.AppendStack(name, frames);
   d.stacks.Add(name, std::move(frames));
 }
 
@@ -1168,9 +1085,7 @@ void Dumper::AddConstruct(std::string_view name, std::optional<std::string_view>
   if (d.config.level == DumpLevel::kL1 || d.config.level == DumpLevel::kL2) return;
   std::optional<std::string> p;
   if (parent) p = std::string(*parent);
-  (void)d.journal.Append(JsonValue::MakeObject({{"k", JsonValue::String("c")},
-                                                {"n", JsonValue::String(std::string(name))},
-                                                {"p", p ? JsonValue::String(*p) : JsonValue()}}));
+  (void)d.journal.AppendConstruct(name, p);
   d.construct.Add(name, std::move(p));
 }
 

@@ -5,10 +5,10 @@
 
 #include <fmt/format.h>
 #include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include "core/atomic_file.h"
 #include "core/csv.h"
+#include "core/json_writer.h"
 #include "core/py_format.h"
 
 namespace numprobe {
@@ -65,15 +65,13 @@ Status WriteCompareJson(const CompareTable& table, const fs::path& path,
                         const std::string& target_label, const std::string& golden_label) {
   NUMPROBE_ASSIGN_OR_RETURN(detail::AtomicOutput file, detail::AtomicOutput::Create(path));
   rapidjson::StringBuffer stream;
-  rapidjson::Writer<rapidjson::StringBuffer> w(stream);
+  JsonWriter<rapidjson::StringBuffer> w(stream, JsonFileKind::kResult);
   auto flush = [&] {
     const Status written = file.Write(std::string_view(stream.GetString(), stream.GetSize()));
     stream.Clear();
     return written;
   };
-  auto str = [&](const std::string& s) {
-    w.String(s.c_str(), static_cast<rapidjson::SizeType>(s.size()));
-  };
+  auto str = [&](const std::string& s) { w.String(s); };
   w.StartObject();
   w.Key("numprobe_compare");
   w.Int(1);
@@ -98,7 +96,7 @@ Status WriteCompareJson(const CompareTable& table, const fs::path& path,
     for (const std::string& cell : cells) {
       // Python's repr of a finite number is a JSON number as it stands: no re-formatting.
       if (IsJsonNumber(cell)) {
-        w.RawValue(cell.c_str(), cell.size(), rapidjson::kNumberType);
+        w.RawNumber(cell);
       } else {
         str(cell);
       }
@@ -111,7 +109,7 @@ Status WriteCompareJson(const CompareTable& table, const fs::path& path,
   w.StartObject();
   for (int level = 0; level < 4; ++level) {
     const std::string name(ResultLevelName(static_cast<ResultLevel>(level)));
-    w.Key(name.c_str());
+    w.Key(name);
     w.Int64(counts[level]);
   }
   w.EndObject();

@@ -5,7 +5,6 @@
 #include <tuple>
 
 #include <fmt/format.h>
-#include <rapidjson/prettywriter.h>
 #include <rapidjson/stringbuffer.h>
 
 #include "numprobe/divergence.h"
@@ -13,19 +12,18 @@
 
 #include "compare/compare_internal.h"
 #include "core/atomic_file.h"
-#include "core/json_number.h"
+#include "core/json_writer.h"
 #include "msprobe/entry_name.h"
+#include "msprobe/folder_number.h"
 
 namespace numprobe {
 namespace {
 
-using Writer = rapidjson::PrettyWriter<rapidjson::StringBuffer>;
+using Writer = JsonWriter<rapidjson::StringBuffer, /*kPretty=*/true>;
 
-void Str(Writer& w, const std::string& s) {
-  w.String(s.c_str(), static_cast<rapidjson::SizeType>(s.size()));
-}
+void Str(Writer& w, const std::string& s) { w.String(s); }
 
-void Num(Writer& w, double v) { detail::WriteJsonNumber(w, v); }
+void Num(Writer& w, double v) { w.Double(v); }
 
 void WriteOp(Writer& w, const DivergenceOp& op) {
   w.StartObject();
@@ -99,8 +97,8 @@ void WriteOp(Writer& w, const DivergenceOp& op) {
 std::string RankKey(const RankDivergence& r) {
   const std::string_view name = r.rank;
   std::string key;
-  if (name.size() > 4 && name.substr(0, 4) == "rank" && detail::IsDigits(name.substr(4))) {
-    key = "rank_" + std::string(name.substr(4));
+  if (const auto n = detail::FolderNumber(name, "rank")) {
+    key = "rank_" + std::to_string(*n);
   } else if (name.empty() || name == "rank") {
     key = "rank_0";
   } else {
@@ -123,17 +121,7 @@ void SummaryJson(Writer& w, const DumpFile& file, const PyValue& v) {
 
 // The step number of a scope ("step3", "graph/step3"), or -1 without one: an earlier step's
 // divergence precedes any of a later step's, whatever their entry numbers.
-int64_t ScopeStep(const std::string& scope) {
-  const size_t slash = scope.rfind('/');
-  const std::string last = slash == std::string::npos ? scope : scope.substr(slash + 1);
-  if (last.size() <= 4 || last.compare(0, 4, "step") != 0) return -1;
-  int64_t step = 0;
-  for (size_t i = 4; i < last.size(); ++i) {
-    if (last[i] < '0' || last[i] > '9' || step > (int64_t{1} << 50)) return -1;
-    step = step * 10 + (last[i] - '0');
-  }
-  return step;
-}
+int64_t StepOf(const std::string& scope) { return detail::ScopeStep(scope).value_or(-1); }
 
 }  // namespace
 
@@ -148,8 +136,8 @@ int EarliestDivergence(const std::vector<RankDivergence>& ranks) {
     }
     const RankDivergence& b = ranks[static_cast<size_t>(best)];
     const DivergenceOp& bf = *b.report.first;
-    if (std::make_tuple(ScopeStep(ranks[i].scope), f->backward, f->entry) <
-        std::make_tuple(ScopeStep(b.scope), bf.backward, bf.entry)) {
+    if (std::make_tuple(StepOf(ranks[i].scope), f->backward, f->entry) <
+        std::make_tuple(StepOf(b.scope), bf.backward, bf.entry)) {
       best = static_cast<int>(i);
     }
   }
@@ -160,7 +148,7 @@ Status WriteDivergenceJson(const std::vector<RankDivergence>& ranks,
                            const std::vector<std::string>& missing,
                            const std::filesystem::path& path) {
   rapidjson::StringBuffer buffer;
-  Writer w(buffer);
+  Writer w(buffer, JsonFileKind::kResult);
   w.SetIndent(' ', 1);
   w.StartObject();
   w.Key("numprobe_divergence");
@@ -221,7 +209,7 @@ Status WriteDivergenceJson(const std::vector<RankDivergence>& ranks,
 Status WriteDiffAnalyzeJson(const std::vector<RankDivergence>& ranks,
                             const std::filesystem::path& path) {
   rapidjson::StringBuffer buffer;
-  Writer w(buffer);
+  Writer w(buffer, JsonFileKind::kResult);
   w.SetIndent(' ', 2);
   w.StartObject();
   for (const RankDivergence& r : ranks) {
@@ -229,7 +217,7 @@ Status WriteDiffAnalyzeJson(const std::vector<RankDivergence>& ranks,
     const DivergenceOp& op = *r.report.first;
     const CompareTable& t = *r.table;
     const DumpFile& tf = *t.target;
-    w.Key(RankKey(r).c_str());
+    w.Key(RankKey(r));
     w.StartArray();
     w.StartObject();
     w.Key("op_name");

@@ -4,14 +4,12 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <charconv>
 #include <ctime>
 #include <fstream>
 #include <set>
 
 #include <fmt/format.h>
-#include <rapidjson/document.h>
-#include <rapidjson/error/en.h>
-#include <rapidjson/prettywriter.h>
 #include <rapidjson/stringbuffer.h>
 #include <unistd.h>
 
@@ -20,6 +18,8 @@
 
 #include "config_check/config_check_internal.h"
 #include "core/atomic_file.h"
+#include "core/json.h"
+#include "core/json_writer.h"
 
 extern char** environ;
 
@@ -140,33 +140,41 @@ std::string HostName() {
 }
 
 // A JSON value of a snapshot or probe as item text.
-std::string ValueText(const rapidjson::Value& v) {
-  if (v.IsString()) return {v.GetString(), v.GetStringLength()};
-  if (v.IsBool()) return v.GetBool() ? "True" : "False";
-  if (v.IsNull()) return "None";
-  if (v.IsInt64()) return std::to_string(v.GetInt64());
-  if (v.IsUint64()) return std::to_string(v.GetUint64());
-  if (v.IsNumber()) return detail::CanonicalDouble(v.GetDouble());
+std::string ValueText(const JsonValue& v) {
+  switch (v.kind()) {
+    case JsonValue::Kind::kString:
+      return v.string_value();
+    case JsonValue::Kind::kBool:
+      return v.bool_value() ? "True" : "False";
+    case JsonValue::Kind::kNull:
+      return "None";
+    case JsonValue::Kind::kInt:
+      return std::to_string(v.int_value());
+    case JsonValue::Kind::kBigInt:
+      return detail::CanonicalBigInt(v);
+    case JsonValue::Kind::kDouble:
+      return detail::CanonicalDouble(v.double_value());
+    case JsonValue::Kind::kArray:
+    case JsonValue::Kind::kObject:
+      break;
+  }
   rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
-  v.Accept(w);
+  JsonWriter<rapidjson::StringBuffer> w(buffer, JsonFileKind::kResult);
+  w.Value(v);
   return {buffer.GetString(), buffer.GetSize()};
 }
 
 void AddProbe(const std::string& json, Snapshot* s) {
-  rapidjson::Document doc;
-  doc.Parse(json.data(), json.size());
-  if (doc.HasParseError() || !doc.IsObject()) {
+  // The probe's json.dumps output, read as standard JSON (bare NaN/Infinity refused).
+  auto doc = ParseJson(json, kStandardJson);
+  if (!doc || !doc->is_object()) {
     s->warnings.emplace_back("the Python probe printed no JSON; no versions recorded");
     return;
   }
   auto section = [&](const char* key, CheckCategory category) {
-    const auto it = doc.FindMember(key);
-    if (it == doc.MemberEnd() || !it->value.IsObject()) return;
-    for (const auto& m : it->value.GetObject()) {
-      s->of(category)[std::string(m.name.GetString(), m.name.GetStringLength())] =
-          ValueText(m.value);
-    }
+    const JsonValue* it = doc->Find(key);
+    if (it == nullptr || !it->is_object()) return;
+    for (const auto& [name, value] : it->object()) s->of(category)[name] = ValueText(value);
   };
   section("pip", CheckCategory::kPip);
   section("packages", CheckCategory::kPip);
@@ -174,9 +182,9 @@ void AddProbe(const std::string& json, Snapshot* s) {
   for (const std::string& lib : detail::KeyLibraries()) {
     s->of(CheckCategory::kPip).try_emplace(lib, "not installed");
   }
-  if (const auto it = doc.FindMember("errors"); it != doc.MemberEnd() && it->value.IsArray()) {
-    for (const auto& e : it->value.GetArray()) {
-      if (e.IsString()) s->warnings.push_back(std::string("Python probe: ") + e.GetString());
+  if (const JsonValue* errors = doc->Find("errors"); errors != nullptr && errors->is_array()) {
+    for (const JsonValue& e : errors->array()) {
+      if (e.is_string()) s->warnings.push_back("Python probe: " + e.string_value());
     }
   }
 }
@@ -352,11 +360,9 @@ Result<Snapshot> CollectSnapshot(const CollectOptions& options) {
 
 std::string SnapshotToJson(const Snapshot& snapshot) {
   rapidjson::StringBuffer buffer;
-  rapidjson::PrettyWriter<rapidjson::StringBuffer> w(buffer);
+  JsonWriter<rapidjson::StringBuffer, /*kPretty=*/true> w(buffer, JsonFileKind::kResult);
   w.SetIndent(' ', 1);
-  auto str = [&](std::string_view v) {
-    w.String(v.data(), static_cast<rapidjson::SizeType>(v.size()));
-  };
+  auto str = [&](std::string_view v) { w.String(v); };
   w.StartObject();
   w.Key("numprobe_config_snapshot");
   w.Int(snapshot.version);
@@ -370,10 +376,10 @@ std::string SnapshotToJson(const Snapshot& snapshot) {
   w.EndArray();
   for (int c = 0; c < kCheckCategoryCount; ++c) {
     const std::string_view name = kCategoryNames[static_cast<size_t>(c)];
-    w.Key(name.data(), static_cast<rapidjson::SizeType>(name.size()));
+    w.Key(name);
     w.StartObject();
     for (const auto& [k, v] : snapshot.items[c]) {
-      w.Key(k.data(), static_cast<rapidjson::SizeType>(k.size()));
+      w.Key(k);
       str(v);
     }
     w.EndObject();
@@ -387,48 +393,41 @@ std::string SnapshotToJson(const Snapshot& snapshot) {
 }
 
 Result<Snapshot> ParseSnapshot(std::string_view json) {
-  rapidjson::Document doc;
-  doc.Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseNanAndInfFlag>(json.data(),
-                                                                             json.size());
-  if (doc.HasParseError()) {
-    return Status::Corrupt(fmt::format("malformed JSON at byte {}: {}", doc.GetErrorOffset(),
-                                       rapidjson::GetParseError_En(doc.GetParseError())));
-  }
-  if (!doc.IsObject()) return Status::Corrupt("not a numprobe config snapshot (not an object)");
-  const auto version = doc.FindMember("numprobe_config_snapshot");
-  if (version == doc.MemberEnd() || !version->value.IsInt()) {
+  NUMPROBE_ASSIGN_OR_RETURN(
+      JsonValue doc,
+      ParseJson(json, kPythonJson));
+  if (!doc.is_object()) return Status::Corrupt("not a numprobe config snapshot (not an object)");
+  const JsonValue* version = doc.Find("numprobe_config_snapshot");
+  if (version == nullptr || version->kind() != JsonValue::Kind::kInt ||
+      version->int_value() != static_cast<int>(version->int_value())) {
     return Status::Corrupt(
         "not a numprobe config snapshot (no \"numprobe_config_snapshot\" version)");
   }
-  if (version->value.GetInt() != 1) {
+  if (version->int_value() != 1) {
     return Status::Unsupported(
-        fmt::format("config snapshot version {} (this numprobe reads 1)", version->value.GetInt()));
+        fmt::format("config snapshot version {} (this numprobe reads 1)", version->int_value()));
   }
   Snapshot s;
   s.version = 1;
   auto text_member = [&](const char* key, std::string* out) {
-    const auto it = doc.FindMember(key);
-    if (it != doc.MemberEnd() && it->value.IsString()) *out = it->value.GetString();
+    const JsonValue* it = doc.Find(key);
+    if (it != nullptr && it->is_string()) *out = it->string_value();
   };
   text_member("created", &s.created);
   text_member("host", &s.host);
   auto list_member = [&](const char* key, std::vector<std::string>* out) {
-    const auto it = doc.FindMember(key);
-    if (it == doc.MemberEnd() || !it->value.IsArray()) return;
-    for (const auto& v : it->value.GetArray()) out->push_back(ValueText(v));
+    const JsonValue* it = doc.Find(key);
+    if (it == nullptr || !it->is_array()) return;
+    for (const JsonValue& v : it->array()) out->push_back(ValueText(v));
   };
   list_member("command", &s.command);
   list_member("warnings", &s.warnings);
   for (int c = 0; c < kCheckCategoryCount; ++c) {
     const std::string name(kCategoryNames[static_cast<size_t>(c)]);
-    const auto it = doc.FindMember(name.c_str());
-    if (it == doc.MemberEnd()) continue;
-    if (!it->value.IsObject()) {
-      return Status::Corrupt(fmt::format("\"{}\" is not an object", name));
-    }
-    for (const auto& m : it->value.GetObject()) {
-      s.items[c][std::string(m.name.GetString(), m.name.GetStringLength())] = ValueText(m.value);
-    }
+    const JsonValue* it = doc.Find(name);
+    if (it == nullptr) continue;
+    if (!it->is_object()) return Status::Corrupt(fmt::format("\"{}\" is not an object", name));
+    for (const auto& [key, value] : it->object()) s.items[c][key] = ValueText(value);
   }
   return s;
 }

@@ -8,7 +8,6 @@
 #include <tuple>
 
 #include <fmt/format.h>
-#include <rapidjson/prettywriter.h>
 #include <rapidjson/stringbuffer.h>
 
 #ifdef NUMPROBE_WITH_XLSX
@@ -21,6 +20,7 @@
 #include "core/atomic_file.h"
 #include "core/captured_stderr.h"
 #include "core/csv.h"
+#include "core/json_writer.h"
 
 namespace numprobe {
 
@@ -270,11 +270,9 @@ Status WriteCheckCsv(const CheckReport& report, const std::filesystem::path& pat
 
 Status WriteCheckJson(const CheckReport& report, const std::filesystem::path& path) {
   rapidjson::StringBuffer buffer;
-  rapidjson::PrettyWriter<rapidjson::StringBuffer> w(buffer);
+  JsonWriter<rapidjson::StringBuffer, /*kPretty=*/true> w(buffer, JsonFileKind::kResult);
   w.SetIndent(' ', 1);
-  auto str = [&](std::string_view v) {
-    w.String(v.data(), static_cast<rapidjson::SizeType>(v.size()));
-  };
+  auto str = [&](std::string_view v) { w.String(v); };
   w.StartObject();
   w.Key("numprobe_config_check");
   w.Int(1);
@@ -286,7 +284,7 @@ Status WriteCheckJson(const CheckReport& report, const std::filesystem::path& pa
   w.StartObject();
   for (const CheckCategory category : kCheckCategoryOrder) {
     const std::string_view name = CheckCategoryName(category);
-    w.Key(name.data(), static_cast<rapidjson::SizeType>(name.size()));
+    w.Key(name);
     str(CheckLevelName(report.Summary(category)));
   }
   w.EndObject();
@@ -294,7 +292,7 @@ Status WriteCheckJson(const CheckReport& report, const std::filesystem::path& pa
   w.StartObject();
   for (CheckLevel level : {CheckLevel::kPass, CheckLevel::kWarning, CheckLevel::kError}) {
     const std::string_view name = CheckLevelName(level);
-    w.Key(name.data(), static_cast<rapidjson::SizeType>(name.size()));
+    w.Key(name);
     w.Int64(std::count_if(report.items.begin(), report.items.end(),
                           [&](const CheckItem& i) { return i.level == level; }));
   }

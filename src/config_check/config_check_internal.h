@@ -11,12 +11,15 @@
 #include <vector>
 
 #include "numprobe/config_check.h"
+#include "numprobe/json_value.h"
 
 namespace numprobe::detail {
 
 // "1e-3" and "0.001" -> "0.001"; "+007" -> "7"; nullopt when `text` is not a plain decimal number.
 std::optional<std::string> CanonicalNumber(std::string_view text);
 std::string CanonicalDouble(double v);
+// A JSON integer beyond 64 bits signed (JsonValue::Kind::kBigInt) as canonical text.
+std::string CanonicalBigInt(const JsonValue& v);
 
 // Environment variables that set seeds or determinism (recorded under "random").
 bool IsDeterminismEnvName(std::string_view name);

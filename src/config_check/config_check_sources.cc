@@ -5,6 +5,7 @@
 #include <array>
 #include <cctype>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -16,8 +17,6 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
-#include <rapidjson/document.h>
-#include <rapidjson/error/en.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,6 +26,7 @@
 #endif
 
 #include "config_check/config_check_internal.h"
+#include "core/json.h"
 #include "core/sha256.h"
 
 extern char** environ;
@@ -58,6 +58,16 @@ std::string CanonicalDouble(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   return fmt::format("{}", v);
+}
+
+std::string CanonicalBigInt(const JsonValue& v) {
+  // Integers up to 2^64 - 1 keep their digits (as RapidJSON's Uint64 read them before); larger
+  // ones are read as a double.
+  uint64_t u = 0;
+  const std::string& digits = v.big_int_digits();
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), u);
+  if (ec == std::errc() && end == digits.data() + digits.size()) return digits;
+  return CanonicalDouble(v.number_value());
 }
 
 std::optional<std::string> CanonicalNumber(std::string_view text) {
@@ -384,13 +394,21 @@ constexpr size_t kMaxConfigBytes = size_t{64} << 20;
 constexpr int kMaxConfigDepth = 64;
 
 // A value as canonical text: numbers in shortest form, booleans true/false.
-std::string JsonScalarText(const rapidjson::Value& v) {
-  if (v.IsString()) return {v.GetString(), v.GetStringLength()};
-  if (v.IsBool()) return v.GetBool() ? "true" : "false";
-  if (v.IsNull()) return "null";
-  if (v.IsInt64()) return std::to_string(v.GetInt64());
-  if (v.IsUint64()) return std::to_string(v.GetUint64());
-  return detail::CanonicalDouble(v.GetDouble());
+std::string JsonScalarText(const JsonValue& v) {
+  switch (v.kind()) {
+    case JsonValue::Kind::kString:
+      return v.string_value();
+    case JsonValue::Kind::kBool:
+      return v.bool_value() ? "true" : "false";
+    case JsonValue::Kind::kInt:
+      return std::to_string(v.int_value());
+    case JsonValue::Kind::kBigInt:
+      return detail::CanonicalBigInt(v);
+    case JsonValue::Kind::kDouble:
+      return detail::CanonicalDouble(v.double_value());
+    default:
+      return "null";
+  }
 }
 
 std::string Quoted(std::string_view s) {
@@ -406,48 +424,47 @@ std::string Quoted(std::string_view s) {
   return out + "\"";
 }
 
-Status JsonNested(const rapidjson::Value& v, int depth, std::string* out) {
+Status JsonNested(const JsonValue& v, int depth, std::string* out) {
   if (depth > kMaxConfigDepth) return Status::OutOfRange("nested deeper than 64 levels");
-  if (v.IsArray()) {
+  if (v.is_array()) {
     *out += '[';
     bool first = true;
-    for (const auto& item : v.GetArray()) {
+    for (const auto& item : v.array()) {
       if (!first) *out += ", ";
       first = false;
       NUMPROBE_RETURN_IF_ERROR(JsonNested(item, depth + 1, out));
     }
     *out += ']';
-  } else if (v.IsObject()) {
+  } else if (v.is_object()) {
     *out += '{';
     bool first = true;
-    for (const auto& m : v.GetObject()) {
+    for (const auto& [key, member] : v.object()) {
       if (!first) *out += ", ";
       first = false;
-      *out += Quoted(std::string_view(m.name.GetString(), m.name.GetStringLength())) + ": ";
-      NUMPROBE_RETURN_IF_ERROR(JsonNested(m.value, depth + 1, out));
+      *out += Quoted(key) + ": ";
+      NUMPROBE_RETURN_IF_ERROR(JsonNested(member, depth + 1, out));
     }
     *out += '}';
-  } else if (v.IsString()) {
-    *out += Quoted(std::string_view(v.GetString(), v.GetStringLength()));
+  } else if (v.is_string()) {
+    *out += Quoted(v.string_value());
   } else {
     *out += JsonScalarText(v);
   }
   return Status::Ok();
 }
 
-Status FlattenJson(const rapidjson::Value& v, const std::string& prefix, int depth,
+Status FlattenJson(const JsonValue& v, const std::string& prefix, int depth,
                    std::map<std::string, std::string>* out) {
   if (depth > kMaxConfigDepth) return Status::OutOfRange("nested deeper than 64 levels");
-  if (v.IsObject()) {
-    for (const auto& m : v.GetObject()) {
-      const std::string key(m.name.GetString(), m.name.GetStringLength());
+  if (v.is_object()) {
+    for (const auto& [key, member] : v.object()) {
       NUMPROBE_RETURN_IF_ERROR(FlattenJson(
-          m.value, prefix.empty() ? key : fmt::format("{}.{}", prefix, key), depth + 1, out));
+          member, prefix.empty() ? key : fmt::format("{}.{}", prefix, key), depth + 1, out));
     }
     return Status::Ok();
   }
   std::string text;
-  if (v.IsArray()) {
+  if (v.is_array()) {
     NUMPROBE_RETURN_IF_ERROR(JsonNested(v, depth, &text));
   } else {
     text = JsonScalarText(v);
@@ -596,13 +613,8 @@ std::string ArgValue(std::string_view v) {
 }  // namespace
 
 Result<std::map<std::string, std::string>> ParseJsonHyperparameters(std::string_view text) {
-  rapidjson::Document doc;
-  doc.Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseNanAndInfFlag |
-            rapidjson::kParseFullPrecisionFlag>(text.data(), text.size());
-  if (doc.HasParseError()) {
-    return Status::Corrupt(fmt::format("malformed JSON at byte {}: {}", doc.GetErrorOffset(),
-                                       rapidjson::GetParseError_En(doc.GetParseError())));
-  }
+  // Hyperparameter files written by Python's json may hold bare NaN/Infinity.
+  NUMPROBE_ASSIGN_OR_RETURN(JsonValue doc, ParseJson(text, kPythonJson));
   std::map<std::string, std::string> out;
   NUMPROBE_RETURN_IF_ERROR(FlattenJson(doc, "", 0, &out));
   return out;

@@ -1,13 +1,13 @@
-// JsonValue, Python-compatible JSON writing, and parsing through RapidJSON (which reads the
-// NaN/Infinity tokens with kParseNanAndInfFlag). The writer is hand-written because no JSON
-// library reproduces Python's float repr and json.dumps layout, which msprobe's files use.
+// JsonValue and its Python-compatible serializer (the writer of msprobe's files and the capture
+// journal; core/json_writer.h lists every file kind's writer). The serializer is hand-written
+// because no JSON library reproduces Python's float repr and json.dumps layout. Reading is
+// core/json.h's.
 #include "numprobe/json_value.h"
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
-
-#include <rapidjson/document.h>
-#include <rapidjson/error/en.h>
 
 #include "core/py_format.h"
 
@@ -32,6 +32,19 @@ void JsonValue::Set(std::string key, JsonValue value) {
     return;
   }
   object().emplace_back(std::move(key), std::move(value));
+}
+
+double JsonValue::number_value() const {
+  switch (kind()) {
+    case Kind::kInt:
+      return static_cast<double>(int_value());
+    case Kind::kDouble:
+      return double_value();
+    case Kind::kBigInt:
+      return std::strtod(big_int_digits().c_str(), nullptr);
+    default:
+      return 0;
+  }
 }
 
 void JsonValue::Update(JsonValue other) {
@@ -77,6 +90,9 @@ void AppendValue(const JsonValue& value, int indent, int depth, std::string* out
     case JsonValue::Kind::kDouble:
       AppendDouble(value.double_value(), out);
       return;
+    case JsonValue::Kind::kBigInt:
+      out->append(value.big_int_digits());
+      return;
     case JsonValue::Kind::kString:
       AppendString(value.string_value(), out);
       return;
@@ -117,34 +133,6 @@ void AppendValue(const JsonValue& value, int indent, int depth, std::string* out
   }
 }
 
-// Nesting deeper than this is refused (msprobe's own limit for nested arguments is far lower).
-constexpr int kMaxDepth = 256;
-
-JsonValue FromRapid(const rapidjson::Value& v, int depth, bool* too_deep) {
-  if (depth > kMaxDepth) {
-    *too_deep = true;
-    return {};
-  }
-  if (v.IsNull()) return {};
-  if (v.IsBool()) return JsonValue::Bool(v.GetBool());
-  if (v.IsInt64()) return JsonValue::Int(v.GetInt64());
-  if (v.IsNumber()) return JsonValue::Double(v.GetDouble());
-  if (v.IsString()) return JsonValue::String(std::string(v.GetString(), v.GetStringLength()));
-  if (v.IsArray()) {
-    JsonValue::Array items;
-    items.reserve(v.Size());
-    for (const auto& item : v.GetArray()) items.push_back(FromRapid(item, depth + 1, too_deep));
-    return JsonValue::MakeArray(std::move(items));
-  }
-  JsonValue::Object members;
-  members.reserve(v.MemberCount());
-  for (const auto& m : v.GetObject()) {
-    members.emplace_back(std::string(m.name.GetString(), m.name.GetStringLength()),
-                         FromRapid(m.value, depth + 1, too_deep));
-  }
-  return JsonValue::MakeObject(std::move(members));
-}
-
 }  // namespace
 
 void AppendJson(const JsonValue& value, int indent, std::string* out) {
@@ -155,24 +143,6 @@ std::string ToJson(const JsonValue& value, int indent) {
   std::string out;
   AppendJson(value, indent, &out);
   return out;
-}
-
-Result<JsonValue> ParseJson(std::string_view text) {
-  rapidjson::Document doc;
-  constexpr unsigned kFlags = rapidjson::kParseNanAndInfFlag | rapidjson::kParseFullPrecisionFlag |
-                              rapidjson::kParseIterativeFlag;
-  doc.Parse<kFlags>(text.data(), text.size());
-  if (doc.HasParseError()) {
-    return Status::Corrupt(std::string("JSON error at offset ") +
-                           std::to_string(doc.GetErrorOffset()) + ": " +
-                           rapidjson::GetParseError_En(doc.GetParseError()));
-  }
-  bool too_deep = false;
-  JsonValue value = FromRapid(doc, 0, &too_deep);
-  if (too_deep) {
-    return Status::OutOfRange("JSON nesting deeper than " + std::to_string(kMaxDepth));
-  }
-  return value;
 }
 
 }  // namespace numprobe

@@ -8,10 +8,10 @@
 #include <vector>
 
 #include <fmt/format.h>
-#include <rapidjson/document.h>
-#include <rapidjson/error/en.h>
 
 #include "numprobe/diff.h"
+
+#include "core/json.h"
 
 namespace numprobe {
 namespace {
@@ -145,36 +145,33 @@ bool IsFrameworkOnlyName(std::string_view name) {
 }
 
 Result<NameMap> ParseNameMap(std::string_view json) {
-  rapidjson::Document doc;
-  doc.Parse(json.data(), json.size());
-  if (doc.HasParseError()) {
-    return Status::Corrupt(fmt::format("malformed JSON at byte {}: {}", doc.GetErrorOffset(),
-                                       rapidjson::GetParseError_En(doc.GetParseError())));
-  }
-  const rapidjson::Value* names = nullptr;
+  // A map is standard JSON (TroubleShooter writes it with json.dump); a key given twice keeps its
+  // last value, as Python's json.load reads it.
+  NUMPROBE_ASSIGN_OR_RETURN(
+      const JsonValue doc,
+      ParseJson(json, kStandardJson));
+  const JsonValue* names = nullptr;
   NameMap map;
-  if (doc.IsObject()) {
+  if (doc.is_object()) {
     names = &doc;
-  } else if (doc.IsArray() && !doc.Empty() && doc[0].IsObject()) {
-    names = &doc[0];
-    for (rapidjson::SizeType k = 1; k < doc.Size(); ++k) {
-      if (!doc[k].IsObject()) {
+  } else if (doc.is_array() && !doc.array().empty() && doc.array()[0].is_object()) {
+    names = &doc.array()[0];
+    for (size_t k = 1; k < doc.array().size(); ++k) {
+      if (!doc.array()[k].is_object()) {
         return Status::Corrupt(fmt::format("map list entry {} is not an object", k));
       }
-      map.value_transforms += doc[k].MemberCount();
+      map.value_transforms += doc.array()[k].object().size();
     }
   } else {
     return Status::Corrupt(
         "a name map must be an object {\"a_name\": \"b_name\"} or TroubleShooter's list "
         "[{names}, {transforms}]");
   }
-  for (auto m = names->MemberBegin(); m != names->MemberEnd(); ++m) {
-    if (!m->value.IsString()) {
-      return Status::Corrupt(
-          fmt::format("map entry '{}': the value is not a string", m->name.GetString()));
+  for (const auto& [key, value] : names->object()) {
+    if (!value.is_string()) {
+      return Status::Corrupt(fmt::format("map entry '{}': the value is not a string", key));
     }
-    map.names.emplace_back(std::string(m->name.GetString(), m->name.GetStringLength()),
-                           std::string(m->value.GetString(), m->value.GetStringLength()));
+    map.names.emplace_back(key, value.string_value());
   }
   return map;
 }

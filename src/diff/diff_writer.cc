@@ -5,12 +5,12 @@
 
 #include <fmt/format.h>
 #include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include "numprobe/diff.h"
 
 #include "core/atomic_file.h"
 #include "core/csv.h"
+#include "core/json_writer.h"
 
 namespace numprobe {
 namespace {
@@ -115,17 +115,9 @@ Status WriteDiffShapesCsv(const DiffReport& report, const fs::path& path) {
 
 Status WriteDiffJson(const DiffReport& report, const fs::path& path) {
   rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
-  auto str = [&](std::string_view s) {
-    w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-  };
-  auto num = [&](double v) {  // JSON has no NaN/Inf: they are written as null
-    if (std::isfinite(v)) {
-      w.Double(v);
-    } else {
-      w.Null();
-    }
-  };
+  JsonWriter<rapidjson::StringBuffer> w(buffer, JsonFileKind::kDiff);
+  auto str = [&](std::string_view s) { w.String(s); };
+  auto num = [&](double v) { w.Double(v); };  // NaN/Inf as null (core/json_writer.h)
   auto shape = [&](const std::vector<int64_t>& s) {
     w.StartArray();
     for (int64_t d : s) w.Int64(d);

@@ -5,15 +5,16 @@
 // reference implementation (huggingface/safetensors safetensors/src/tensor.rs) plus the rules the
 // reference states but serde does not enforce (no duplicate keys, dims <= 2^48-1).
 //
-// The JSON header is parsed with rapidjson's SAX reader rather than into a DOM: the handler checks
-// the schema as values arrive and stops at the first problem (so nesting, and rapidjson's
-// recursion, never goes past kMaxJsonDepth), memory grows with the entries kept rather than with
+// The JSON header is parsed with SAX events (core/json.h) rather than into a DOM: the handler
+// checks the schema as values arrive and stops at the first problem (so nesting, and rapidjson's
+// recursion, never goes past kMaxHeaderDepth), memory grows with the entries kept rather than with
 // the size of the JSON, and duplicate keys are seen as they arrive (serde keeps the last one
 // silently; a file that two readers would read differently is refused here).
 #include "numprobe/safetensors.h"
 
 #include <algorithm>
 #include <bit>
+#include <charconv>
 #include <cstdint>
 #include <cstring>
 #include <numeric>
@@ -24,15 +25,14 @@
 #include <vector>
 
 #include <fmt/format.h>
-#include <rapidjson/error/en.h>
+#include <rapidjson/encodings.h>
 #include <rapidjson/memorystream.h>
-#include <rapidjson/reader.h>
-#include <rapidjson/stream.h>
 #include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include "core/atomic_file.h"
 #include "core/checked.h"
+#include "core/json.h"
+#include "core/json_writer.h"
 #include "core/utf8.h"
 #include "formats/safetensors_internal.h"
 
@@ -49,7 +49,7 @@ constexpr uint64_t kMaxDim = (uint64_t{1} << 48) - 1;  // docs/safetensors.schem
 // shape and stride vectors a hostile header can make us allocate.
 constexpr size_t kMaxDims = 64;
 // serde_json's recursion limit: the reference refuses deeper headers, and so do we.
-constexpr int kMaxJsonDepth = 128;
+constexpr int kMaxHeaderDepth = 128;
 constexpr std::string_view kMetadataName = "__metadata__";
 
 // Every dtype name of the safetensors spec with its size in bits, in the reference enum's order
@@ -119,22 +119,34 @@ struct Entry {
 // SAX handler for the header: a small state machine over the fixed schema
 //   {name: {"dtype": str, "shape": [uint...], "data_offsets": [uint, uint], other: any}, ...,
 //    "__metadata__": {str: str} | null}
-// Returning false stops rapidjson; status() then says why.
-class HeaderHandler {
+// Returning false stops the reader; status() then says why.
+class HeaderHandler final : public JsonEvents {
  public:
-  using Ch = char;
-
-  bool Null() {
+  bool Null() override {
     if (state_ == State::kMetadataValue) {  // serde reads null as an absent Option
       state_ = State::kTopKey;
       return true;
     }
     return Scalar("null");
   }
-  bool Bool(bool /*value*/) { return Scalar("a boolean"); }
-  bool Double(double /*value*/) { return Scalar("a fractional or out-of-range number"); }
-  bool Int(int value) { return Int64(value); }
-  bool Uint(unsigned value) { return Uint64(value); }
+  bool Bool(bool /*value*/) override { return Scalar("a boolean"); }
+  // Typed as RapidJSON types numbers: an integer literal that fits int64 (negative) or uint64
+  // (non-negative), anything else (a fraction, an exponent, a larger integer) a double.
+  bool Number(std::string_view literal) override {
+    const char* end = literal.data() + literal.size();
+    if (literal.find_first_of(".eE") == std::string_view::npos) {
+      if (!literal.empty() && literal.front() == '-') {
+        int64_t value = 0;
+        const auto [ptr, ec] = std::from_chars(literal.data(), end, value);
+        if (ec == std::errc() && ptr == end) return Int64(value);
+      } else {
+        uint64_t value = 0;
+        const auto [ptr, ec] = std::from_chars(literal.data(), end, value);
+        if (ec == std::errc() && ptr == end) return Uint64(value);
+      }
+    }
+    return Scalar("a fractional or out-of-range number");
+  }
   bool Int64(int64_t value) {
     if (value >= 0) return Uint64(static_cast<uint64_t>(value));
     if (state_ == State::kShapeItem) {
@@ -152,24 +164,21 @@ class HeaderHandler {
     if (state_ == State::kOffsetsItem) return AddOffset(value);
     return Scalar("a number");
   }
-  bool RawNumber(const Ch* /*str*/, rapidjson::SizeType /*length*/, bool /*copy*/) {
-    return Scalar("a number");  // only with kParseNumbersAsStringsFlag, which is not used
-  }
-  bool String(const Ch* str, rapidjson::SizeType length, bool /*copy*/) {
+  bool String(std::string_view value) override {
     if (state_ == State::kDtype) {
-      Current().dtype_name.assign(str, length);
+      Current().dtype_name.assign(value);
       state_ = State::kTensorKey;
       return true;
     }
     if (state_ == State::kMetadataString) {
-      metadata_.emplace_back(std::move(pending_key_), std::string(str, length));
+      metadata_.emplace_back(std::move(pending_key_), std::string(value));
       state_ = State::kMetadataKey;
       return true;
     }
     return Scalar("a string");
   }
 
-  bool StartObject() {
+  bool StartObject() override {
     if (!Deeper()) return false;
     switch (state_) {
       case State::kRoot:
@@ -188,8 +197,7 @@ class HeaderHandler {
         return Unexpected("an object");
     }
   }
-  bool Key(const Ch* str, rapidjson::SizeType length, bool /*copy*/) {
-    const std::string_view key(str, length);
+  bool Key(std::string_view key) override {
     switch (state_) {
       case State::kTopKey:
         return TopKey(key);
@@ -209,7 +217,7 @@ class HeaderHandler {
         return Unexpected("a key");
     }
   }
-  bool EndObject(rapidjson::SizeType /*members*/) {
+  bool EndObject() override {
     --depth_;
     switch (state_) {
       case State::kTopKey:
@@ -226,7 +234,7 @@ class HeaderHandler {
         return Unexpected("the end of an object");
     }
   }
-  bool StartArray() {
+  bool StartArray() override {
     if (!Deeper()) return false;
     switch (state_) {
       case State::kShape:
@@ -242,7 +250,7 @@ class HeaderHandler {
         return Unexpected("an array");
     }
   }
-  bool EndArray(rapidjson::SizeType /*elements*/) {
+  bool EndArray() override {
     --depth_;
     switch (state_) {
       case State::kShapeItem:
@@ -265,7 +273,6 @@ class HeaderHandler {
     }
   }
 
-  const Status& status() const { return status_; }
   std::vector<Entry>& entries() { return entries_; }
   std::vector<std::pair<std::string, std::string>>& metadata() { return metadata_; }
 
@@ -289,15 +296,10 @@ class HeaderHandler {
 
   Entry& Current() { return entries_.back(); }
 
-  bool Fail(Status status) {
-    status_ = std::move(status);
-    return false;
-  }
-
   bool Deeper() {
-    if (++depth_ > kMaxJsonDepth) {
+    if (++depth_ > kMaxHeaderDepth) {
       return Fail(
-          Status::Corrupt(fmt::format("header JSON nests deeper than {} levels", kMaxJsonDepth)));
+          Status::Corrupt(fmt::format("header JSON nests deeper than {} levels", kMaxHeaderDepth)));
     }
     return true;
   }
@@ -434,7 +436,6 @@ class HeaderHandler {
   State state_ = State::kRoot;
   int depth_ = 0;
   int skip_depth_ = 0;
-  Status status_;
   std::vector<Entry> entries_;
   std::unordered_set<std::string> names_;
   bool metadata_seen_ = false;
@@ -583,24 +584,18 @@ Result<TensorFile> ParseSafetensors(std::span<const std::byte> file,
                                 static_cast<size_t>(n));
   NUMPROBE_RETURN_IF_ERROR(CheckHeaderText(header));
 
-  // In-situ parsing of a private copy: rapidjson 1.1.0's internal stack, used by iterative parsing
-  // and for copied strings, does arithmetic on a null pointer on its first push (undefined
-  // behaviour, Tencent/rapidjson#1724); in-situ recursive parsing never touches it. Recursion is
-  // bounded because the handler refuses to go deeper than kMaxJsonDepth before rapidjson
-  // descends. The copy ends in '\0', which cannot occur inside the header (checked above).
-  std::string text(header);
+  // Standard JSON (serde rejects NaN); the handler refuses to go deeper than kMaxHeaderDepth
+  // before the reader descends.
   HeaderHandler handler;
-  rapidjson::Reader reader;
-  rapidjson::InsituStringStream stream(text.data());
-  constexpr unsigned kParseFlags = rapidjson::kParseDefaultFlags |
-                                   rapidjson::kParseValidateEncodingFlag |
-                                   rapidjson::kParseInsituFlag;
-  const rapidjson::ParseResult parsed = reader.Parse<kParseFlags>(stream, handler);
-  if (!parsed) {
+  JsonSyntaxError syntax;
+  const Status parsed = ParseJsonEvents(header, handler,
+                                        {.max_depth = kMaxHeaderDepth + 1,
+                                         .non_finite = JsonNonFinite::kReject,
+                                         .syntax_error = &syntax});
+  if (!parsed.ok()) {
     if (!handler.status().ok()) return handler.status();
     return Status::Corrupt(fmt::format("header is not valid JSON: {} (file offset {})",
-                                       rapidjson::GetParseError_En(parsed.Code()),
-                                       kLengthFieldBytes + parsed.Offset()));
+                                       syntax.reason, kLengthFieldBytes + syntax.offset));
   }
 
   std::vector<Entry>& entries = handler.entries();
@@ -662,9 +657,8 @@ struct WriteItem {
   uint64_t bytes;
 };
 
-using JsonWriter =
-    rapidjson::Writer<rapidjson::StringBuffer, rapidjson::UTF8<>, rapidjson::UTF8<>,
-                      rapidjson::CrtAllocator, rapidjson::kWriteValidateEncodingFlag>;
+// Compact, refusing names that are not UTF-8.
+using HeaderWriter = JsonWriter<rapidjson::StringBuffer, /*kPretty=*/false, /*kValidateUtf8=*/true>;
 
 Status CheckWriteItem(const NamedView& t, WriteItem* item) {
   const std::string name = Quote(t.name);
@@ -726,15 +720,13 @@ Status WriteSafetensors(const std::filesystem::path& path, std::span<const Named
   });
 
   rapidjson::StringBuffer json;
-  JsonWriter writer(json);
+  HeaderWriter writer(json, JsonFileKind::kResult);
   bool ok = writer.StartObject();
   if (!metadata.empty()) {
-    ok = ok &&
-         writer.Key(kMetadataName.data(), static_cast<rapidjson::SizeType>(kMetadataName.size()));
+    ok = ok && writer.Key(kMetadataName);
     ok = ok && writer.StartObject();
     for (const auto& [key, value] : metadata) {
-      if (!writer.Key(key.data(), static_cast<rapidjson::SizeType>(key.size())) ||
-          !writer.String(value.data(), static_cast<rapidjson::SizeType>(value.size()))) {
+      if (!writer.Key(key) || !writer.String(value)) {
         return Status::InvalidArgument(
             fmt::format("{} entry {} is not valid UTF-8", kMetadataName, Quote(key)));
       }
@@ -744,13 +736,12 @@ Status WriteSafetensors(const std::filesystem::path& path, std::span<const Named
   uint64_t offset = 0;
   for (const WriteItem& item : items) {
     const NamedView& t = *item.tensor;
-    if (!writer.Key(t.name.data(), static_cast<rapidjson::SizeType>(t.name.size()))) {
+    if (!writer.Key(t.name)) {
       return Status::InvalidArgument(
           fmt::format("tensor name {} is not valid UTF-8", Quote(t.name)));
     }
     const std::string_view st_name = kSpecDTypes[item.rank].name;
-    ok = ok && writer.StartObject() && writer.Key("dtype") &&
-         writer.String(st_name.data(), static_cast<rapidjson::SizeType>(st_name.size())) &&
+    ok = ok && writer.StartObject() && writer.Key("dtype") && writer.String(st_name) &&
          writer.Key("shape") && writer.StartArray();
     for (const int64_t d : t.view.shape) ok = ok && writer.Uint64(static_cast<uint64_t>(d));
     const auto end = CheckedAdd<uint64_t>(offset, item.bytes);

@@ -11,11 +11,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include "numprobe/buffer.h"
 
-#include "core/json_number.h"
+#include "core/json_writer.h"
 #include "core/utf8.h"
 #include "msprobe/dump_journal.h"
 
@@ -179,13 +178,13 @@ void AppendFileText(const InspectedFile& f, std::string* out) {
   }
 }
 
-using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
+using Writer = JsonWriter<rapidjson::StringBuffer>;
 
 // Non-finite numbers are written as the strings "NaN", "Infinity", "-Infinity" so that the output
 // stays standard JSON (docs/inspect-json.md).
-void WriteNumber(JsonWriter& w, double v) { detail::WriteJsonNumber(w, v); }
+void WriteNumber(Writer& w, double v) { w.Double(v); }
 
-void WriteJsonStats(JsonWriter& w, const TensorStats& s) {
+void WriteJsonStats(Writer& w, const TensorStats& s) {
   w.StartObject();
   w.Key("count");
   w.Int64(s.count);
@@ -212,7 +211,7 @@ void WriteJsonStats(JsonWriter& w, const TensorStats& s) {
   w.EndObject();
 }
 
-void WriteJsonFile(JsonWriter& w, const InspectedFile& f) {
+void WriteJsonFile(Writer& w, const InspectedFile& f) {
   w.StartObject();
   w.Key("path");
   w.String(f.path.c_str());
@@ -221,8 +220,8 @@ void WriteJsonFile(JsonWriter& w, const InspectedFile& f) {
   w.Key("metadata");
   w.StartObject();
   for (const auto& [k, v] : f.file.metadata) {
-    w.Key(k.c_str(), static_cast<rapidjson::SizeType>(k.size()));
-    w.String(v.c_str(), static_cast<rapidjson::SizeType>(v.size()));
+    w.Key(k);
+    w.String(v);
   }
   w.EndObject();
   w.Key("warnings");
@@ -235,7 +234,7 @@ void WriteJsonFile(JsonWriter& w, const InspectedFile& f) {
     const NamedTensor& t = f.file.tensors[i];
     w.StartObject();
     w.Key("name");
-    w.String(t.name.c_str(), static_cast<rapidjson::SizeType>(t.name.size()));
+    w.String(t.name);
     w.Key("dtype");
     w.String(std::string(Name(t.tensor.dtype())).c_str());
     w.Key("shape");
@@ -252,7 +251,7 @@ void WriteJsonFile(JsonWriter& w, const InspectedFile& f) {
   w.EndObject();
 }
 
-void WriteJsonDump(JsonWriter& w, const InspectedDump& d) {
+void WriteJsonDump(Writer& w, const InspectedDump& d) {
   w.StartObject();
   w.Key("path");
   w.String(d.path.c_str());
@@ -355,7 +354,7 @@ std::string InspectText(const InspectReport& report) {
 
 std::string InspectJson(const InspectReport& report) {
   rapidjson::StringBuffer buffer;
-  JsonWriter w(buffer);
+  Writer w(buffer, JsonFileKind::kResult);
   w.StartObject();
   w.Key("numprobe_inspect");
   w.Int(1);

@@ -18,6 +18,7 @@
 #include "core/atomic_file.h"
 #include "core/captured_stderr.h"
 #include "core/csv_read.h"
+#include "core/json.h"
 #include "core/py_format.h"
 #include "core/text_file.h"
 #include "merge/xlsx_reader.h"
@@ -96,7 +97,7 @@ Result<Table> ReadCsvTable(const fs::path& path) {
 // numprobe's JSON twin: {"columns": [...], "rows": [[cell, ...], ...]}.
 Result<Table> ReadJsonTable(const fs::path& path) {
   NUMPROBE_ASSIGN_OR_RETURN(std::string text, detail::ReadTextFile(path, kMaxTextTable));
-  auto doc = ParseJson(text);
+  auto doc = ParseJson(text, kPythonJson);
   if (!doc) return doc.error().WithContext(path.string());
   const JsonValue* columns = doc->Find("columns");
   const JsonValue* rows = doc->Find("rows");
@@ -126,6 +127,9 @@ Result<Table> ReadJsonTable(const fs::path& path) {
           break;
         case JsonValue::Kind::kDouble:
           row.push_back({Kind::kNumber, v.double_value(), detail::PyFloatRepr(v.double_value())});
+          break;
+        case JsonValue::Kind::kBigInt:  // an integer beyond 64 bits, read as a float
+          row.push_back({Kind::kNumber, v.number_value(), detail::PyFloatRepr(v.number_value())});
           break;
         case JsonValue::Kind::kBool:
           row.push_back(

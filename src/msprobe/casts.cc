@@ -4,6 +4,7 @@
 
 #include <system_error>
 
+#include "core/json.h"
 #include "core/text_file.h"
 #include "msprobe/dump_journal.h"
 

@@ -7,28 +7,34 @@
 #include "numprobe/dump.h"
 #include "numprobe/json_value.h"
 
-#include "core/json_stream.h"
+#include "core/json.h"
 #include "msprobe/dump_journal.h"
 
 namespace numprobe {
 namespace {
 
-using detail::JNode;
-
 // A list of strings; other elements (msprobe never writes them) are skipped.
-std::vector<std::string> StringList(const JNode& n) {
+std::vector<std::string> StringList(const JsonValue& n) {
   std::vector<std::string> out;
   if (n.is_string()) {
-    out.push_back(n.text);  // a legacy stack written as one string
+    out.push_back(n.string_value());  // a legacy stack written as one string
     return out;
   }
   if (!n.is_array()) return out;
-  out.reserve(n.items.size());
-  for (const JNode& item : n.items) {
-    if (item.is_string()) out.push_back(item.text);
+  out.reserve(n.array().size());
+  for (const JsonValue& item : n.array()) {
+    if (item.is_string()) out.push_back(item.string_value());
   }
   return out;
 }
+
+// Python's truth value of a container (stack.json's values are lists).
+bool NonEmpty(const JsonValue& v) {
+  if (v.is_array()) return !v.array().empty();
+  if (v.is_object()) return !v.object().empty();
+  return false;
+}
+
 
 Result<std::shared_ptr<const Buffer>> Map(const std::filesystem::path& path) {
   auto buffer = Buffer::MapFile(path);
@@ -58,31 +64,50 @@ void StackMap::AddShared(const std::vector<std::string>& apis, std::vector<std::
   for (const std::string& api : apis) by_api_[api] = id;
 }
 
-Result<StackMap> ParseStackJson(std::span<const char> bytes) {
-  // msprobe's load_stack_json: the de-duplicated form is recognised by a truthy member "0" whose
-  // value is [[apis], [lines]]; anything else is the legacy {api: lines}. The decision needs the
-  // whole file, so members are kept in both readings until the end.
-  StackMap shared;
-  StackMap legacy;
-  bool new_form = false;
-  detail::JsonStreamSpec spec;
-  spec.on_member = [&](std::string_view key, JNode&& value, uint64_t) -> Status {
-    if (key == "0" && !value.items.empty()) new_form = true;
-    if (value.is_array() && value.items.size() == 2 && value.items[0].is_array()) {
-      std::vector<std::string> apis = StringList(value.items[0]);
-      shared.AddShared(apis, StringList(value.items[1]));
+namespace {
+
+// msprobe's load_stack_json: the de-duplicated form is recognised by a truthy member "0" whose
+// value is [[apis], [lines]]; anything else is the legacy {api: lines}. The decision needs the
+// whole file, so members are kept in both readings until the end.
+class StackReader {
+ public:
+  void Member(std::string_view key, const JsonValue& value) {
+    if (key == "0" && NonEmpty(value)) new_form_ = true;
+    if (value.is_array() && value.array().size() == 2 && value.array()[0].is_array()) {
+      shared_.AddShared(StringList(value.array()[0]), StringList(value.array()[1]));
     }
-    legacy.Add(std::string(key), StringList(value));
+    legacy_.Add(std::string(key), StringList(value));
+  }
+  StackMap Take() { return new_form_ ? std::move(shared_) : std::move(legacy_); }
+
+ private:
+  StackMap shared_;
+  StackMap legacy_;
+  bool new_form_ = false;
+};
+
+}  // namespace
+
+Result<StackMap> ParseStackJson(std::span<const char> bytes) {
+  StackReader reader;
+  JsonStreamSpec spec;
+  spec.on_member = [&](std::string_view key, JsonValue&& value, uint64_t) -> Status {
+    reader.Member(key, value);
     return Status::Ok();
   };
-  NUMPROBE_RETURN_IF_ERROR(detail::StreamJson(bytes, spec));
-  return new_form ? std::move(shared) : std::move(legacy);
+  NUMPROBE_RETURN_IF_ERROR(StreamJson(bytes, spec, kPythonJson));
+  return reader.Take();
 }
 
 Result<StackMap> ReadStackJson(const std::filesystem::path& path) {
   if (path.filename() == "stack.json") {
     NUMPROBE_ASSIGN_OR_RETURN(auto journal, ReadJournalIfNewer(path.parent_path()));
-    if (journal.has_value()) return ParseStackJson(ToJson(journal->stack, 0));
+    if (journal.has_value()) {
+      // A killed run: the journal's table is read as the file would have been.
+      StackReader reader;
+      for (const auto& [key, value] : journal->stack.object()) reader.Member(key, value);
+      return reader.Take();
+    }
   }
   NUMPROBE_ASSIGN_OR_RETURN(auto buffer, Map(path));
   if (buffer->size() == 0) return StackMap();  // extra_info: false leaves it empty
@@ -112,19 +137,26 @@ const std::string* ConstructMap::Parent(std::string_view node) const {
 
 Result<ConstructMap> ParseConstructJson(std::span<const char> bytes) {
   ConstructMap map;
-  detail::JsonStreamSpec spec;
-  spec.on_member = [&](std::string_view key, JNode&& value, uint64_t) -> Status {
-    map.SetParent(std::string(key), value.is_string() ? value.text : std::string());
+  JsonStreamSpec spec;
+  spec.on_member = [&](std::string_view key, JsonValue&& value, uint64_t) -> Status {
+    map.SetParent(std::string(key), value.is_string() ? value.string_value() : std::string());
     return Status::Ok();
   };
-  NUMPROBE_RETURN_IF_ERROR(detail::StreamJson(bytes, spec));
+  NUMPROBE_RETURN_IF_ERROR(StreamJson(bytes, spec, kPythonJson));
   return map;
 }
 
 Result<ConstructMap> ReadConstructJson(const std::filesystem::path& path) {
   if (path.filename() == "construct.json") {
     NUMPROBE_ASSIGN_OR_RETURN(auto journal, ReadJournalIfNewer(path.parent_path()));
-    if (journal.has_value()) return ParseConstructJson(ToJson(journal->construct, 0));
+    if (journal.has_value()) {
+      // A killed run: the journal's table is read as the file would have been.
+      ConstructMap map;
+      for (const auto& [key, value] : journal->construct.object()) {
+        map.SetParent(key, value.is_string() ? value.string_value() : std::string());
+      }
+      return map;
+    }
   }
   NUMPROBE_ASSIGN_OR_RETURN(auto buffer, Map(path));
   if (buffer->size() == 0) return ConstructMap();

@@ -1,8 +1,17 @@
-// Reading the capture journal back into dump.json / stack.json / construct.json.
+// The capture journal: the writer the Dumper appends to, and the reader that rebuilds dump.json /
+// stack.json / construct.json from it.
 #include "msprobe/dump_journal.h"
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdint>
+#include <cstring>
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "core/json.h"
 #include "core/text_file.h"
 #include "msprobe/dump_tables.h"
 
@@ -10,6 +19,13 @@ namespace numprobe {
 namespace {
 
 namespace fs = std::filesystem;
+
+std::string ErrnoText() { return std::strerror(errno); }
+
+// Appends `s` as a JSON string (json.dumps' form, as the rest of the line).
+void AppendJsonString(std::string_view s, std::string* out) {
+  AppendJson(JsonValue::String(std::string(s)), -1, out);
+}
 
 Result<std::string> ReadWholeFile(const fs::path& path) {
   // No size cap beyond the system's: a journal is as large as the run it recorded.
@@ -22,6 +38,129 @@ const std::string* StringMember(const JsonValue& v, std::string_view key) {
 }
 
 }  // namespace
+
+Status DumpJournalWriter::Open(const fs::path& path) {
+  Close();
+  pid_ = ::getpid();
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd_ < 0) return Status::IoError(path.string() + ": cannot open journal: " + ErrnoText());
+  path_ = path;
+  return Status::Ok();
+}
+
+void DumpJournalWriter::Close() {
+  if (map_ != nullptr) ::munmap(map_, capacity_);
+  if (fd_ >= 0) {
+    // Only the process that writes the journal may cut it (a forked child's view is stale).
+    if (::getpid() == pid_) (void)::ftruncate(fd_, static_cast<off_t>(size_));
+    ::close(fd_);
+  }
+  map_ = nullptr;
+  fd_ = -1;
+  size_ = capacity_ = 0;
+}
+
+Status DumpJournalWriter::AppendHeader(const JsonValue& header) {
+  if (fd_ < 0) return Status::Ok();
+  JsonValue record = header;
+  record.Set("k", JsonValue::String("h"));
+  line_.clear();
+  AppendJson(record, -1, &line_);
+  return AppendLine();
+}
+
+Status DumpJournalWriter::AppendNamedValue(std::string_view kind, std::string_view name,
+                                           const JsonValue& value) {
+  if (fd_ < 0) return Status::Ok();
+  line_.assign(R"({"k":")");
+  line_.append(kind);
+  line_.append(R"(","n":)");
+  AppendJsonString(name, &line_);
+  line_.append(R"(,"v":)");
+  AppendJson(value, -1, &line_);
+  line_.push_back('}');
+  return AppendLine();
+}
+
+Status DumpJournalWriter::AppendData(std::string_view entry, const JsonValue& part) {
+  return AppendNamedValue("d", entry, part);
+}
+
+Status DumpJournalWriter::AppendStack(std::string_view name,
+                                      const std::vector<std::string>& frames) {
+  if (fd_ < 0) return Status::Ok();
+  line_.assign(R"({"k":"s","n":)");
+  AppendJsonString(name, &line_);
+  line_.append(R"(,"f":[)");
+  for (size_t i = 0; i < frames.size(); ++i) {
+    if (i > 0) line_.push_back(',');
+    AppendJsonString(frames[i], &line_);
+  }
+  line_.append("]}");
+  return AppendLine();
+}
+
+Status DumpJournalWriter::AppendConstruct(std::string_view name,
+                                          const std::optional<std::string>& parent) {
+  if (fd_ < 0) return Status::Ok();
+  line_.assign(R"({"k":"c","n":)");
+  AppendJsonString(name, &line_);
+  line_.append(R"(,"p":)");
+  if (parent) {
+    AppendJsonString(*parent, &line_);
+  } else {
+    line_.append("null");
+  }
+  line_.push_back('}');
+  return AppendLine();
+}
+
+Status DumpJournalWriter::AppendDebug(std::string_view name, const JsonValue& value) {
+  return AppendNamedValue("g", name, value);
+}
+
+Status DumpJournalWriter::AppendCastsMarker() {
+  if (fd_ < 0) return Status::Ok();
+  line_.assign(R"({"k":"x"})");
+  return AppendLine();
+}
+
+Status DumpJournalWriter::AppendCast(const JsonValue& cast) {
+  if (fd_ < 0) return Status::Ok();
+  line_.assign(R"({"k":"x","v":)");
+  AppendJson(cast, -1, &line_);
+  line_.push_back('}');
+  return AppendLine();
+}
+
+Status DumpJournalWriter::AppendWritten() {
+  if (fd_ < 0) return Status::Ok();
+  line_.assign(R"({"k":"w"})");
+  return AppendLine();
+}
+
+Status DumpJournalWriter::AppendLine() {
+  line_.push_back('\n');
+  if (size_ + line_.size() > capacity_) NUMPROBE_RETURN_IF_ERROR(Grow(size_ + line_.size()));
+  std::memcpy(map_ + size_, line_.data(), line_.size());
+  size_ += line_.size();
+  return Status::Ok();
+}
+
+Status DumpJournalWriter::Grow(size_t needed) {
+  size_t capacity = std::max<size_t>(capacity_ * 2, size_t{1} << 20);
+  while (capacity < needed) capacity *= 2;
+  if (::ftruncate(fd_, static_cast<off_t>(capacity)) != 0) {
+    return Status::IoError(path_.string() + ": cannot grow journal: " + ErrnoText());
+  }
+  void* map = ::mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+  if (map == MAP_FAILED)
+    return Status::IoError(path_.string() + ": cannot map journal: " + ErrnoText());
+  if (map_ != nullptr) ::munmap(map_, capacity_);
+  map_ = static_cast<char*>(map);
+  capacity_ = capacity;
+  return Status::Ok();
+}
 
 Result<RecoveredDump> ReadDumpJournal(const std::filesystem::path& path) {
   NUMPROBE_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path));
@@ -47,7 +186,8 @@ Result<RecoveredDump> ReadDumpJournal(const std::filesystem::path& path) {
     pos = complete ? end + 1 : end;
     ++line_no;
     if (line.empty()) continue;
-    auto parsed = ParseJson(line);
+    // Written by DumpJournalWriter as Python's json writes: bare NaN/Infinity tokens.
+    auto parsed = ParseJson(line, kPythonJson);
     if (!parsed || !parsed->is_object()) {
       // Only the last line may be cut short by a crash; anything earlier is damage.
       if (!complete) {

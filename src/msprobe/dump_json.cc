@@ -15,7 +15,7 @@
 #include "numprobe/dump.h"
 
 #include "core/crc32.h"
-#include "core/json_stream.h"
+#include "core/json.h"
 #include "core/py_format.h"
 #include "core/text_file.h"
 #include "msprobe/dump_journal.h"
@@ -58,89 +58,98 @@ uint32_t DumpFile::Intern(std::string_view text) {
 
 namespace {
 
-using detail::JNode;
-
 // Python's truth value of a JSON value.
-bool Truthy(const JNode& n) {
-  switch (n.kind) {
-    case JNode::Kind::kNull:
+bool Truthy(const JsonValue& n) {
+  switch (n.kind()) {
+    case JsonValue::Kind::kNull:
       return false;
-    case JNode::Kind::kBool:
-      return n.boolean;
-    case JNode::Kind::kNumber:
-      if (n.is_float) return n.number != 0 || std::isnan(n.number);
-      return n.big || n.integer != 0;
-    case JNode::Kind::kString:
-      return !n.text.empty();
-    case JNode::Kind::kArray:
-    case JNode::Kind::kObject:
-      return !n.items.empty();
+    case JsonValue::Kind::kBool:
+      return n.bool_value();
+    case JsonValue::Kind::kDouble:
+      return n.double_value() != 0 || std::isnan(n.double_value());
+    case JsonValue::Kind::kInt:
+      return n.int_value() != 0;
+    case JsonValue::Kind::kBigInt:
+      return true;
+    case JsonValue::Kind::kString:
+      return !n.string_value().empty();
+    case JsonValue::Kind::kArray:
+      return !n.array().empty();
+    case JsonValue::Kind::kObject:
+      return !n.object().empty();
   }
   return false;
 }
 
-std::string_view PyTypeName(const JNode* n) {
+std::string_view PyTypeName(const JsonValue* n) {
   if (n == nullptr) return "NoneType";
-  switch (n->kind) {
-    case JNode::Kind::kNull:
+  switch (n->kind()) {
+    case JsonValue::Kind::kNull:
       return "NoneType";
-    case JNode::Kind::kBool:
+    case JsonValue::Kind::kBool:
       return "bool";
-    case JNode::Kind::kNumber:
-      return n->is_float ? "float" : "int";
-    case JNode::Kind::kString:
+    case JsonValue::Kind::kDouble:
+      return "float";
+    case JsonValue::Kind::kInt:
+    case JsonValue::Kind::kBigInt:
+      return "int";
+    case JsonValue::Kind::kString:
       return "str";
-    case JNode::Kind::kArray:
+    case JsonValue::Kind::kArray:
       return "list";
-    case JNode::Kind::kObject:
+    case JsonValue::Kind::kObject:
       return "dict";
   }
   return "NoneType";
 }
 
-// Python's str(v) (as_repr = false) or repr(v) of the value a JSON node decodes to.
-void AppendPy(const JNode& n, bool as_repr, std::string* out) {
-  switch (n.kind) {
-    case JNode::Kind::kNull:
+// Python's str(v) (as_repr = false) or repr(v) of the value a JSON value decodes to.
+void AppendPy(const JsonValue& n, bool as_repr, std::string* out) {
+  switch (n.kind()) {
+    case JsonValue::Kind::kNull:
       *out += "None";
       return;
-    case JNode::Kind::kBool:
-      *out += n.boolean ? "True" : "False";
+    case JsonValue::Kind::kBool:
+      *out += n.bool_value() ? "True" : "False";
       return;
-    case JNode::Kind::kNumber:
-      if (n.is_float) {
-        *out += detail::PyFloatRepr(n.number);
-      } else if (n.big) {
-        *out += n.text;
-      } else {
-        *out += std::to_string(n.integer);  // "-0" is the int 0
-      }
+    case JsonValue::Kind::kDouble:
+      *out += detail::PyFloatRepr(n.double_value());
       return;
-    case JNode::Kind::kString:
-      *out += as_repr ? detail::PyStrRepr(n.text) : n.text;
+    case JsonValue::Kind::kBigInt:
+      *out += n.big_int_digits();
       return;
-    case JNode::Kind::kArray:
+    case JsonValue::Kind::kInt:
+      *out += std::to_string(n.int_value());  // "-0" is the int 0
+      return;
+    case JsonValue::Kind::kString:
+      *out += as_repr ? detail::PyStrRepr(n.string_value()) : n.string_value();
+      return;
+    case JsonValue::Kind::kArray: {
       *out += '[';
-      for (size_t i = 0; i < n.items.size(); ++i) {
+      const JsonValue::Array& items = n.array();
+      for (size_t i = 0; i < items.size(); ++i) {
         if (i > 0) *out += ", ";
-        AppendPy(n.items[i], true, out);
+        AppendPy(items[i], true, out);
       }
       *out += ']';
       return;
-    case JNode::Kind::kObject:
+    }
+    case JsonValue::Kind::kObject: {
       *out += '{';
-      for (size_t i = 0; i < n.items.size(); ++i) {
+      const JsonValue::Object& members = n.object();
+      for (size_t i = 0; i < members.size(); ++i) {
         if (i > 0) *out += ", ";
-        *out += detail::PyStrRepr(n.keys[i]);
+        *out += detail::PyStrRepr(members[i].first);
         *out += ": ";
-        AppendPy(n.items[i], true, out);
+        AppendPy(members[i].second, true, out);
       }
       *out += '}';
       return;
+    }
   }
 }
 
-std::string PyStr(const JNode* n) {
+std::string PyStr(const JsonValue* n) {
   std::string out;
   if (n == nullptr) {
     out = "None";
@@ -151,19 +160,20 @@ std::string PyStr(const JNode* n) {
 }
 
 // np.shape(np.array(value)) printed as a Python tuple: "(3,)", "(2, 3)", "()".
-std::string NumpyShapeText(const JNode* n) {
+std::string NumpyShapeText(const JsonValue* n) {
   std::vector<size_t> dims;
-  const JNode* level = n;
+  const JsonValue* level = n;
   while (level != nullptr && level->is_array()) {
-    const size_t len = level->items.size();
+    const JsonValue::Array& items = level->array();
+    const size_t len = items.size();
     dims.push_back(len);
-    if (len == 0 || !level->items[0].is_array()) break;
-    const size_t inner = level->items[0].items.size();
-    const bool regular = std::all_of(level->items.begin(), level->items.end(), [&](const JNode& c) {
-      return c.is_array() && c.items.size() == inner;
+    if (len == 0 || !items[0].is_array()) break;
+    const size_t inner = items[0].array().size();
+    const bool regular = std::all_of(items.begin(), items.end(), [&](const JsonValue& c) {
+      return c.is_array() && c.array().size() == inner;
     });
     if (!regular) break;
-    level = &level->items[0];
+    level = &items[0];
   }
   if (dims.empty()) return "()";
   if (dims.size() == 1) return fmt::format("({},)", dims[0]);
@@ -175,7 +185,7 @@ class Flattener {
   explicit Flattener(DumpFile* file) : file_(file) {}
 
   // msprobe's read_op: the rows of entry `name` in file order (reordered by the caller).
-  void ReadOp(const JNode& value, const std::string& name, std::vector<DumpRow>* rows) {
+  void ReadOp(const JsonValue& value, const std::string& name, std::vector<DumpRow>* rows) {
     rows_ = rows;
     const auto [last, second_last] = detail::LastTwoParts(name);
     if (last == "debug") {
@@ -190,7 +200,7 @@ class Flattener {
           {"output", ".output"},
           {"parameters", ".parameters"}};
       for (const auto& [key, suffix] : kIo) {
-        if (const JNode* part = value.Find(key)) {
+        if (const JsonValue* part = value.Find(key)) {
           const RowState state = key == "output"       ? RowState::kOutput
                                  : key == "parameters" ? RowState::kParameters
                                                        : RowState::kInput;
@@ -201,22 +211,23 @@ class Flattener {
   }
 
  private:
-  void Parse(const JNode& node, const std::string& op_name, RowState state) {
-    if (node.kind == JNode::Kind::kNull) {
+  void Parse(const JsonValue& node, const std::string& op_name, RowState state) {
+    if (node.is_null()) {
       rows_->push_back(DefaultRow(op_name, state));
       return;
     }
     if (node.is_array()) {
       const bool grad = detail::HasPart(op_name, "parameters_grad");
-      for (size_t i = 0; i < node.items.size(); ++i) {
-        Parse(node.items[i], grad ? op_name : op_name + "." + std::to_string(i), state);
+      const JsonValue::Array& items = node.array();
+      for (size_t i = 0; i < items.size(); ++i) {
+        Parse(items[i], grad ? op_name : op_name + "." + std::to_string(i), state);
       }
       return;
     }
-    if (!node.is_object() || node.items.empty()) return;  // scalars and empty containers
-    if (const JNode* cls = node.Find("class_type");
-        cls != nullptr && cls->is_string() && cls->text == "torch.distributed.P2POp") {
-      const JNode* tensor = node.Find("tensor");
+    if (!node.is_object() || node.object().empty()) return;  // scalars and empty containers
+    if (const JsonValue* cls = node.Find("class_type");
+        cls != nullptr && cls->is_string() && cls->string_value() == "torch.distributed.P2POp") {
+      const JsonValue* tensor = node.Find("tensor");
       if (tensor != nullptr && tensor->is_object()) {
         rows_->push_back(LeafRow(*tensor, op_name, state));
       } else {
@@ -224,13 +235,11 @@ class Flattener {
       }
       return;
     }
-    if (const JNode* type = node.Find("type"); type != nullptr && type->is_string()) {
+    if (const JsonValue* type = node.Find("type"); type != nullptr && type->is_string()) {
       rows_->push_back(LeafRow(node, op_name, state));
       return;
     }
-    for (size_t i = 0; i < node.items.size(); ++i) {
-      Parse(node.items[i], op_name + "." + node.keys[i], state);
-    }
+    for (const auto& [key, member] : node.object()) Parse(member, op_name + "." + key, state);
   }
 
   DumpRow DefaultRow(const std::string& op_name, RowState state) {
@@ -243,31 +252,33 @@ class Flattener {
   }
 
   // A JSON value as msprobe holds it; `bools_as_text` for fields gen_op_item passed through str().
-  PyValue ValueOf(const JNode* n, bool bools_as_text) {
+  PyValue ValueOf(const JsonValue* n, bool bools_as_text) {
     if (n == nullptr) return PyValue::None();
-    switch (n->kind) {
-      case JNode::Kind::kNull:
+    switch (n->kind()) {
+      case JsonValue::Kind::kNull:
         return PyValue::None();
-      case JNode::Kind::kBool:
-        if (bools_as_text) return PyValue::Str(file_->Intern(n->boolean ? "True" : "False"));
-        return PyValue::Bool(n->boolean);
-      case JNode::Kind::kNumber:
-        if (n->is_float) return PyValue::Float(n->number);
-        if (n->big) return PyValue::BigInt(file_->Intern(n->text));
-        return PyValue::Int(n->integer);
-      case JNode::Kind::kString:
-        return PyValue::Str(file_->Intern(n->text));
-      case JNode::Kind::kArray:
-      case JNode::Kind::kObject:
+      case JsonValue::Kind::kBool:
+        if (bools_as_text) return PyValue::Str(file_->Intern(n->bool_value() ? "True" : "False"));
+        return PyValue::Bool(n->bool_value());
+      case JsonValue::Kind::kDouble:
+        return PyValue::Float(n->double_value());
+      case JsonValue::Kind::kBigInt:
+        return PyValue::BigInt(file_->Intern(n->big_int_digits()));
+      case JsonValue::Kind::kInt:
+        return PyValue::Int(n->int_value());
+      case JsonValue::Kind::kString:
+        return PyValue::Str(file_->Intern(n->string_value()));
+      case JsonValue::Kind::kArray:
+      case JsonValue::Kind::kObject:
         return PyValue::Str(file_->Intern(PyStr(n)));
     }
     return PyValue::None();
   }
 
-  DumpRow LeafRow(const JNode& leaf, const std::string& op_name, RowState state) {
+  DumpRow LeafRow(const JsonValue& leaf, const std::string& op_name, RowState state) {
     DumpRow row;
     row.state = state;
-    const JNode* data_name = leaf.Find("data_name");
+    const JsonValue* data_name = leaf.Find("data_name");
     if (data_name != nullptr && Truthy(*data_name)) row.data_name = PyStr(data_name);
     if (row.data_name.empty()) {
       row.name = op_name;
@@ -275,22 +286,24 @@ class Flattener {
       const size_t dot = row.data_name.rfind('.');
       row.name = dot == std::string::npos ? row.data_name : row.data_name.substr(0, dot);
     }
-    if (const JNode* rg = leaf.Find("requires_grad")) row.requires_grad = ValueOf(rg, true);
+    if (const JsonValue* rg = leaf.Find("requires_grad")) row.requires_grad = ValueOf(rg, true);
     static constexpr std::string_view kStatKeys[4] = {"Max", "Min", "Mean", "Norm"};
     for (int k = 0; k < 4; ++k) row.stats[k] = ValueOf(leaf.Find(kStatKeys[k]), true);
-    const JNode* md5 = leaf.Find("md5");
+    const JsonValue* md5 = leaf.Find("md5");
     if (md5 != nullptr && Truthy(*md5)) row.md5 = PyStr(md5);
 
-    const JNode* dtype = leaf.Find("dtype");
-    const JNode* value = leaf.Find("value");
+    const JsonValue* dtype = leaf.Find("dtype");
+    const JsonValue* value = leaf.Find("value");
     if (dtype != nullptr && Truthy(*dtype)) {
       row.is_tensor = true;
       if (md5 != nullptr) file_->has_md5 = true;  // msprobe's md5 mode switch
-      row.dtype = file_->Intern(dtype->is_string() ? std::string_view{dtype->text} : PyStr(dtype));
+      row.dtype = file_->Intern(dtype->is_string() ? std::string_view{dtype->string_value()}
+                                                   : PyStr(dtype));
       row.shape = file_->Intern(PyStr(leaf.Find("shape")));
     } else {
-      const JNode* type = leaf.Find("type");
-      const std::string type_text = type != nullptr && type->is_string() ? type->text : "";
+      const JsonValue* type = leaf.Find("type");
+      const std::string type_text =
+          type != nullptr && type->is_string() ? type->string_value() : "";
       const std::string_view last = detail::LastTwoParts(op_name).first;
       if (type_text == "torch.Size") {
         row.dtype = file_->Intern(type_text);
@@ -344,68 +357,106 @@ int ReorderRank(RowState state) {
   }
 }
 
-std::string ScalarText(const JNode& n) {
-  if (n.kind == JNode::Kind::kString) return n.text;
+std::string ScalarText(const JsonValue& n) {
+  if (n.is_string()) return n.string_value();
   return PyStr(&n);
+}
+
+// Collects dump.json's members into a DumpFile, from the streamed file or from the journal.
+class DumpFileBuilder {
+ public:
+  DumpFileBuilder() : flattener_(&file_) {}
+
+  // A member of the root object other than "data".
+  Status RootMember(std::string_view key, const JsonValue& value) {
+    if (key == "task") file_.task = ScalarText(value);
+    if (key == "level") file_.level = ScalarText(value);
+    if (key == "framework") file_.framework = ScalarText(value);
+    if (key == "dump_data_dir" && !value.is_null()) file_.dump_data_dir = ScalarText(value);
+    if (key == "data") return Status::Corrupt("\"data\" is not an object");
+    return Status::Ok();
+  }
+
+  // An entry of "data".
+  void Entry(std::string_view key, const JsonValue& value, uint64_t offset) {
+    std::string name(key);
+    std::vector<DumpRow> rows;
+    flattener_.ReadOp(value, name, &rows);
+    std::stable_sort(rows.begin(), rows.end(), [](const DumpRow& a, const DumpRow& b) {
+      return ReorderRank(a.state) < ReorderRank(b.state);
+    });
+    auto [it, inserted] = entry_index_.try_emplace(name, file_.entries.size());
+    if (inserted) {
+      DumpEntry entry;
+      entry.name = std::move(name);
+      entry.offset = offset;
+      file_.entries.push_back(std::move(entry));
+      entry_rows_.push_back(std::move(rows));
+    } else {
+      entry_rows_[it->second] =
+          std::move(rows);  // a repeated entry: the last one wins, as in Python
+    }
+  }
+
+  Result<DumpFile> Finish() {
+    size_t total = 0;
+    for (const auto& rows : entry_rows_) total += rows.size();
+    if (total > UINT32_MAX) return Status::OutOfRange("more than 2^32 rows in one dump.json");
+    file_.rows.reserve(total);
+    for (size_t e = 0; e < entry_rows_.size(); ++e) {
+      file_.entries[e].first_row = static_cast<uint32_t>(file_.rows.size());
+      file_.entries[e].row_count = static_cast<uint32_t>(entry_rows_[e].size());
+      for (DumpRow& r : entry_rows_[e]) {
+        r.entry = static_cast<uint32_t>(e);
+        file_.rows.push_back(std::move(r));
+      }
+      std::vector<DumpRow>().swap(entry_rows_[e]);
+    }
+    return std::move(file_);
+  }
+
+ private:
+  DumpFile file_;
+  Flattener flattener_;
+  std::unordered_map<std::string, size_t> entry_index_;
+  std::vector<std::vector<DumpRow>> entry_rows_;  // rows per entry until the end (duplicates)
+};
+
+// The dump a journal recorded, read as dump.json would have been.
+Result<DumpFile> DumpFileOfJournal(const RecoveredDump& recovered) {
+  DumpFileBuilder builder;
+  for (const auto& [key, value] : recovered.dump.object()) {
+    if (key == "data") {
+      for (const auto& [name, entry] : value.object()) builder.Entry(name, entry, 0);
+    } else {
+      NUMPROBE_RETURN_IF_ERROR(builder.RootMember(key, value));
+    }
+  }
+  NUMPROBE_ASSIGN_OR_RETURN(DumpFile file, builder.Finish());
+  file.from_journal = true;
+  file.journal_truncated_tail = recovered.truncated_tail;
+  return file;
 }
 
 }  // namespace
 
 Result<DumpFile> ParseDumpJson(std::span<const char> bytes) {
-  DumpFile file;
-  Flattener flattener(&file);
-  std::unordered_map<std::string, size_t> entry_index;
-  std::vector<std::vector<DumpRow>> entry_rows;  // rows per entry until the end (duplicates)
+  DumpFileBuilder builder;
   bool saw_data = false;
-  detail::JsonStreamSpec spec;
+  JsonStreamSpec spec;
   spec.stream_path = {"data"};
   spec.reached_stream_object = &saw_data;
-  spec.on_root_member = [&](std::string_view key, JNode&& value) -> Status {
-    if (key == "task") file.task = ScalarText(value);
-    if (key == "level") file.level = ScalarText(value);
-    if (key == "framework") file.framework = ScalarText(value);
-    if (key == "dump_data_dir" && value.kind != JNode::Kind::kNull) {
-      file.dump_data_dir = ScalarText(value);
-    }
-    if (key == "data") return Status::Corrupt("\"data\" is not an object");
+  spec.on_root_member = [&](std::string_view key, JsonValue&& value) -> Status {
+    return builder.RootMember(key, value);
+  };
+  spec.on_member = [&](std::string_view key, JsonValue&& value, uint64_t offset) -> Status {
+    builder.Entry(key, value, offset);
     return Status::Ok();
   };
-  spec.on_member = [&](std::string_view key, JNode&& value, uint64_t offset) -> Status {
-    std::string name(key);
-    std::vector<DumpRow> rows;
-    flattener.ReadOp(value, name, &rows);
-    std::stable_sort(rows.begin(), rows.end(), [](const DumpRow& a, const DumpRow& b) {
-      return ReorderRank(a.state) < ReorderRank(b.state);
-    });
-    auto [it, inserted] = entry_index.try_emplace(name, file.entries.size());
-    if (inserted) {
-      DumpEntry entry;
-      entry.name = std::move(name);
-      entry.offset = offset;
-      file.entries.push_back(std::move(entry));
-      entry_rows.push_back(std::move(rows));
-    } else {
-      entry_rows[it->second] =
-          std::move(rows);  // a repeated entry: the last one wins, as in Python
-    }
-    return Status::Ok();
-  };
-  NUMPROBE_RETURN_IF_ERROR(detail::StreamJson(bytes, spec));
+  // msprobe's files are Python's json: bare NaN/Infinity tokens.
+  NUMPROBE_RETURN_IF_ERROR(StreamJson(bytes, spec, kPythonJson));
   if (!saw_data) return Status::Corrupt("no \"data\" object at the top level");
-  size_t total = 0;
-  for (const auto& rows : entry_rows) total += rows.size();
-  if (total > UINT32_MAX) return Status::OutOfRange("more than 2^32 rows in one dump.json");
-  file.rows.reserve(total);
-  for (size_t e = 0; e < entry_rows.size(); ++e) {
-    file.entries[e].first_row = static_cast<uint32_t>(file.rows.size());
-    file.entries[e].row_count = static_cast<uint32_t>(entry_rows[e].size());
-    for (DumpRow& r : entry_rows[e]) {
-      r.entry = static_cast<uint32_t>(e);
-      file.rows.push_back(std::move(r));
-    }
-    std::vector<DumpRow>().swap(entry_rows[e]);
-  }
-  return file;
+  return builder.Finish();
 }
 
 bool IsEmptyDumpJson(const std::filesystem::path& path) {
@@ -420,16 +471,15 @@ bool IsEmptyDumpJson(const std::filesystem::path& path) {
 }
 
 Result<DumpFile> ReadDumpJson(const std::filesystem::path& path) {
-  if (path.filename() == "dump.json" && HasDumpJournal(path.parent_path())) {
-    NUMPROBE_ASSIGN_OR_RETURN(DumpJsonText text, LoadDumpJson(path.parent_path()));
-    if (text.from_journal) {
-      auto file = ParseDumpJson(text.text);
+  if (path.filename() == "dump.json") {
+    // A killed run: the journal is read straight into the model.
+    NUMPROBE_ASSIGN_OR_RETURN(auto journal, ReadJournalIfNewer(path.parent_path()));
+    if (journal.has_value()) {
+      auto file = DumpFileOfJournal(*journal);
       if (!file) {
         return file.error().WithContext(
             (path.parent_path() / std::string(kDumpJournalName)).string());
       }
-      file->from_journal = true;
-      file->journal_truncated_tail = text.truncated_tail;
       return file;
     }
   }

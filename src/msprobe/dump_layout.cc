@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "msprobe/dump_journal.h"
-#include "msprobe/entry_name.h"
+#include "msprobe/folder_number.h"
 
 namespace numprobe {
 namespace fs = std::filesystem;
@@ -42,16 +42,11 @@ std::map<long long, std::string> NumberedDirs(const fs::path& dir, std::string_v
        it.increment(ec)) {
     if (!it->is_directory(ec) || it->is_symlink(ec)) continue;
     const std::string name = it->path().filename().string();
-    if (name.compare(0, prefix.size(), prefix) != 0) continue;
-    const std::string_view rest = std::string_view{name}.substr(prefix.size());
-    if (rest.empty()) {
+    if (name == prefix) {
       if (allow_bare) out.emplace(-1, name);
       continue;
     }
-    // ^{prefix}(0|[1-9][0-9]*)$, bounded so that the number fits.
-    if (!detail::IsDigits(rest) || rest.size() > 15 || (rest.size() > 1 && rest[0] == '0'))
-      continue;
-    out.emplace(std::stoll(std::string(rest)), name);
+    if (const auto n = detail::FolderNumber(name, prefix)) out.emplace(*n, name);
   }
   return out;
 }

@@ -13,9 +13,9 @@
 
 #include <fmt/format.h>
 #include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include "core/atomic_file.h"
+#include "core/json_writer.h"
 #include "msprobe/entry_name.h"
 #include "precheck/precheck_text.h"
 
@@ -424,10 +424,8 @@ Result<PrecheckCompareFiles> WritePrecheckCompare(const PrecheckCompareReport& r
     result += CsvWriterLine({a.api, Name(a.forward), Name(a.backward), a.message});
   }
   rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
-  auto str = [&](std::string_view s) {
-    w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-  };
+  JsonWriter<rapidjson::StringBuffer> w(buffer, JsonFileKind::kResult);
+  auto str = [&](std::string_view s) { w.String(s); };
   w.StartObject();
   str("numprobe_precheck_compare");
   w.Int(1);

@@ -17,13 +17,12 @@
 
 #include <fmt/format.h>
 #include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include "numprobe/precheck.h"
 
 #include "core/atomic_file.h"
 #include "core/csv_read.h"
-#include "core/json_number.h"
+#include "core/json_writer.h"
 #include "core/py_format.h"
 #include "core/text_file.h"
 #include "precheck/precheck_text.h"
@@ -154,13 +153,11 @@ std::string ApiOfRow(const std::string& name, bool* backward) {
 Status WriteTwin(const PrecheckFiles& files, const PrecheckRunInfo& info,
                  const std::vector<PrecheckApiResult>& apis) {
   rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
-  auto str = [&](std::string_view s) {
-    w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-  };
+  JsonWriter<rapidjson::StringBuffer> w(buffer, JsonFileKind::kResult);
+  auto str = [&](std::string_view s) { w.String(s); };
   auto opt = [&](const std::optional<double>& v) {
     if (v) {
-      detail::WriteJsonNumber(w, *v);
+      w.Double(*v);
     } else {
       w.Null();
     }

@@ -18,10 +18,7 @@
 #include <vector>
 
 #include <fmt/format.h>
-#include <rapidjson/document.h>
-#include <rapidjson/error/en.h>
 #include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include "numprobe/compare_metrics.h"
 #include "numprobe/dump.h"
@@ -30,7 +27,8 @@
 #include "numprobe/scan.h"
 
 #include "core/atomic_file.h"
-#include "core/json_number.h"
+#include "core/json.h"
+#include "core/json_writer.h"
 #include "msprobe/entry_name.h"
 #include "precheck/precheck_text.h"
 
@@ -432,40 +430,47 @@ void AddOptimizerFindings(const PlanSettings& s, DType target, std::vector<PlanF
 }
 
 Result<PlanSettings> ParseSettings(std::string_view text, const fs::path& path) {
-  rapidjson::Document doc;
-  doc.Parse(text.data(), text.size());
-  if (doc.HasParseError() || !doc.IsObject()) {
-    return Status::Corrupt(fmt::format(
-        "{}: malformed JSON{}", path.string(),
-        doc.HasParseError() ? std::string(": ") + rapidjson::GetParseError_En(doc.GetParseError())
-                            : std::string()));
+  JsonSyntaxError syntax;
+  JsonReadOptions options = kStandardJson;
+  options.syntax_error = &syntax;
+  auto parsed = ParseJson(text, options);
+  if (!parsed && parsed.error().code() == ErrorCode::kCorrupt) {
+    return Status::Corrupt(fmt::format("{}: malformed JSON: {}", path.string(), syntax.reason));
   }
+  if (!parsed) return parsed.error().WithContext(path.string());
+  const JsonValue& doc = *parsed;
+  if (!doc.is_object()) return Status::Corrupt(fmt::format("{}: malformed JSON", path.string()));
   PlanSettings s;
   auto bad = [&](std::string_view key) {
     return Status::Corrupt(fmt::format("{}: \"{}\" has the wrong type", path.string(), key));
   };
-  auto number = [&](const rapidjson::Value& obj, const char* key,
-                    std::optional<double>* out) -> Status {
-    if (!obj.HasMember(key) || obj[key].IsNull()) return Status::Ok();
-    if (!obj[key].IsNumber()) return bad(key);
-    *out = obj[key].GetDouble();
+  // A member that is absent or null is left unset.
+  auto present = [](const JsonValue& obj, const char* key) -> const JsonValue* {
+    const JsonValue* v = obj.Find(key);
+    return v != nullptr && !v->is_null() ? v : nullptr;
+  };
+  auto number = [&](const JsonValue& obj, const char* key, std::optional<double>* out) -> Status {
+    const JsonValue* v = present(obj, key);
+    if (v == nullptr) return Status::Ok();
+    if (!v->is_number()) return bad(key);
+    *out = v->number_value();
     return Status::Ok();
   };
-  if (doc.HasMember("optimizer") && !doc["optimizer"].IsNull()) {
-    const rapidjson::Value& o = doc["optimizer"];
-    if (!o.IsObject()) return bad("optimizer");
-    if (o.HasMember("type")) {
-      if (!o["type"].IsString()) return bad("type");
-      s.optimizer = o["type"].GetString();
+  if (const JsonValue* o = present(doc, "optimizer")) {
+    if (!o->is_object()) return bad("optimizer");
+    if (const JsonValue* type = o->Find("type")) {
+      if (!type->is_string()) return bad("type");
+      s.optimizer = type->string_value();
     }
-    NUMPROBE_RETURN_IF_ERROR(number(o, "lr", &s.lr));
-    NUMPROBE_RETURN_IF_ERROR(number(o, "eps", &s.eps));
-    NUMPROBE_RETURN_IF_ERROR(number(o, "weight_decay", &s.weight_decay));
+    NUMPROBE_RETURN_IF_ERROR(number(*o, "lr", &s.lr));
+    NUMPROBE_RETURN_IF_ERROR(number(*o, "eps", &s.eps));
+    NUMPROBE_RETURN_IF_ERROR(number(*o, "weight_decay", &s.weight_decay));
   }
   for (const char* key : {"loss_scaling", "autocast"}) {
-    if (!doc.HasMember(key) || doc[key].IsNull()) continue;
-    if (!doc[key].IsBool()) return bad(key);
-    (std::string_view(key) == "autocast" ? s.autocast : s.loss_scaling) = doc[key].GetBool();
+    const JsonValue* v = present(doc, key);
+    if (v == nullptr) continue;
+    if (v->kind() != JsonValue::Kind::kBool) return bad(key);
+    (std::string_view(key) == "autocast" ? s.autocast : s.loss_scaling) = v->bool_value();
   }
   NUMPROBE_RETURN_IF_ERROR(number(doc, "loss_scale", &s.loss_scale));
   return s;
@@ -574,10 +579,8 @@ Status WritePlanReport(const PlanReport& report, const fs::path& dir, std::strin
                                   f.detail, f.advice, fmt::format("{:g}", f.value)});
   }
   rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
-  auto str = [&](std::string_view s) {
-    w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-  };
+  JsonWriter<rapidjson::StringBuffer> w(buffer, JsonFileKind::kResult);
+  auto str = [&](std::string_view s) { w.String(s); };
   w.StartObject();
   str("numprobe_precheck_plan");
   w.Int(1);
@@ -615,7 +618,7 @@ Status WritePlanReport(const PlanReport& report, const fs::path& dir, std::strin
     str("advice");
     str(f.advice);
     str("value");
-    detail::WriteJsonNumber(w, f.value);
+    w.Double(f.value);
     w.EndObject();
   }
   w.EndArray();

@@ -30,6 +30,7 @@
 #include "numprobe/buffer.h"
 #include "numprobe/float_convert.h"
 
+#include "msprobe/folder_number.h"
 #include "scan/scan_internal.h"
 
 namespace numprobe {
@@ -538,15 +539,18 @@ Status Scanner::ScanStep(const std::string& scope, const std::vector<DumpPair>& 
     const DumpLocation& location = *pairs[i].target;
     RankState rank;
     rank.scope = scope;
-    std::optional<int64_t> step = detail::StepNumber(scope);
-    if (!step) step = detail::StepNumber(location.dir.parent_path().filename().string());
+    std::optional<int64_t> step = detail::ScopeStep(scope);
+    if (!step) step = detail::ScopeStep(location.dir.parent_path().filename().string());
     rank.step = step.value_or(-1);
     const size_t slash = scope.rfind('/');
-    rank.prefix = detail::StepNumber(scope)
+    rank.prefix = detail::ScopeStep(scope)
                       ? (slash == std::string::npos ? "" : scope.substr(0, slash))
                       : scope;
     rank.rank_folder = pairs[i].rank.empty() ? location.dir.filename().string() : pairs[i].rank;
-    rank.rank = detail::RankNumber(rank.rank_folder).value_or(static_cast<int64_t>(i));
+    // "rank" alone (no number) is rank 0.
+    rank.rank = rank.rank_folder == "rank"
+                    ? 0
+                    : detail::FolderNumber(rank.rank_folder, "rank").value_or(static_cast<int64_t>(i));
     ranks.push_back(std::move(rank));
     rank_numbers.push_back(ranks.back().rank);
   }

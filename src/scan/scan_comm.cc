@@ -11,33 +11,29 @@
 #include <string>
 
 #include <fmt/format.h>
-#include <rapidjson/document.h>
-
+#include "core/json.h"
 #include "scan/scan_internal.h"
 
 namespace numprobe::detail {
 namespace {
 
-std::optional<int64_t> IntValue(const rapidjson::Value& v) {
-  if (v.IsInt64()) return v.GetInt64();
-  if (!v.IsObject()) return std::nullopt;
-  const auto it = v.FindMember("value");
-  if (it == v.MemberEnd() || !it->value.IsInt64()) return std::nullopt;
-  const auto type = v.FindMember("type");
-  if (type != v.MemberEnd() && type->value.IsString() &&
-      std::string_view(type->value.GetString()) != "int") {
-    return std::nullopt;
-  }
-  return it->value.GetInt64();
+std::optional<int64_t> IntValue(const JsonValue& v) {
+  if (v.kind() == JsonValue::Kind::kInt) return v.int_value();
+  if (!v.is_object()) return std::nullopt;
+  const JsonValue* value = v.Find("value");
+  if (value == nullptr || value->kind() != JsonValue::Kind::kInt) return std::nullopt;
+  const JsonValue* type = v.Find("type");
+  if (type != nullptr && type->is_string() && type->string_value() != "int") return std::nullopt;
+  return value->int_value();
 }
 
-std::vector<int64_t> GroupRanks(const rapidjson::Value& v) {
+std::vector<int64_t> GroupRanks(const JsonValue& v) {
   std::vector<int64_t> ranks;
-  if (!v.IsObject()) return ranks;
-  const auto it = v.FindMember("group_ranks");
-  if (it == v.MemberEnd() || !it->value.IsArray()) return ranks;
-  for (const auto& r : it->value.GetArray()) {
-    if (r.IsInt64()) ranks.push_back(r.GetInt64());
+  if (!v.is_object()) return ranks;
+  const JsonValue* list = v.Find("group_ranks");
+  if (list == nullptr || !list->is_array()) return ranks;
+  for (const JsonValue& r : list->array()) {
+    if (r.kind() == JsonValue::Kind::kInt) ranks.push_back(r.int_value());
   }
   std::sort(ranks.begin(), ranks.end());
   ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
@@ -82,26 +78,27 @@ void DescribeCommNode(std::string_view raw_entry, int64_t rank, CommNode* node) 
   node->api = api;
   node->direction = CommDirection::kLink;
 
-  rapidjson::Document doc;
-  doc.Parse<rapidjson::kParseNanAndInfFlag>(raw_entry.data(), raw_entry.size());
-  if (doc.HasParseError() || !doc.IsObject()) return;
-  static const rapidjson::Value kEmpty(rapidjson::kObjectType);
-  const auto kwargs_it = doc.FindMember("input_kwargs");
-  const rapidjson::Value& kwargs =
-      kwargs_it != doc.MemberEnd() && kwargs_it->value.IsObject() ? kwargs_it->value : kEmpty;
-  const auto args_it = doc.FindMember("input_args");
-  const bool has_args = args_it != doc.MemberEnd() && args_it->value.IsArray();
+  // A dump.json entry copied as written (bare NaN/Infinity tokens included).
+  auto doc =
+      ParseJson(raw_entry, kPythonJson);
+  if (!doc || !doc->is_object()) return;
+  static const JsonValue kEmpty = JsonValue::MakeObject();
+  const JsonValue* kwargs_value = doc->Find("input_kwargs");
+  const JsonValue& kwargs =
+      kwargs_value != nullptr && kwargs_value->is_object() ? *kwargs_value : kEmpty;
+  const JsonValue* args = doc->Find("input_args");
+  const bool has_args = args != nullptr && args->is_array();
 
   auto kwarg_int = [&](std::initializer_list<const char*> keys) -> std::optional<int64_t> {
     for (const char* key : keys) {
-      const auto it = kwargs.FindMember(key);
-      if (it != kwargs.MemberEnd() && !it->value.IsNull()) return IntValue(it->value);
+      const JsonValue* v = kwargs.Find(key);
+      if (v != nullptr && !v->is_null()) return IntValue(*v);
     }
     return std::nullopt;
   };
   std::optional<int64_t> first_int;
   if (has_args) {
-    for (const auto& arg : args_it->value.GetArray()) {
+    for (const JsonValue& arg : args->array()) {
       if (auto v = IntValue(arg)) {
         first_int = v;
         break;
@@ -120,11 +117,11 @@ void DescribeCommNode(std::string_view raw_entry, int64_t rank, CommNode* node) 
     node->peer = first_int;
   }
   // The process group: a "group" keyword or a ProcessGroup among the positional arguments.
-  if (const auto it = kwargs.FindMember("group"); it != kwargs.MemberEnd()) {
-    node->group = GroupRanks(it->value);
+  if (const JsonValue* group = kwargs.Find("group"); group != nullptr) {
+    node->group = GroupRanks(*group);
   }
   if (node->group.empty() && has_args) {
-    for (const auto& arg : args_it->value.GetArray()) {
+    for (const JsonValue& arg : args->array()) {
       if (auto ranks = GroupRanks(arg); !ranks.empty()) {
         node->group = std::move(ranks);
         break;

@@ -1,53 +1,52 @@
-// Copies chosen entries of dump.json's "data" object out as JSON text, in one streaming pass
-// (RapidJSON SAX): the communication ops whose arguments name peers and groups, and the anomalous
-// ops whose arguments go verbatim into msprobe's anomaly_analyze file. Numbers are copied as
-// written, including Python's bare NaN/Infinity tokens.
+// Copies chosen entries of dump.json's "data" object out as JSON text, in one streaming pass:
+// the communication ops whose arguments name peers and groups, and the anomalous ops whose
+// arguments go verbatim into msprobe's anomaly_analyze file. Numbers are copied as written,
+// including Python's bare NaN/Infinity tokens.
 #include <string>
 
-#include <fmt/format.h>
-#include <rapidjson/error/en.h>
-#include <rapidjson/memorystream.h>
-#include <rapidjson/reader.h>
 #include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
+#include "core/json.h"
+#include "core/json_writer.h"
 #include "scan/scan_internal.h"
 
 namespace numprobe::detail {
 namespace {
 
-using TextWriter = rapidjson::Writer<rapidjson::StringBuffer, rapidjson::UTF8<>, rapidjson::UTF8<>,
-                                     rapidjson::CrtAllocator, rapidjson::kWriteNanAndInfFlag>;
+using TextWriter = JsonWriter<rapidjson::StringBuffer>;
 
-class Extractor : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Extractor> {
+class Extractor final : public JsonEvents {
  public:
   // Copies the members named in `names` of the root object (in_data = false) or of the root's
   // "data" object (in_data = true).
   Extractor(const std::unordered_set<std::string>& names, bool in_data,
             std::unordered_map<std::string, std::string>* out)
-      : names_(names), target_depth_(in_data ? 2 : 1), out_(out), writer_(buffer_) {}
+      : names_(names),
+        target_depth_(in_data ? 2 : 1),
+        out_(out),
+        writer_(buffer_, JsonFileKind::kMsprobe) {}
 
-  bool Null() {
+  bool Null() override {
     return Scalar([&] { return writer_.Null(); });
   }
-  bool Bool(bool b) {
+  bool Bool(bool b) override {
     return Scalar([&] { return writer_.Bool(b); });
   }
-  bool RawNumber(const char* str, rapidjson::SizeType length, bool) {
-    return Scalar([&] { return writer_.RawValue(str, length, rapidjson::kNumberType); });
+  bool Number(std::string_view literal) override {
+    return Scalar([&] { return writer_.RawNumber(literal); });
   }
-  bool String(const char* str, rapidjson::SizeType length, bool) {
-    return Scalar([&] { return writer_.String(str, length); });
+  bool String(std::string_view s) override {
+    return Scalar([&] { return writer_.String(s); });
   }
-  bool Key(const char* str, rapidjson::SizeType length, bool) {
-    if (capture_depth_ > 0) return writer_.Key(str, length);
-    if (depth_ <= target_depth_) key_.assign(str, length);
+  bool Key(std::string_view key) override {
+    if (capture_depth_ > 0) return writer_.Key(key);
+    if (depth_ <= target_depth_) key_.assign(key);
     return true;
   }
-  bool StartObject() { return Open(true); }
-  bool StartArray() { return Open(false); }
-  bool EndObject(rapidjson::SizeType) { return Close(true); }
-  bool EndArray(rapidjson::SizeType) { return Close(false); }
+  bool StartObject() override { return Open(true); }
+  bool StartArray() override { return Open(false); }
+  bool EndObject() override { return Close(true); }
+  bool EndArray() override { return Close(false); }
 
  private:
   bool Wanted() const { return in_target_ && depth_ == target_depth_ && names_.count(key_) > 0; }
@@ -111,16 +110,9 @@ Result<std::unordered_map<std::string, std::string>> Extract(
   std::unordered_map<std::string, std::string> out;
   if (names.empty()) return out;
   Extractor handler(names, in_data, &out);
-  rapidjson::MemoryStream stream(bytes.data(), bytes.size());
-  rapidjson::Reader reader;
-  constexpr unsigned kFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseNanAndInfFlag |
-                              rapidjson::kParseNumbersAsStringsFlag |
-                              rapidjson::kParseValidateEncodingFlag;
-  const rapidjson::ParseResult result = reader.Parse<kFlags>(stream, handler);
-  if (result.IsError()) {
-    return Status::Corrupt(fmt::format("malformed JSON at byte {}: {}", result.Offset(),
-                                       rapidjson::GetParseError_En(result.Code())));
-  }
+  // dump.json is Python's json: bare NaN/Infinity tokens.
+  NUMPROBE_RETURN_IF_ERROR(StreamJsonEvents(
+      bytes, handler, kPythonJson));
   return out;
 }
 

@@ -50,10 +50,6 @@ bool IsActivationOp(std::string_view name);
 bool IsFloatDTypeText(std::string_view dtype);
 // The element count of a shape text like "[2, 3]" ("[]" = 1); nullopt when unparsable.
 std::optional<int64_t> NumelOfShapeText(std::string_view shape);
-// "rank3" -> 3, "rank" -> 0; nullopt for other names.
-std::optional<int64_t> RankNumber(std::string_view folder);
-// The step number of a scope's last part ("graph/step12" -> 12); nullopt without one.
-std::optional<int64_t> StepNumber(std::string_view scope);
 
 // ---- tensors (scan_tensor.cc) ----
 

@@ -175,25 +175,4 @@ std::optional<int64_t> NumelOfShapeText(std::string_view shape) {
   return numel;
 }
 
-std::optional<int64_t> RankNumber(std::string_view folder) {
-  if (!folder.starts_with("rank")) return std::nullopt;
-  const std::string_view rest = folder.substr(4);
-  if (rest.empty()) return 0;
-  if (!AllDigits(rest) || rest.size() > 15) return std::nullopt;
-  int64_t n = 0;
-  std::from_chars(rest.data(), rest.data() + rest.size(), n);
-  return n;
-}
-
-std::optional<int64_t> StepNumber(std::string_view scope) {
-  const size_t slash = scope.rfind('/');
-  const std::string_view last = slash == std::string_view::npos ? scope : scope.substr(slash + 1);
-  if (!last.starts_with("step")) return std::nullopt;
-  const std::string_view rest = last.substr(4);
-  if (!AllDigits(rest) || rest.size() > 15) return std::nullopt;
-  int64_t n = 0;
-  std::from_chars(rest.data(), rest.data() + rest.size(), n);
-  return n;
-}
-
 }  // namespace numprobe::detail

@@ -8,14 +8,13 @@
 #include <string>
 
 #include <fmt/format.h>
-#include <rapidjson/prettywriter.h>
 #include <rapidjson/stringbuffer.h>
 
 #include "numprobe/scan.h"
 
 #include "core/atomic_file.h"
 #include "core/csv.h"
-#include "core/json_number.h"
+#include "core/json_writer.h"
 #include "scan/scan_internal.h"
 
 namespace numprobe {
@@ -23,13 +22,11 @@ namespace {
 
 namespace fs = std::filesystem;
 using detail::CsvLine;
-using JsonWriter = rapidjson::PrettyWriter<rapidjson::StringBuffer>;
+using JsonWriter = numprobe::JsonWriter<rapidjson::StringBuffer, /*kPretty=*/true>;
 
-void Str(JsonWriter& w, std::string_view s) {
-  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-}
+void Str(JsonWriter& w, std::string_view s) { w.String(s); }
 
-void Number(JsonWriter& w, double v) { detail::WriteJsonNumber(w, v); }
+void Number(JsonWriter& w, double v) { w.Double(v); }
 
 void OptionalNumber(JsonWriter& w, bool has, double v) {
   if (has) {
@@ -182,7 +179,7 @@ void WriteHeadroomRow(JsonWriter& w, const HeadroomRow& r, const std::vector<DTy
   for (size_t t = 0; t < targets.size() && t < r.fits.size(); ++t) {
     const TargetFit& f = r.fits[t];
     const std::string_view name = HeadroomTargetName(targets[t]);
-    w.Key(name.data(), static_cast<rapidjson::SizeType>(name.size()));
+    w.Key(name);
     w.StartObject();
     PutStr(w, "status", Status4(f));
     PutBool(w, "overflow", f.overflow);
@@ -212,7 +209,7 @@ void WriteLayers(JsonWriter& w, const std::vector<LayerHeadroom>& layers) {
 
 std::string ScanJson(const ScanReport& r) {
   rapidjson::StringBuffer buffer;
-  JsonWriter w(buffer);
+  JsonWriter w(buffer, JsonFileKind::kResult);
   w.SetIndent(' ', 1);
   w.StartObject();
   w.Key("numprobe_scan");
@@ -254,7 +251,7 @@ std::string ScanJson(const ScanReport& r) {
   std::map<std::string_view, int64_t> counts;
   for (const auto& h : r.hits) ++counts[WatchpointName(h.watchpoint)];
   for (const auto& [name, n] : counts) {
-    w.Key(name.data(), static_cast<rapidjson::SizeType>(name.size()));
+    w.Key(name);
     w.Int64(n);
   }
   w.EndObject();
@@ -387,7 +384,7 @@ std::string HeadroomCsv(const ScanReport& r) {
 // msprobe's anomaly_analyze file: {"rank_N": [{op_name, data_info, construct_info, stack_info}]}.
 std::string AnomalyAnalyzeJson(const ScanReport& r) {
   rapidjson::StringBuffer buffer;
-  JsonWriter w(buffer);
+  JsonWriter w(buffer, JsonFileKind::kResult);
   w.SetIndent(' ', 2);
   std::vector<int64_t> rank_order;
   std::map<int64_t, std::vector<const AnomalyNode*>> by_rank;
@@ -398,12 +395,12 @@ std::string AnomalyAnalyzeJson(const ScanReport& r) {
   w.StartObject();
   for (int64_t rank : rank_order) {
     const std::string key = fmt::format("rank_{}", rank);
-    w.Key(key.c_str(), static_cast<rapidjson::SizeType>(key.size()));
+    w.Key(key);
     w.StartArray();
     for (const AnomalyNode* n : by_rank[rank]) {
       w.StartObject();
       w.Key("op_name");
-      w.String(n->op_name.c_str(), static_cast<rapidjson::SizeType>(n->op_name.size()));
+      w.String(n->op_name);
       w.Key("data_info");
       const bool forward = !detail::IsBackwardEntry(n->op_name);
       const std::vector<std::string> parts =
@@ -416,17 +413,17 @@ std::string AnomalyAnalyzeJson(const ScanReport& r) {
         for (const std::string& part : parts) {
           const auto it = members->find(part);
           if (it == members->end()) continue;
-          w.Key(part.c_str(), static_cast<rapidjson::SizeType>(part.size()));
-          w.RawValue(it->second.data(), it->second.size(), rapidjson::kObjectType);
+          w.Key(part);
+          w.RawObject(it->second);
         }
       }
       w.EndObject();
       w.Key("construct_info");
       w.StartArray();
       for (const auto& m : n->module_path) {
-        w.String(m.c_str(), static_cast<rapidjson::SizeType>(m.size()));
+        w.String(m);
       }
-      w.String(n->op_name.c_str(), static_cast<rapidjson::SizeType>(n->op_name.size()));
+      w.String(n->op_name);
       w.EndArray();
       w.Key("stack_info");
       if (n->stack.empty()) {
@@ -435,7 +432,7 @@ std::string AnomalyAnalyzeJson(const ScanReport& r) {
       } else {
         w.StartArray();
         for (const auto& line : n->stack) {
-          w.String(line.c_str(), static_cast<rapidjson::SizeType>(line.size()));
+          w.String(line);
         }
         w.EndArray();
       }

@@ -10,9 +10,8 @@
 
 #include <fmt/format.h>
 #include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
-#include "ui/json_writer.h"
+#include "core/json_writer.h"
 #include "ui/tensor_detail.h"
 
 namespace numprobe::ui {
@@ -25,11 +24,11 @@ constexpr size_t kMaxSearchHits = 200;
 constexpr size_t kMaxHeatmapOps = 400;
 constexpr std::string_view kStackColumn = "NPU_Stack_Info";
 
-using JsonWriter = UiJsonWriter<rapidjson::StringBuffer>;
+using JsonWriter = numprobe::JsonWriter<rapidjson::StringBuffer>;
 
 class Body {
  public:
-  Body() : w(buffer_) {}
+  Body() : w(buffer_, JsonFileKind::kUi) {}
   std::string Take() { return {buffer_.GetString(), buffer_.GetSize()}; }
   rapidjson::StringBuffer buffer_;
   JsonWriter w;
@@ -38,8 +37,8 @@ class Body {
 ApiResponse Error(int status, std::string_view message) {
   Body b;
   b.w.StartObject();
-  b.w.KeyStr("error");
-  b.w.Str(message);
+  b.w.Key("error");
+  b.w.String(message);
   b.w.EndObject();
   return {status, b.Take()};
 }
@@ -78,7 +77,7 @@ void WriteCell(JsonWriter& w, const Cell& c) {
   if (c.is_number) {
     w.Double(c.number);
   } else {
-    w.Str(c.text);
+    w.String(c.text);
   }
 }
 
@@ -86,7 +85,7 @@ void WriteLevelCounts(JsonWriter& w, const ResultStore& s) {
   w.StartObject();
   for (const Level l :
        {Level::kPass, Level::kWarning, Level::kError, Level::kUnmatched, Level::kNone}) {
-    w.KeyStr(LevelName(l));
+    w.Key(LevelName(l));
     w.Int64(s.LevelCount(l));
   }
   w.EndObject();
@@ -124,76 +123,76 @@ void WriteCulprit(JsonWriter& w, const Run& run, const Culprit& c) {
   const ResultStore& s = *run.store;
   const std::string& op = s.entry_names()[c.entry];
   w.StartObject();
-  w.KeyStr("op");
-  w.Str(op);
-  w.KeyStr("level");
-  w.Str(LevelName(c.level));
-  w.KeyStr("why");
-  w.Str(c.why);
-  w.KeyStr("first_row");
+  w.Key("op");
+  w.String(op);
+  w.Key("level");
+  w.String(LevelName(c.level));
+  w.Key("why");
+  w.String(c.why);
+  w.Key("first_row");
   w.Uint(s.entry_first_row(c.entry));
-  w.KeyStr("rows");
+  w.Key("rows");
   w.StartArray();
   for (const uint32_t r : c.rows) {
     w.StartObject();
-    w.KeyStr("i");
+    w.Key("i");
     w.Uint(r);
-    w.KeyStr("name");
+    w.Key("name");
     WriteCell(w, s.Get(r, s.name_column()));
     w.EndObject();
   }
   w.EndArray();
   // The analysis' module path and stack when it named the op (they come from the dump itself);
   // otherwise the tree's nesting and the stack column.
-  const AnalysedOp* a = c.analysis ? &*c.analysis : nullptr;
-  w.KeyStr("module_path");
+  const DivergenceOp* a = c.analysis ? &*c.analysis : nullptr;
+  w.Key("module_path");
   w.StartArray();
   if (a != nullptr && !a->module_path.empty()) {
-    for (const std::string& m : a->module_path) w.Str(m);
+    for (const std::string& m : a->module_path) w.String(m);
   } else if (auto node = run.tree.Find(op)) {
-    for (const std::string& m : run.tree.ModulePath(*node)) w.Str(m);
+    for (const std::string& m : run.tree.ModulePath(*node)) w.String(m);
   }
   w.EndArray();
-  w.KeyStr("stack");
+  w.Key("stack");
   w.StartArray();
   if (a != nullptr && !a->stack.empty()) {
-    for (const std::string& line : a->stack) w.Str(line);
+    for (const std::string& line : a->stack) w.String(line);
   } else {
-    for (const std::string& line : StackOf(run, c.entry)) w.Str(line);
+    for (const std::string& line : StackOf(run, c.entry)) w.String(line);
   }
   w.EndArray();
-  w.KeyStr("analysis");
+  w.Key("analysis");
   if (a != nullptr) {
     w.StartObject();
-    w.KeyStr("input_error");
+    w.Key("input_error");
     w.Double(a->input_error);
-    w.KeyStr("output_error");
+    w.Key("output_error");
     w.Double(a->output_error);
-    w.KeyStr("tolerance");
+    w.Key("tolerance");
     w.Double(a->tolerance);
-    w.KeyStr("growth");
+    w.Key("growth");
     w.Double(a->growth);
-    w.KeyStr("worst_output");
-    w.Str(a->worst_output);
-    w.KeyStr("dtypes");
-    w.Str(a->dtypes);
-    w.KeyStr("non_finite");
+    w.Key("worst_output");
+    w.String(a->worst_output);
+    w.Key("dtypes");
+    w.String(a->dtype_pair);
+    w.Key("non_finite");
     w.Bool(a->non_finite);
-    w.KeyStr("rule");
-    w.Str(a->rule);
-    w.KeyStr("at");
-    w.Str(a->at);
-    w.KeyStr("cast");
+    w.Key("rule");
+    w.String(a->rule);
+    w.Key("at");
+    w.String(a->at);
+    w.Key("cast");
     if (a->cast.has_value()) {
       w.StartObject();
-      w.KeyStr("name");
-      w.Str(a->cast->name);
-      w.KeyStr("from");
-      w.Str(a->cast->from_dtype);
-      w.KeyStr("to");
-      w.Str(a->cast->to_dtype);
-      w.KeyStr("at");
-      w.Str(a->cast->at);
+      w.Key("name");
+      w.String(a->cast->name);
+      w.Key("from");
+      w.String(a->cast->from_dtype);
+      w.Key("to");
+      w.String(a->cast->to_dtype);
+      w.Key("at");
+      w.String(a->cast->at);
       w.EndObject();
     } else {
       w.Null();
@@ -220,15 +219,15 @@ bool LowerIsWorse(std::string_view column) { return column == "Cosine"; }
 void WriteTreeNodeSummary(JsonWriter& w, const ModelTree& tree, uint32_t id) {
   const TreeNode& n = tree.node(id);
   w.StartObject();
-  w.KeyStr("name");
-  w.Str(n.name);
-  w.KeyStr("worst");
-  w.Str(LevelName(n.worst));
-  w.KeyStr("rows");
+  w.Key("name");
+  w.String(n.name);
+  w.Key("worst");
+  w.String(LevelName(n.worst));
+  w.Key("rows");
   w.Uint(n.rows);
-  w.KeyStr("children");
+  w.Key("children");
   w.Uint(static_cast<unsigned>(n.children.size()));
-  w.KeyStr("entry");
+  w.Key("entry");
   w.Bool(n.entry >= 0);
   w.EndObject();
 }
@@ -242,21 +241,21 @@ std::string Api::InfoJson() const {
   Body b;
   JsonWriter& w = b.w;
   w.StartObject();
-  w.KeyStr("numprobe_ui");
+  w.Key("numprobe_ui");
   w.Int(1);
-  w.KeyStr("kind");
-  w.Str(ws.kind);
-  w.KeyStr("paths");
+  w.Key("kind");
+  w.String(ws.kind);
+  w.Key("paths");
   w.StartArray();
-  for (const std::string& p : ws.paths) w.Str(p);
+  for (const std::string& p : ws.paths) w.String(p);
   w.EndArray();
-  w.KeyStr("warnings");
+  w.Key("warnings");
   w.StartArray();
-  for (const std::string& m : ws.warnings) w.Str(m);
+  for (const std::string& m : ws.warnings) w.String(m);
   w.EndArray();
   std::set<std::string> scopes;
   std::set<std::string> series;
-  w.KeyStr("runs");
+  w.Key("runs");
   w.StartArray();
   for (size_t i = 0; i < ws.runs.size(); ++i) {
     const Run& run = *ws.runs[i];
@@ -264,63 +263,63 @@ std::string Api::InfoJson() const {
     scopes.insert(run.scope);
     series.insert(SeriesKey(run));
     w.StartObject();
-    w.KeyStr("id");
+    w.Key("id");
     w.Uint(static_cast<unsigned>(i));
-    w.KeyStr("label");
-    w.Str(run.label);
-    w.KeyStr("scope");
-    w.Str(run.scope);
-    w.KeyStr("rank_folder");
-    w.Str(run.rank_folder);
-    w.KeyStr("step");
+    w.Key("label");
+    w.String(run.label);
+    w.Key("scope");
+    w.String(run.scope);
+    w.Key("rank_folder");
+    w.String(run.rank_folder);
+    w.Key("step");
     w.Int64(run.step);
-    w.KeyStr("rank");
+    w.Key("rank");
     w.Int64(run.rank);
-    w.KeyStr("mode");
-    w.Str(run.mode);
-    w.KeyStr("source");
-    w.Str(run.source);
-    w.KeyStr("target");
-    w.Str(run.target);
-    w.KeyStr("golden");
-    w.Str(run.golden);
-    w.KeyStr("rows");
+    w.Key("mode");
+    w.String(run.mode);
+    w.Key("source");
+    w.String(run.source);
+    w.Key("target");
+    w.String(run.target);
+    w.Key("golden");
+    w.String(run.golden);
+    w.Key("rows");
     w.Uint(s.row_count());
-    w.KeyStr("ops");
+    w.Key("ops");
     w.Uint(static_cast<unsigned>(s.entry_names().size()));
-    w.KeyStr("counts");
+    w.Key("counts");
     WriteLevelCounts(w, s);
-    w.KeyStr("columns");
+    w.Key("columns");
     w.StartArray();
-    for (const auto& c : s.columns()) w.Str(c.name);
+    for (const auto& c : s.columns()) w.String(c.name);
     w.EndArray();
-    w.KeyStr("page_columns");
+    w.Key("page_columns");
     w.StartArray();
     for (size_t c = 0; c < s.columns().size(); ++c) {
       if (s.columns()[c].name != kStackColumn) w.Uint(static_cast<unsigned>(c));
     }
     w.EndArray();
-    w.KeyStr("numeric_columns");
+    w.Key("numeric_columns");
     w.StartArray();
     for (const auto& c : s.columns()) {
-      if (!c.numbers.empty()) w.Str(c.name);
+      if (!c.numbers.empty()) w.String(c.name);
     }
     w.EndArray();
-    w.KeyStr("has_tensors");
+    w.Key("has_tensors");
     w.Bool(!run.target_tensors.empty() || !run.golden_tensors.empty());
-    w.KeyStr("has_construct");
+    w.Key("has_construct");
     w.Bool(run.has_construct);
-    w.KeyStr("divergence");
+    w.Key("divergence");
     w.StartArray();
     for (const Culprit& c : run.findings.divergence) WriteCulprit(w, run, c);
     w.EndArray();
-    w.KeyStr("divergence_source");
-    w.Str(run.findings.divergence_source);
-    w.KeyStr("divergence_fallback");
+    w.Key("divergence_source");
+    w.String(run.findings.divergence_source);
+    w.Key("divergence_fallback");
     w.Bool(run.findings.divergence_fallback);
-    w.KeyStr("first_over_tolerance");
-    w.Str(run.findings.first_over_tolerance);
-    w.KeyStr("first_anomaly");
+    w.Key("first_over_tolerance");
+    w.String(run.findings.first_over_tolerance);
+    w.Key("first_anomaly");
     if (run.findings.first_anomaly) {
       WriteCulprit(w, run, *run.findings.first_anomaly);
     } else {
@@ -329,35 +328,35 @@ std::string Api::InfoJson() const {
     w.EndObject();
   }
   w.EndArray();
-  w.KeyStr("multi_rank");
+  w.Key("multi_rank");
   w.Bool(ws.runs.size() > scopes.size());
-  w.KeyStr("multi_step");
+  w.Key("multi_step");
   w.Bool(ws.runs.size() > series.size());
-  w.KeyStr("scan");
+  w.Key("scan");
   if (ws.scan) {
     w.StartObject();
-    w.KeyStr("file");
-    w.Str(ws.scan->file);
+    w.Key("file");
+    w.String(ws.scan->file);
     w.EndObject();
   } else {
     w.Null();
   }
-  w.KeyStr("precheck");
+  w.Key("precheck");
   if (ws.precheck) {
     w.StartObject();
-    w.KeyStr("file");
-    w.Str(ws.precheck->file);
+    w.Key("file");
+    w.String(ws.precheck->file);
     w.EndObject();
   } else {
     w.Null();
   }
-  w.KeyStr("divergence_file");
+  w.Key("divergence_file");
   if (!ws.divergence_file.empty()) {
     w.StartObject();
-    w.KeyStr("file");
-    w.Str(ws.divergence_file);
-    w.KeyStr("text");
-    w.Str(ws.divergence_json);
+    w.Key("file");
+    w.String(ws.divergence_file);
+    w.Key("text");
+    w.String(ws.divergence_json);
     w.EndObject();
   } else {
     w.Null();
@@ -470,9 +469,9 @@ ApiResponse Api::Rows(const Params& params) const {
   Body b;
   JsonWriter& w = b.w;
   w.StartObject();
-  w.KeyStr("total");
+  w.Key("total");
   w.Uint64(page.total);
-  w.KeyStr("offset");
+  w.Key("offset");
   w.Uint64(*offset);
   // Gather the page column by column first: in a sorted or filtered order the rows are scattered,
   // and independent loads down one column overlap their cache misses, where cell-by-cell
@@ -483,16 +482,16 @@ ApiResponse Api::Rows(const Params& params) const {
     for (size_t j = 0; j < n; ++j)
       cells[j * columns.size() + k] = s.Get(page.rows[j], static_cast<int>(columns[k]));
   }
-  w.KeyStr("rows");
+  w.Key("rows");
   w.StartArray();
   for (size_t j = 0; j < n; ++j) {
     const uint32_t r = page.rows[j];
     w.StartObject();
-    w.KeyStr("i");
+    w.Key("i");
     w.Uint(r);
-    w.KeyStr("l");
-    w.Str(LevelName(s.level(r)));
-    w.KeyStr("c");
+    w.Key("l");
+    w.String(LevelName(s.level(r)));
+    w.Key("c");
     w.StartArray();
     for (size_t k = 0; k < columns.size(); ++k) WriteCell(w, cells[j * columns.size() + k]);
     w.EndArray();
@@ -516,34 +515,34 @@ ApiResponse Api::Row(const Params& params) const {
   Body b;
   JsonWriter& w = b.w;
   w.StartObject();
-  w.KeyStr("i");
+  w.Key("i");
   w.Uint(i);
-  w.KeyStr("level");
-  w.Str(LevelName(s.level(i)));
-  w.KeyStr("op");
-  w.Str(s.entry_names()[entry]);
-  w.KeyStr("cells");
+  w.Key("level");
+  w.String(LevelName(s.level(i)));
+  w.Key("op");
+  w.String(s.entry_names()[entry]);
+  w.Key("cells");
   w.StartArray();
   for (size_t c = 0; c < s.columns().size(); ++c) {
     if (s.columns()[c].name == kStackColumn) continue;
     w.StartArray();
-    w.Str(s.columns()[c].name);
+    w.String(s.columns()[c].name);
     WriteCell(w, s.Get(i, static_cast<int>(c)));
     w.EndArray();
   }
   w.EndArray();
-  w.KeyStr("module_path");
+  w.Key("module_path");
   w.StartArray();
   if (auto node = r.tree.Find(s.entry_names()[entry])) {
-    for (const std::string& m : r.tree.ModulePath(*node)) w.Str(m);
+    for (const std::string& m : r.tree.ModulePath(*node)) w.String(m);
   }
   w.EndArray();
-  w.KeyStr("stack");
+  w.Key("stack");
   w.StartArray();
-  for (const std::string& line : StackOf(r, entry)) w.Str(line);
+  for (const std::string& line : StackOf(r, entry)) w.String(line);
   w.EndArray();
   const std::vector<std::string> names = DataNames(r, i);
-  w.KeyStr("tensor");
+  w.Key("tensor");
   w.Bool(!names.empty() && !names[0].empty() && !r.target_tensors.empty());
   w.EndObject();
   return Ok(b);
@@ -564,17 +563,17 @@ ApiResponse Api::Tree(const Params& params) const {
   Body b;
   JsonWriter& w = b.w;
   w.StartObject();
-  w.KeyStr("nested");
+  w.Key("nested");
   w.Bool(tree.nested());
-  w.KeyStr("node");
+  w.Key("node");
   WriteTreeNodeSummary(w, tree, *id);
-  w.KeyStr("path");
+  w.Key("path");
   w.StartArray();
-  for (const uint32_t p : tree.PathTo(*id)) w.Str(tree.node(p).name);
+  for (const uint32_t p : tree.PathTo(*id)) w.String(tree.node(p).name);
   w.EndArray();
-  w.KeyStr("total");
+  w.Key("total");
   w.Uint(static_cast<unsigned>(node.children.size()));
-  w.KeyStr("children");
+  w.Key("children");
   w.StartArray();
   for (uint64_t k = *offset; k < node.children.size() && k < *offset + *limit; ++k) {
     WriteTreeNodeSummary(w, tree, node.children[k]);
@@ -597,22 +596,22 @@ ApiResponse Api::TreeSearch(const Params& params) const {
   Body b;
   JsonWriter& w = b.w;
   w.StartObject();
-  w.KeyStr("truncated");
+  w.Key("truncated");
   w.Bool(hits.size() > *limit);
-  w.KeyStr("hits");
+  w.Key("hits");
   w.StartArray();
   for (size_t k = 0; k < hits.size() && k < *limit; ++k) {
     const TreeNode& n = tree.node(hits[k]);
     w.StartObject();
-    w.KeyStr("name");
-    w.Str(n.name);
-    w.KeyStr("worst");
-    w.Str(LevelName(n.worst));
-    w.KeyStr("rows");
+    w.Key("name");
+    w.String(n.name);
+    w.Key("worst");
+    w.String(LevelName(n.worst));
+    w.Key("rows");
     w.Uint(n.rows);
-    w.KeyStr("path");
+    w.Key("path");
     w.StartArray();
-    for (const uint32_t p : tree.PathTo(hits[k])) w.Str(tree.node(p).name);
+    for (const uint32_t p : tree.PathTo(hits[k])) w.String(tree.node(p).name);
     w.EndArray();
     w.EndObject();
   }
@@ -626,16 +625,16 @@ std::string Api::TreeJson(size_t run_index) const {
   Body b;
   JsonWriter& w = b.w;
   w.StartObject();
-  w.KeyStr("nested");
+  w.Key("nested");
   w.Bool(tree.nested());
-  w.KeyStr("nodes");
+  w.Key("nodes");
   w.StartArray();
   for (uint32_t i = 0; i < tree.size(); ++i) {
     const TreeNode& n = tree.node(i);
     w.StartArray();
-    w.Str(n.name);
+    w.String(n.name);
     w.Int(n.parent);
-    w.Str(LevelName(n.worst));
+    w.String(LevelName(n.worst));
     w.Uint(n.rows);
     w.Int(n.entry);
     w.Uint(n.position);
@@ -676,113 +675,113 @@ ApiResponse Api::TensorJson(size_t run_index, uint32_t row, int64_t slice) const
   Body b;
   JsonWriter& w = b.w;
   auto side = [&w](const char* name, const TensorSide& s) {
-    w.KeyStr(name);
+    w.Key(name);
     w.StartObject();
-    w.KeyStr("present");
+    w.Key("present");
     w.Bool(s.present);
-    w.KeyStr("file");
-    w.Str(s.file);
-    w.KeyStr("error");
-    w.Str(s.error);
-    w.KeyStr("dtype");
-    w.Str(s.dtype);
-    w.KeyStr("shape");
+    w.Key("file");
+    w.String(s.file);
+    w.Key("error");
+    w.String(s.error);
+    w.Key("dtype");
+    w.String(s.dtype);
+    w.Key("shape");
     w.StartArray();
     for (const int64_t x : s.shape) w.Int64(x);
     w.EndArray();
     const TensorStats& st = s.stats;
-    w.KeyStr("stats");
+    w.Key("stats");
     w.StartObject();
-    w.KeyStr("count");
+    w.Key("count");
     w.Int64(st.count);
-    w.KeyStr("max");
+    w.Key("max");
     w.Double(st.has_minmax ? st.max : std::nan(""));
-    w.KeyStr("min");
+    w.Key("min");
     w.Double(st.has_minmax ? st.min : std::nan(""));
-    w.KeyStr("mean");
+    w.Key("mean");
     w.Double(st.has_mean_norm ? st.mean : std::nan(""));
-    w.KeyStr("norm");
+    w.Key("norm");
     w.Double(st.has_mean_norm ? st.norm : std::nan(""));
-    w.KeyStr("nan");
+    w.Key("nan");
     w.Int64(st.nan_count);
-    w.KeyStr("pos_inf");
+    w.Key("pos_inf");
     w.Int64(st.pos_inf_count);
-    w.KeyStr("neg_inf");
+    w.Key("neg_inf");
     w.Int64(st.neg_inf_count);
-    w.KeyStr("zero");
+    w.Key("zero");
     w.Int64(st.zero_count);
-    w.KeyStr("max_abs");
+    w.Key("max_abs");
     w.Double(st.max_abs);
-    w.KeyStr("min_nonzero_abs");
+    w.Key("min_nonzero_abs");
     w.Double(st.min_nonzero_abs);
     w.EndObject();
-    w.KeyStr("histogram");
+    w.Key("histogram");
     w.StartArray();
     for (const int64_t c : s.histogram) w.Int64(c);
     w.EndArray();
     w.EndObject();
   };
   w.StartObject();
-  w.KeyStr("run");
+  w.Key("run");
   w.Uint(static_cast<unsigned>(run_index));
-  w.KeyStr("row");
+  w.Key("row");
   w.Uint(row);
   side("target", d.target);
   side("golden", d.golden);
-  w.KeyStr("edges");
+  w.Key("edges");
   w.StartArray();
   for (const double e : d.edges) w.Double(e);
   w.EndArray();
-  w.KeyStr("paired");
+  w.Key("paired");
   w.Bool(d.paired);
-  w.KeyStr("nan_mismatch");
+  w.Key("nan_mismatch");
   w.Int64(d.nan_mismatch);
-  w.KeyStr("inf_mismatch");
+  w.Key("inf_mismatch");
   w.Int64(d.inf_mismatch);
-  w.KeyStr("max_abs_err");
+  w.Key("max_abs_err");
   w.Double(d.max_abs_err);
-  w.KeyStr("mean_abs_err");
+  w.Key("mean_abs_err");
   w.Double(d.mean_abs_err);
-  w.KeyStr("heatmap");
+  w.Key("heatmap");
   w.StartObject();
-  w.KeyStr("slice");
+  w.Key("slice");
   w.Int64(d.slice);
-  w.KeyStr("slices");
+  w.Key("slices");
   w.Int64(d.slices);
-  w.KeyStr("plane");
+  w.Key("plane");
   w.StartArray();
   w.Int64(d.plane_rows);
   w.Int64(d.plane_cols);
   w.EndArray();
-  w.KeyStr("cell");
+  w.Key("cell");
   w.StartArray();
   w.Int64(d.cell_rows);
   w.Int64(d.cell_cols);
   w.EndArray();
-  w.KeyStr("rows");
+  w.Key("rows");
   w.Int64(d.rows);
-  w.KeyStr("cols");
+  w.Key("cols");
   w.Int64(d.cols);
-  w.KeyStr("values");
+  w.Key("values");
   w.StartArray();
   for (const double v : d.heat) w.Double(v);
   w.EndArray();
   w.EndObject();
-  w.KeyStr("worst");
+  w.Key("worst");
   w.StartArray();
   for (const WorstElement& e : d.worst) {
     w.StartObject();
-    w.KeyStr("index");
+    w.Key("index");
     w.StartArray();
     for (const int64_t x : e.index) w.Int64(x);
     w.EndArray();
-    w.KeyStr("target");
+    w.Key("target");
     w.Double(e.target);
-    w.KeyStr("golden");
+    w.Key("golden");
     w.Double(e.golden);
-    w.KeyStr("abs_err");
+    w.Key("abs_err");
     w.Double(e.abs_err);
-    w.KeyStr("rel_err");
+    w.Key("rel_err");
     w.Double(e.rel_err);
     w.EndObject();
   }
@@ -820,11 +819,11 @@ ApiResponse Api::Trend(const Params& params) const {
   Body b;
   JsonWriter& w = b.w;
   w.StartObject();
-  w.KeyStr("name");
-  w.Str(*name);
-  w.KeyStr("column");
-  w.Str(*column);
-  w.KeyStr("points");
+  w.Key("name");
+  w.String(*name);
+  w.Key("column");
+  w.String(*column);
+  w.Key("points");
   w.StartArray();
   for (size_t i = 0; i < workspace_->runs.size(); ++i) {
     const Run& r = *workspace_->runs[i];
@@ -832,20 +831,20 @@ ApiResponse Api::Trend(const Params& params) const {
     const int col = r.store->ColumnIndex(*column);
     const auto row = r.store->FindByName(*name);
     w.StartObject();
-    w.KeyStr("run");
+    w.Key("run");
     w.Uint(static_cast<unsigned>(i));
-    w.KeyStr("label");
-    w.Str(r.label);
-    w.KeyStr("step");
+    w.Key("label");
+    w.String(r.label);
+    w.Key("step");
     w.Int64(r.step);
-    w.KeyStr("value");
+    w.Key("value");
     if (col >= 0 && row) {
       WriteCell(w, r.store->Get(*row, col));
     } else {
       w.Null();
     }
-    w.KeyStr("level");
-    w.Str(row ? LevelName(r.store->level(*row)) : "none");
+    w.Key("level");
+    w.String(row ? LevelName(r.store->level(*row)) : "none");
     w.EndObject();
   }
   w.EndArray();
@@ -916,28 +915,28 @@ ApiResponse Api::Heatmap(const Params& params) const {
   Body b;
   JsonWriter& w = b.w;
   w.StartObject();
-  w.KeyStr("column");
-  w.Str(*column);
-  w.KeyStr("scope");
-  w.Str((*run)->scope);
-  w.KeyStr("total_ops");
+  w.Key("column");
+  w.String(*column);
+  w.Key("scope");
+  w.String((*run)->scope);
+  w.Key("total_ops");
   w.Uint64(ops.size());
-  w.KeyStr("ranks");
+  w.Key("ranks");
   w.StartArray();
   for (size_t k = 0; k < ranks.size(); ++k) {
     w.StartObject();
-    w.KeyStr("run");
+    w.Key("run");
     w.Uint64(rank_ids[k]);
-    w.KeyStr("label");
-    w.Str(ranks[k]->rank_folder.empty() ? ranks[k]->label : ranks[k]->rank_folder);
+    w.Key("label");
+    w.String(ranks[k]->rank_folder.empty() ? ranks[k]->label : ranks[k]->rank_folder);
     w.EndObject();
   }
   w.EndArray();
-  w.KeyStr("ops");
+  w.Key("ops");
   w.StartArray();
-  for (const size_t o : keep) w.Str(ops[o]);
+  for (const size_t o : keep) w.String(ops[o]);
   w.EndArray();
-  w.KeyStr("values");
+  w.Key("values");
   w.StartArray();
   for (size_t k = 0; k < ranks.size(); ++k) {
     w.StartArray();
@@ -957,33 +956,31 @@ ApiResponse Api::Heatmap(const Params& params) const {
 
 ApiResponse Api::Scan() const {
   if (!workspace_->scan) return Error(404, "no scan output was loaded");
-  const rapidjson::Document& doc = workspace_->scan->doc;
+  const JsonValue& doc = workspace_->scan->doc;
   Body b;
   JsonWriter& w = b.w;
   w.StartObject();
-  w.KeyStr("file");
-  w.Str(workspace_->scan->file);
-  for (auto it = doc.MemberBegin(); it != doc.MemberEnd(); ++it) {
-    const std::string_view key(it->name.GetString(), it->name.GetStringLength());
+  w.Key("file");
+  w.String(workspace_->scan->file);
+  for (const auto& [key, value] : doc.object()) {
     if (key == "file") continue;
-    w.KeyStr(key);
-    if (key == "headroom" && it->value.IsObject()) {
+    w.Key(key);
+    if (key == "headroom" && value.is_object()) {
       // Everything but the per-tensor rows, which /api/scan/headroom pages.
       w.StartObject();
-      for (auto h = it->value.MemberBegin(); h != it->value.MemberEnd(); ++h) {
-        const std::string_view hk(h->name.GetString(), h->name.GetStringLength());
+      for (const auto& [hk, h] : value.object()) {
         if (hk == "flagged") {
-          w.KeyStr("flagged_count");
-          w.Uint64(h->value.IsArray() ? h->value.Size() : 0);
+          w.Key("flagged_count");
+          w.Uint64(h.is_array() ? h.array().size() : 0);
           continue;
         }
-        w.KeyStr(hk);
-        h->value.Accept(w);
+        w.Key(hk);
+        w.Value(h);
       }
       w.EndObject();
       continue;
     }
-    it->value.Accept(w);
+    w.Value(value);
   }
   w.EndObject();
   return Ok(b);
@@ -993,13 +990,13 @@ ApiResponse Api::Scan() const {
 ApiResponse Api::Precheck() const {
   if (!workspace_->precheck) return Error(404, "no precheck output was loaded");
   Body b;
-  workspace_->precheck->doc.Accept(b.w);
+  b.w.Value(workspace_->precheck->doc);
   return Ok(b);
 }
 
 ApiResponse Api::ScanHeadroom(const Params& params) const {
   if (!workspace_->scan) return Error(404, "no scan output was loaded");
-  const rapidjson::Document& doc = workspace_->scan->doc;
+  const JsonValue& doc = workspace_->scan->doc;
   auto offset = GetUint(params, "offset", 0, std::numeric_limits<uint32_t>::max());
   if (!offset) return Error(400, offset.error().message());
   auto limit = GetUint(params, "limit", 100, kMaxPage);
@@ -1009,30 +1006,25 @@ ApiResponse Api::ScanHeadroom(const Params& params) const {
   const bool only_overflow = overflow != nullptr && *overflow == "1";
   // scan_{ts}.json: "headroom": {"targets", "summary", "flagged": [{..., "fits": {target:
   // {"status", "overflow", ...}}}]}.
-  const rapidjson::Value* rows = nullptr;
-  if (doc.HasMember("headroom") && doc["headroom"].IsObject() &&
-      doc["headroom"].HasMember("flagged") && doc["headroom"]["flagged"].IsArray()) {
-    rows = &doc["headroom"]["flagged"];
-  }
-  std::vector<const rapidjson::Value*> matches;
-  if (rows != nullptr) {
-    for (const auto& row : rows->GetArray()) {
-      if (!row.IsObject()) continue;
+  const JsonValue* headroom = doc.Find("headroom");
+  const JsonValue* rows = headroom != nullptr ? headroom->Find("flagged") : nullptr;
+  std::vector<const JsonValue*> matches;
+  if (rows != nullptr && rows->is_array()) {
+    for (const JsonValue& row : rows->array()) {
+      if (!row.is_object()) continue;
       if (q != nullptr && !q->empty()) {
-        const auto t = row.FindMember("tensor");
-        if (t == row.MemberEnd() || !t->value.IsString() ||
-            std::string_view(t->value.GetString()).find(*q) == std::string_view::npos) {
+        const JsonValue* t = row.Find("tensor");
+        if (t == nullptr || !t->is_string() || t->string_value().find(*q) == std::string::npos) {
           continue;
         }
       }
       if (only_overflow) {
         bool any = false;
-        const auto fits = row.FindMember("fits");
-        if (fits != row.MemberEnd() && fits->value.IsObject()) {
-          for (auto f = fits->value.MemberBegin(); f != fits->value.MemberEnd(); ++f) {
-            if (!f->value.IsObject()) continue;
-            const auto o = f->value.FindMember("overflow");
-            if (o != f->value.MemberEnd() && o->value.IsBool() && o->value.GetBool()) any = true;
+        const JsonValue* fits = row.Find("fits");
+        if (fits != nullptr && fits->is_object()) {
+          for (const auto& [target, fit] : fits->object()) {
+            const JsonValue* o = fit.Find("overflow");
+            if (o != nullptr && o->kind() == JsonValue::Kind::kBool && o->bool_value()) any = true;
           }
         }
         if (!any) continue;
@@ -1043,11 +1035,11 @@ ApiResponse Api::ScanHeadroom(const Params& params) const {
   Body b;
   JsonWriter& w = b.w;
   w.StartObject();
-  w.KeyStr("total");
+  w.Key("total");
   w.Uint64(matches.size());
-  w.KeyStr("rows");
+  w.Key("rows");
   w.StartArray();
-  for (uint64_t k = *offset; k < matches.size() && k < *offset + *limit; ++k) matches[k]->Accept(w);
+  for (uint64_t k = *offset; k < matches.size() && k < *offset + *limit; ++k) w.Value(*matches[k]);
   w.EndArray();
   w.EndObject();
   return Ok(b);

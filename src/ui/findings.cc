@@ -133,16 +133,14 @@ Findings AnalyzeFindings(const ResultStore& store) {
   return out;
 }
 
-void ApplyAnalysis(const ResultStore& store, const std::optional<AnalysedOp>& first,
-                   const std::vector<AnalysedOp>& next, std::string first_over_tolerance,
-                   Findings* findings) {
+void ApplyAnalysis(const ResultStore& store, const DivergenceReport& report, Findings* findings) {
   findings->divergence.clear();
   findings->divergence_source = "analysis";
   findings->divergence_fallback = false;
-  findings->first_over_tolerance = std::move(first_over_tolerance);
+  findings->first_over_tolerance = report.first_over_tolerance;
   const auto& names = store.entry_names();
   const int judgment = store.ColumnIndex("Judgment");
-  auto add = [&](const AnalysedOp& op) {
+  auto add = [&](const DivergenceOp& op) {
     const auto it = std::find(names.begin(), names.end(), op.op_name);
     if (it == names.end()) return;
     Culprit c;
@@ -162,8 +160,8 @@ void ApplyAnalysis(const ResultStore& store, const std::optional<AnalysedOp>& fi
     c.analysis = op;
     findings->divergence.push_back(std::move(c));
   };
-  if (first) add(*first);
-  for (const AnalysedOp& op : next) {
+  if (report.first) add(*report.first);
+  for (const DivergenceOp& op : report.next) {
     if (findings->divergence.size() >= kCulprits) break;
     add(op);
   }

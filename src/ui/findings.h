@@ -19,30 +19,12 @@
 
 namespace numprobe::ui {
 
-// numprobe compare's own analysis of an op (divergence.h), as divergence_{ts}.json records it.
-struct AnalysedOp {
-  std::string op_name;
-  std::string reason;
-  double input_error = 0;
-  double output_error = 0;
-  double tolerance = 0;
-  double growth = 0;
-  std::string worst_output;  // row name
-  std::string dtypes;        // "torch.bfloat16 vs torch.float32"
-  bool non_finite = false;
-  std::vector<std::string> module_path;
-  std::vector<std::string> stack;
-  std::string rule;  // which rule named it ("precision", "argument", ...; divergence.h)
-  std::string at;    // the user's frame of `stack`
-  std::optional<CastCause> cast;  // the narrowing cast that lost the precision, when named
-};
-
 struct Culprit {
   uint32_t entry = 0;
   Level level = Level::kNone;
-  std::vector<uint32_t> rows;          // the entry's offending rows, the worst first
-  std::string why;                     // "inputs pass; output.0 error", or the analysis' reason
-  std::optional<AnalysedOp> analysis;  // set when numprobe compare's analysis named this op
+  std::vector<uint32_t> rows;            // the entry's offending rows, the worst first
+  std::string why;                       // "inputs pass; output.0 error", or the analysis' reason
+  std::optional<DivergenceOp> analysis;  // set when numprobe compare's analysis named this op
 };
 
 struct Findings {
@@ -58,11 +40,10 @@ struct Findings {
 // Analyzes a run's rows. Stores without a Result column have no divergence.
 Findings AnalyzeFindings(const ResultStore& store);
 
-// Replaces the divergence of `findings` by numprobe compare's analysis: `first` (absent when no
-// op introduces divergence) and `next`. Ops the store does not hold are skipped.
-void ApplyAnalysis(const ResultStore& store, const std::optional<AnalysedOp>& first,
-                   const std::vector<AnalysedOp>& next, std::string first_over_tolerance,
-                   Findings* findings);
+// Replaces the divergence of `findings` by numprobe compare's analysis (computed on the fly, or
+// read from divergence_{ts}.json): its first introducer (absent when no op introduces divergence)
+// and the next ones. Ops the store does not hold are skipped.
+void ApplyAnalysis(const ResultStore& store, const DivergenceReport& report, Findings* findings);
 
 // Whether a statistic cell says NaN or +-Inf ("nan", "inf", " -inf", "Nan", ...).
 bool IsNonFiniteText(std::string_view text);

@@ -7,15 +7,14 @@
 #include <string>
 
 #include <fmt/format.h>
-#include <rapidjson/writer.h>
 
 #include "numprobe/report.h"
 
 #include "core/atomic_file.h"
+#include "core/json_writer.h"
 #include "core/sha256.h"
 #include "ui/api.h"
 #include "ui/assets.h"
-#include "ui/json_writer.h"
 #include "ui/workspace.h"
 
 namespace numprobe {
@@ -80,7 +79,7 @@ class ScriptJsonStream {
   Status status_;
 };
 
-using JsonWriter = ui::UiJsonWriter<ScriptJsonStream>;
+using JsonWriter = numprobe::JsonWriter<ScriptJsonStream>;
 
 // The page's Content-Security-Policy, as strict as serve's (ui/http_server.cc): nothing is
 // loaded or sent anywhere, the one inline script runs by its hash (no injected markup can run
@@ -119,31 +118,31 @@ std::vector<uint32_t> TensorRows(const Run& run, int limit) {
 Status WriteData(const Api& api, const ReportOptions& options, detail::AtomicOutput* out) {
   const ui::Workspace& ws = api.workspace();
   ScriptJsonStream stream(out);
-  JsonWriter w(stream);
+  JsonWriter w(stream, JsonFileKind::kUi);
   w.StartObject();
-  w.KeyStr("numprobe_report");
+  w.Key("numprobe_report");
   w.Int(1);
-  w.KeyStr("info");
-  w.Raw(api.InfoJson());
-  w.KeyStr("runs");
+  w.Key("info");
+  w.RawObject(api.InfoJson());
+  w.Key("runs");
   w.StartArray();
   for (size_t i = 0; i < ws.runs.size(); ++i) {
     const Run& run = *ws.runs[i];
     const ui::ResultStore& s = *run.store;
     w.StartObject();
-    w.KeyStr("levels");
+    w.Key("levels");
     w.StartArray();
     for (uint32_t r = 0; r < s.row_count(); ++r) w.Uint(static_cast<unsigned>(s.level(r)));
     w.EndArray();
-    w.KeyStr("entries");
+    w.Key("entries");
     w.StartArray();
-    for (const std::string& e : s.entry_names()) w.Str(e);
+    for (const std::string& e : s.entry_names()) w.String(e);
     w.EndArray();
-    w.KeyStr("row_entry");
+    w.Key("row_entry");
     w.StartArray();
     for (uint32_t r = 0; r < s.row_count(); ++r) w.Uint(s.entry(r));
     w.EndArray();
-    w.KeyStr("rows");
+    w.Key("rows");
     w.StartArray();
     for (uint32_t r = 0; r < s.row_count(); ++r) {
       w.StartArray();
@@ -152,37 +151,37 @@ Status WriteData(const Api& api, const ReportOptions& options, detail::AtomicOut
         if (cell.is_number) {
           w.Double(cell.number);
         } else {
-          w.Str(cell.text);
+          w.String(cell.text);
         }
       }
       w.EndArray();
     }
     w.EndArray();
-    w.KeyStr("tree");
-    w.Raw(api.TreeJson(i));
-    w.KeyStr("tensors");
+    w.Key("tree");
+    w.RawObject(api.TreeJson(i));
+    w.Key("tensors");
     w.StartObject();
     if (!run.target_tensors.empty() || !run.golden_tensors.empty()) {
       for (const uint32_t r : TensorRows(run, options.tensor_rows)) {
         const ui::ApiResponse t = api.TensorJson(i, r, 0);
         if (t.status != 200) continue;
-        w.KeyStr(std::to_string(r));
-        w.Raw(t.body);
+        w.Key(std::to_string(r));
+        w.RawObject(t.body);
       }
     }
     w.EndObject();
     w.EndObject();
   }
   w.EndArray();
-  w.KeyStr("scan");
+  w.Key("scan");
   if (ws.scan) {
-    ws.scan->doc.Accept(w);
+    w.Value(ws.scan->doc);
   } else {
     w.Null();
   }
-  w.KeyStr("precheck");
+  w.Key("precheck");
   if (ws.precheck) {
-    ws.precheck->doc.Accept(w);
+    w.Value(ws.precheck->doc);
   } else {
     w.Null();
   }

@@ -8,18 +8,19 @@
 #include <memory>
 
 #include <fmt/format.h>
-#include <rapidjson/error/en.h>
-#include <rapidjson/filereadstream.h>
-#include <rapidjson/reader.h>
 
 #include "numprobe/compare.h"
 #include "numprobe/divergence.h"
 #include "numprobe/dump.h"
 #include "numprobe/dump_layout.h"
+#include "numprobe/scan.h"
 
 #include "compare/compare_internal.h"
+#include "compare/compare_json.h"
+#include "core/json.h"
 #include "core/py_format.h"
 #include "core/utf8.h"
+#include "msprobe/folder_number.h"
 
 namespace numprobe::ui {
 
@@ -27,8 +28,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr size_t kMaxColumns = 1024;
-constexpr size_t kMaxCellBytes = size_t{16} << 20;
 constexpr uintmax_t kMaxDivergenceBytes = uintmax_t{16} << 20;
 constexpr uintmax_t kMaxScanBytes = uintmax_t{512} << 20;
 constexpr int kMaxWalkDepth = 4;
@@ -39,167 +38,36 @@ struct FileCloser {
   }
 };
 
-// SAX handler for a compare JSON twin: {"numprobe_compare": 1, "mode", "target", "golden",
-// "columns": [...], "rows": [[...], ...], "counts": {...}}.
-class TwinHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, TwinHandler> {
+// Builds a run's store from a compare JSON twin as compare's reader streams it.
+class TwinTable final : public CompareJsonTable {
  public:
-  bool StartObject() { return Open(false); }
-  bool EndObject(rapidjson::SizeType) { return Close(); }
-  bool StartArray() {
-    if (depth_ == 1 && key_ == "columns") {
-      in_columns_ = true;
-    } else if (depth_ == 1 && key_ == "rows") {
-      if (!builder_) return Fail(R"("rows" comes before "columns")");
-      in_rows_ = true;
-    } else if (in_rows_ && depth_ == 2) {
-      in_row_ = true;
-      cells_.clear();
-      ++row_number_;
+  Status Columns(const std::vector<std::string>& columns) override {
+    columns_ = columns;
+    name_column_ = 0;
+    for (size_t i = 0; i < columns.size(); ++i) {
+      if (columns[i] == "NPU Name") {
+        name_column_ = i;
+        break;
+      }
     }
-    return Open(true);
+    builder_ = std::make_unique<ResultStoreBuilder>(columns_);
+    return Status::Ok();
   }
-  bool EndArray(rapidjson::SizeType) {
-    if (in_row_ && depth_ == 3) {
-      in_row_ = false;
-      if (!FinishRow()) return false;
-    } else if (in_columns_ && depth_ == 2) {
-      in_columns_ = false;
-      if (columns_.empty()) return Fail("\"columns\" is empty");
-      builder_ = std::make_unique<ResultStoreBuilder>(columns_);
-    } else if (in_rows_ && depth_ == 2) {
-      in_rows_ = false;
+  Status Row(std::span<const CompareJsonCell> cells) override {
+    cells_.clear();
+    for (const CompareJsonCell& c : cells) {
+      cells_.push_back(c.is_number ? Cell::Number(c.number) : Cell::Text(c.text));
     }
-    return Close();
+    const Cell& name = cells_[name_column_];
+    return builder_->AddRow(cells_, EntryOfRow(name.is_number ? std::string_view() : name.text));
   }
-  bool Key(const char* s, rapidjson::SizeType len, bool) {
-    if (depth_ == 1) {
-      key_.assign(s, len);
-      if (key_ == "numprobe_compare") seen_marker_ = true;
-    }
-    return true;
-  }
-  bool String(const char* s, rapidjson::SizeType len, bool) {
-    const std::string_view text(s, len);
-    if (in_row_ && depth_ == 3) return AddCell(false, 0, text);
-    if (in_columns_ && depth_ == 2) {
-      if (columns_.size() >= kMaxColumns) return Fail("more than 1024 columns");
-      columns_.emplace_back(text);
-      return true;
-    }
-    if (depth_ == 1) {
-      if (key_ == "mode") mode_ = std::string(text);
-      if (key_ == "target") target_ = std::string(text);
-      if (key_ == "golden") golden_ = std::string(text);
-    }
-    return Scalar();
-  }
-  bool Double(double v) {
-    if (in_row_ && depth_ == 3) {
-      return std::isfinite(v) ? AddCell(true, v, {})
-                              : AddCell(false, 0, std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf"));
-    }
-    return Scalar();
-  }
-  bool Int(int v) { return Double(v); }
-  bool Uint(unsigned v) { return Double(v); }
-  bool Int64(int64_t v) { return Double(static_cast<double>(v)); }
-  bool Uint64(uint64_t v) { return Double(static_cast<double>(v)); }
-  bool Bool(bool b) {
-    if (in_row_ && depth_ == 3) return AddCell(false, 0, b ? "True" : "False");
-    return Scalar();
-  }
-  bool Null() {
-    if (in_row_ && depth_ == 3) return AddCell(false, 0, "");
-    return Scalar();
-  }
-
-  Status status() const { return status_; }
-  bool seen_marker() const { return seen_marker_; }
-  LoadedTable Take() {
-    LoadedTable t;
-    if (builder_) t.store = builder_->Finish();
-    t.mode = mode_;
-    t.target = target_;
-    t.golden = golden_;
-    return t;
-  }
+  std::unique_ptr<ResultStore> Finish() { return builder_ ? builder_->Finish() : nullptr; }
 
  private:
-  bool Open(bool array) {
-    if (in_row_ && depth_ >= 3)
-      return Fail(fmt::format("row {} holds a nested value", row_number_));
-    if (in_rows_ && depth_ == 2 && !array) return Fail("a row is not an array");
-    if (depth_ == 0 && array) return Fail("the root is not an object");
-    ++depth_;
-    return true;
-  }
-  bool Close() {
-    --depth_;
-    return true;
-  }
-  bool Scalar() {
-    if (depth_ == 0) return Fail("the root is not an object");
-    if (in_rows_ && depth_ == 2) return Fail("a row is not an array");
-    return true;
-  }
-  bool Fail(std::string message) {
-    status_ = Status::Corrupt(std::move(message));
-    return false;
-  }
-  bool AddCell(bool number, double v, std::string_view text) {
-    if (cells_.size() >= columns_.size()) {
-      return Fail(
-          fmt::format("row {} has more cells than the {} columns", row_number_, columns_.size()));
-    }
-    if (text.size() > kMaxCellBytes) {
-      return Fail(fmt::format("row {} has a cell of {} bytes", row_number_, text.size()));
-    }
-    if (texts_.size() <= cells_.size()) texts_.resize(cells_.size() + 1);
-    if (number) {
-      cells_.push_back(Cell::Number(v));
-    } else {
-      texts_[cells_.size()].assign(text);
-      cells_.push_back(Cell::Text({}));
-    }
-    return true;
-  }
-  bool FinishRow() {
-    if (cells_.size() != columns_.size()) {
-      return Fail(fmt::format("row {} has {} cells, expected {}", row_number_, cells_.size(),
-                              columns_.size()));
-    }
-    for (size_t i = 0; i < cells_.size(); ++i) {
-      if (!cells_[i].is_number) cells_[i].text = texts_[i];
-    }
-    const Cell& name = cells_[name_column()];
-    const std::string_view entry = EntryOfRow(name.is_number ? std::string_view() : name.text);
-    Status s = builder_->AddRow(cells_, entry);
-    if (!s.ok()) {
-      status_ = s;
-      return false;
-    }
-    return true;
-  }
-  size_t name_column() const {
-    for (size_t i = 0; i < columns_.size(); ++i) {
-      if (columns_[i] == "NPU Name") return i;
-    }
-    return 0;
-  }
-
-  int depth_ = 0;
-  std::string key_;
-  bool seen_marker_ = false;
-  bool in_columns_ = false;
-  bool in_rows_ = false;
-  bool in_row_ = false;
-  uint64_t row_number_ = 0;
   std::vector<std::string> columns_;
+  size_t name_column_ = 0;
   std::vector<Cell> cells_;
-  std::vector<std::string> texts_;
   std::unique_ptr<ResultStoreBuilder> builder_;
-  std::string mode_, target_, golden_;
-  Status status_;
 };
 
 Cell CellOfText(const std::string& text) {
@@ -217,24 +85,11 @@ Status AddTextRow(ResultStoreBuilder* builder, const std::vector<std::string>& t
   return builder->AddRow(cells, entry);
 }
 
-int64_t TrailingNumber(std::string_view s, std::string_view prefix) {
-  if (!s.starts_with(prefix) || s.size() == prefix.size()) return -1;
-  int64_t n = 0;
-  for (const char c : s.substr(prefix.size())) {
-    if (c < '0' || c > '9' || n > (int64_t{1} << 40)) return -1;
-    n = n * 10 + (c - '0');
-  }
-  return n;
+// N of rank{N}, the step of a scope; -1 when there is none.
+int64_t RankOf(std::string_view rank_folder) {
+  return detail::FolderNumber(rank_folder, "rank").value_or(-1);
 }
-
-int64_t StepOfScope(const std::string& scope) {
-  int64_t step = -1;
-  for (const auto& part : fs::path(scope)) {
-    const int64_t n = TrailingNumber(part.string(), "step");
-    if (n >= 0) step = n;
-  }
-  return step;
-}
+int64_t StepOfScope(std::string_view scope) { return detail::ScopeStep(scope).value_or(-1); }
 
 std::string JoinLabel(const std::string& scope, const std::string& rank) {
   if (scope.empty()) return rank;
@@ -258,105 +113,12 @@ Result<ConstructMap> FinishRun(Run* run, const fs::path& construct_json) {
   return construct;
 }
 
-AnalysedOp AnalysedOf(const DivergenceOp& op) {
-  AnalysedOp a;
-  a.op_name = op.op_name;
-  a.reason = op.reason;
-  a.input_error = op.input_error;
-  a.output_error = op.output_error;
-  a.tolerance = op.tolerance;
-  a.growth = op.growth;
-  a.worst_output = op.worst_output;
-  a.dtypes = op.dtype_pair;
-  a.non_finite = op.non_finite;
-  a.module_path = op.module_path;
-  a.stack = op.stack;
-  a.rule = op.rule;
-  a.at = op.at;
-  a.cast = op.cast;
-  return a;
-}
-
-// An op object of divergence_{ts}.json (divergence_writer.cc); numbers may be written as
-// "Infinity"/"NaN" strings.
-std::optional<AnalysedOp> AnalysedOf(const rapidjson::Value& v) {
-  if (!v.IsObject()) return std::nullopt;
-  AnalysedOp a;
-  auto text = [&v](const char* key) {
-    const auto it = v.FindMember(key);
-    return it != v.MemberEnd() && it->value.IsString()
-               ? std::string(it->value.GetString(), it->value.GetStringLength())
-               : std::string();
-  };
-  auto number = [&v](const char* key) {
-    const auto it = v.FindMember(key);
-    if (it == v.MemberEnd()) return std::nan("");
-    if (it->value.IsNumber()) return it->value.GetDouble();
-    if (it->value.IsString()) {
-      const std::string_view t(it->value.GetString(), it->value.GetStringLength());
-      if (t == "Infinity" || t == "inf") return std::numeric_limits<double>::infinity();
-      if (t == "-Infinity" || t == "-inf") return -std::numeric_limits<double>::infinity();
-    }
-    return std::nan("");
-  };
-  auto lines = [&v](const char* key) {
-    std::vector<std::string> out;
-    const auto it = v.FindMember(key);
-    if (it == v.MemberEnd() || !it->value.IsArray()) return out;
-    for (const auto& x : it->value.GetArray()) {
-      if (x.IsString()) out.emplace_back(x.GetString(), x.GetStringLength());
-    }
-    return out;
-  };
-  a.op_name = text("op_name");
-  if (a.op_name.empty()) return std::nullopt;
-  a.reason = text("reason");
-  a.input_error = number("input_error");
-  a.output_error = number("output_error");
-  a.tolerance = number("tolerance");
-  a.growth = number("growth");
-  a.worst_output = text("worst_output");
-  a.dtypes = text("dtypes");
-  const auto nf = v.FindMember("non_finite");
-  a.non_finite = nf != v.MemberEnd() && nf->value.IsBool() && nf->value.GetBool();
-  a.module_path = lines("module_path");
-  a.stack = lines("stack");
-  a.rule = text("rule");
-  a.at = text("at");
-  if (const auto cast = v.FindMember("cast"); cast != v.MemberEnd() && cast->value.IsObject()) {
-    auto member = [&cast](const char* key) {
-      const auto it = cast->value.FindMember(key);
-      return it != cast->value.MemberEnd() && it->value.IsString()
-                 ? std::string(it->value.GetString(), it->value.GetStringLength())
-                 : std::string();
-    };
-    a.cast = CastCause{member("name"), member("from"), member("to"), member("at")};
-  }
-  return a;
-}
-
 // Applies the analysis that divergence_{ts}.json records for (scope, rank) to `run`, if any.
-void ApplyDivergenceFile(const rapidjson::Document& doc, const std::string& scope,
+void ApplyDivergenceFile(const DivergenceFile& file, const std::string& scope,
                          const std::string& rank, Run* run) {
-  if (!doc.IsObject() || !doc.HasMember("ranks") || !doc["ranks"].IsArray()) return;
-  for (const auto& r : doc["ranks"].GetArray()) {
-    if (!r.IsObject() || !r.HasMember("scope") || !r.HasMember("rank") || !r["scope"].IsString() ||
-        !r["rank"].IsString() || scope != r["scope"].GetString() || rank != r["rank"].GetString()) {
-      continue;
-    }
-    std::optional<AnalysedOp> first;
-    if (r.HasMember("first")) first = AnalysedOf(r["first"]);
-    std::vector<AnalysedOp> next;
-    if (r.HasMember("next") && r["next"].IsArray()) {
-      for (const auto& op : r["next"].GetArray()) {
-        if (auto a = AnalysedOf(op)) next.push_back(std::move(*a));
-      }
-    }
-    std::string over;
-    if (r.HasMember("first_over_tolerance") && r["first_over_tolerance"].IsString()) {
-      over = r["first_over_tolerance"].GetString();
-    }
-    ApplyAnalysis(*run->store, first, next, std::move(over), &run->findings);
+  for (const DivergenceFileRank& r : file.ranks) {
+    if (r.scope != scope || r.rank != rank) continue;
+    ApplyAnalysis(*run->store, r.report, &run->findings);
     return;
   }
 }
@@ -397,34 +159,32 @@ Result<std::string> ReadSmallFile(const fs::path& path, uintmax_t cap) {
   return text;
 }
 
-// A JSON result file of numprobe's (scan_*.json, precheck_*.json) read whole.
-Result<ScanData> ReadJsonDoc(const fs::path& path) {
-  NUMPROBE_ASSIGN_OR_RETURN(std::string text, ReadSmallFile(path, kMaxScanBytes));
-  ScanData data;
-  data.file = path.string();
-  data.doc.Parse<rapidjson::kParseNanAndInfFlag>(text.data(), text.size());
-  if (data.doc.HasParseError()) {
-    return Status::Corrupt(fmt::format("{}: malformed JSON at byte {}: {}", path.string(),
-                                       data.doc.GetErrorOffset(),
-                                       rapidjson::GetParseError_En(data.doc.GetParseError())));
-  }
-  if (!data.doc.IsObject()) {
-    return Status::Corrupt(fmt::format("{}: the root is not an object", path.string()));
-  }
-  return data;
-}
-
 Status LoadScan(const fs::path& path, Workspace* ws) {
-  NUMPROBE_ASSIGN_OR_RETURN(ws->scan, ReadJsonDoc(path));
+  NUMPROBE_ASSIGN_OR_RETURN(std::string text, ReadSmallFile(path, kMaxScanBytes));
+  auto doc = ParseScanJson(text);
+  if (!doc) return doc.error().WithContext(path.string());
+  ScanData scan;
+  scan.file = path.string();
+  scan.doc = std::move(*doc);
+  ws->scan = std::move(scan);
   return Status::Ok();
 }
 
 Status LoadPrecheck(const fs::path& path, Workspace* ws) {
-  NUMPROBE_ASSIGN_OR_RETURN(ws->precheck, ReadJsonDoc(path));
-  if (!ws->precheck->doc.HasMember("numprobe_precheck")) {
+  NUMPROBE_ASSIGN_OR_RETURN(std::string text, ReadSmallFile(path, kMaxScanBytes));
+  auto doc = ParseJson(text, kPythonJson);
+  if (!doc) return doc.error().WithContext(path.string());
+  if (!doc->is_object()) {
+    return Status::Corrupt(fmt::format("{}: the root is not an object", path.string()));
+  }
+  if (doc->Find("numprobe_precheck") == nullptr) {
     return Status::Corrupt(fmt::format(
         "{}: not a numprobe precheck result (no \"numprobe_precheck\")", path.string()));
   }
+  ScanData precheck;
+  precheck.file = path.string();
+  precheck.doc = std::move(*doc);
+  ws->precheck = std::move(precheck);
   return Status::Ok();
 }
 
@@ -470,7 +230,7 @@ Status AddDumpRun(const DumpLocation& loc, const std::string& scope, const std::
   run->rank_folder = rank;
   run->label = JoinLabel(scope, rank).empty() ? "dump.json" : JoinLabel(scope, rank);
   run->step = StepOfScope(scope);
-  run->rank = TrailingNumber(rank, "rank");
+  run->rank = RankOf(rank);
   run->mode = "dump";
   run->source = loc.dump_json.string();
   run->target = loc.dump_json.string();
@@ -495,7 +255,7 @@ Status AddComparedRun(const DumpPair& pair, Workspace* ws) {
   run->label =
       JoinLabel(pair.scope, pair.rank).empty() ? "dump.json" : JoinLabel(pair.scope, pair.rank);
   run->step = StepOfScope(pair.scope);
-  run->rank = TrailingNumber(pair.rank, "rank");
+  run->rank = RankOf(pair.rank);
   run->mode = std::string(CompareModeName(table.mode));
   run->source = "compared on the fly";
   run->target = pair.target->dump_json.string();
@@ -506,25 +266,21 @@ Status AddComparedRun(const DumpPair& pair, Workspace* ws) {
   NUMPROBE_ASSIGN_OR_RETURN(const ConstructMap construct,
                             FinishRun(run.get(), pair.target->construct_json));
   const DivergenceReport report = FindDivergence(table, run->has_construct ? &construct : nullptr);
-  std::optional<AnalysedOp> first;
-  if (report.first) first = AnalysedOf(*report.first);
-  std::vector<AnalysedOp> next;
-  for (const DivergenceOp& op : report.next) next.push_back(AnalysedOf(op));
-  ApplyAnalysis(*run->store, first, next, report.first_over_tolerance, &run->findings);
+  ApplyAnalysis(*run->store, report, &run->findings);
   for (const std::string& w : table.warnings) ws->warnings.push_back(run->label + ": " + w);
   ws->runs.push_back(std::move(run));
   return Status::Ok();
 }
 
 Status AddTwinRun(const fs::path& file, const std::string& scope, const std::string& rank,
-                  const rapidjson::Document* divergence, Workspace* ws) {
+                  const DivergenceFile* divergence, Workspace* ws) {
   NUMPROBE_ASSIGN_OR_RETURN(LoadedTable table, ReadCompareJson(file));
   auto run = std::make_unique<Run>();
   run->scope = scope;
   run->rank_folder = rank;
   run->label = JoinLabel(scope, rank).empty() ? file.filename().string() : JoinLabel(scope, rank);
   run->step = StepOfScope(scope);
-  run->rank = TrailingNumber(rank, "rank");
+  run->rank = RankOf(rank);
   run->mode = table.mode.empty() ? "statistics" : table.mode;
   run->source = file.string();
   run->target = table.target;
@@ -583,26 +339,29 @@ void Walk(const fs::path& root, Found* found) {
   }
 }
 
-// divergence_{ts}.json of `ts` among `files`, parsed; null when absent or unreadable (noted).
-std::unique_ptr<rapidjson::Document> ReadDivergence(const std::vector<fs::path>& files,
-                                                    const std::string& ts, Workspace* ws) {
+// divergence_{ts}.json of `ts` among `files`, parsed; null when absent, or unreadable or
+// malformed (noted: the results are shown without it). Nesting too deep to read is an error.
+Result<std::unique_ptr<DivergenceFile>> ReadDivergence(const std::vector<fs::path>& files,
+                                                       const std::string& ts, Workspace* ws) {
   for (const fs::path& f : files) {
     if (f.filename() != "divergence_" + ts + ".json") continue;
     auto text = ReadSmallFile(f, kMaxScanBytes);
     if (!text) {
       ws->warnings.push_back(text.error().message());
-      return nullptr;
+      return std::unique_ptr<DivergenceFile>();
     }
-    auto doc = std::make_unique<rapidjson::Document>();
-    doc->Parse<rapidjson::kParseNanAndInfFlag>(text->data(), text->size());
-    if (doc->HasParseError() || !doc->IsObject()) {
+    auto parsed = ParseDivergenceJson(*text);
+    if (!parsed) {
+      if (parsed.error().code() == ErrorCode::kOutOfRange) {
+        return parsed.error().WithContext(f.string());
+      }
       ws->warnings.push_back(
           fmt::format("{}: malformed JSON; its analysis is not shown", f.string()));
-      return nullptr;
+      return std::unique_ptr<DivergenceFile>();
     }
-    return doc;
+    return std::make_unique<DivergenceFile>(std::move(*parsed));
   }
-  return nullptr;
+  return std::unique_ptr<DivergenceFile>();
 }
 
 Status LoadTwins(const fs::path& root, const std::vector<fs::path>& twins,
@@ -626,10 +385,12 @@ Status LoadTwins(const fs::path& root, const std::vector<fs::path>& twins,
                                          slot.second.filename().string()));
     }
   }
-  std::map<std::string, std::unique_ptr<rapidjson::Document>> analyses;  // by timestamp
+  std::map<std::string, std::unique_ptr<DivergenceFile>> analyses;  // by timestamp
   for (const auto& [key, value] : newest) {
     auto& doc = analyses[value.first];
-    if (!doc) doc = ReadDivergence(divergences, value.first, ws);
+    if (!doc) {
+      NUMPROBE_ASSIGN_OR_RETURN(doc, ReadDivergence(divergences, value.first, ws));
+    }
     NUMPROBE_RETURN_IF_ERROR(AddTwinRun(value.second, key.first, key.second, doc.get(), ws));
   }
   return Status::Ok();
@@ -655,29 +416,14 @@ void SortRuns(Workspace* ws) {
 }  // namespace
 
 Result<LoadedTable> ReadCompareJson(const fs::path& path) {
-  std::unique_ptr<std::FILE, FileCloser> f(std::fopen(path.c_str(), "rb"));
-  if (!f) return Status::IoError(fmt::format("{}: cannot open", path.string()));
-  char buffer[1 << 16];
-  rapidjson::FileReadStream stream(f.get(), buffer, sizeof(buffer));
-  TwinHandler handler;
-  rapidjson::Reader reader;
-  const rapidjson::ParseResult ok =
-      reader.Parse<rapidjson::kParseNanAndInfFlag | rapidjson::kParseFullPrecisionFlag |
-                   rapidjson::kParseIterativeFlag>(stream, handler);
-  if (!ok) {
-    if (!handler.status().ok()) return handler.status().WithContext(path.string());
-    return Status::Corrupt(fmt::format("{}: malformed JSON at byte {}: {}", path.string(),
-                                       ok.Offset(), rapidjson::GetParseError_En(ok.Code())));
-  }
-  if (!handler.seen_marker()) {
-    return Status::Corrupt(
-        fmt::format("{}: not a numprobe compare result (no \"numprobe_compare\")", path.string()));
-  }
-  LoadedTable table = handler.Take();
-  if (!table.store) {
-    return Status::Corrupt(fmt::format(R"({}: no "columns" and "rows")", path.string()));
-  }
-  return table;
+  TwinTable table;
+  NUMPROBE_ASSIGN_OR_RETURN(CompareJsonInfo info, numprobe::ReadCompareJson(path, table));
+  LoadedTable t;
+  t.store = table.Finish();
+  t.mode = std::move(info.mode);
+  t.target = std::move(info.target);
+  t.golden = std::move(info.golden);
+  return t;
 }
 
 bool IsPrecheckTwin(std::string_view name) {
@@ -825,13 +571,13 @@ Result<std::unique_ptr<Workspace>> LoadWorkspace(const fs::path& path, const Loa
     const auto [rank, ts] = stem.starts_with("compare_result_")
                                 ? SplitResultName(stem)
                                 : std::pair<std::string, std::string>();
-    std::unique_ptr<rapidjson::Document> analysis;
+    std::unique_ptr<DivergenceFile> analysis;
     std::string scope;
     fs::path dir = path.parent_path();
     for (int up = 0; up < kMaxWalkDepth && !ts.empty() && !analysis; ++up) {
       std::vector<fs::path> candidate = {dir / ("divergence_" + ts + ".json")};
       if (fs::is_regular_file(candidate[0], ec)) {
-        analysis = ReadDivergence(candidate, ts, ws.get());
+        NUMPROBE_ASSIGN_OR_RETURN(analysis, ReadDivergence(candidate, ts, ws.get()));
         scope = fs::relative(path.parent_path(), dir, ec).generic_string();
         if (ec || scope == ".") scope.clear();
         break;
@@ -868,11 +614,9 @@ Result<std::unique_ptr<Workspace>> LoadWorkspace(const fs::path& path, const Loa
   if (ws->scan) {
     ws->kind = "scan";
     // Show the scanned dump's tables too, when it is still there.
-    const auto* dump = ws->scan->doc.IsObject() && ws->scan->doc.HasMember("dump")
-                           ? &ws->scan->doc["dump"]
-                           : nullptr;
-    if (dump != nullptr && dump->IsString()) {
-      const fs::path dump_path(dump->GetString());
+    const JsonValue* dump = ws->scan->doc.Find("dump");
+    if (dump != nullptr && dump->is_string()) {
+      const fs::path dump_path(dump->string_value());
       if (fs::exists(dump_path, ec)) {
         Status s = LoadDumpTree(dump_path, ws.get());
         if (!s.ok()) ws->warnings.push_back(s.message());

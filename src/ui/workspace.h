@@ -14,8 +14,7 @@
 #include <string>
 #include <vector>
 
-#include <rapidjson/document.h>
-
+#include "numprobe/json_value.h"
 #include "numprobe/result.h"
 
 #include "ui/findings.h"
@@ -44,7 +43,7 @@ struct Run {
 
 struct ScanData {
   std::string file;
-  rapidjson::Document doc;  // the scan_*.json document
+  JsonValue doc;  // the scan_*.json document (an object)
 };
 
 struct Workspace {

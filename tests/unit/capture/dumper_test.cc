@@ -12,6 +12,7 @@
 
 #include "numprobe/float_convert.h"
 
+#include "core/json.h"
 #include "msprobe/dump_journal.h"
 #include "testing/temp_dir.h"
 

@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/json.h"
+
 namespace numprobe {
 namespace {
 

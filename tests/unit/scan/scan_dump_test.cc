@@ -286,11 +286,6 @@ TEST(ScanNamesTest, EntryRules) {
   EXPECT_EQ(NumelOfShapeText("[]"), 1);
   EXPECT_FALSE(NumelOfShapeText("[4294967296, 4294967296, 4294967296]").has_value());
   EXPECT_FALSE(NumelOfShapeText("None").has_value());
-  EXPECT_EQ(RankNumber("rank12"), 12);
-  EXPECT_EQ(RankNumber("rank"), 0);
-  EXPECT_FALSE(RankNumber("proc123").has_value());
-  EXPECT_EQ(StepNumber("graph/step7"), 7);
-  EXPECT_FALSE(StepNumber("").has_value());
 }
 
 }  // namespace

@@ -317,17 +317,19 @@ TEST_F(FixtureWorkspaceTest, OnTheFlyCompareCarriesTheAnalysis) {
 // outputs over tolerance; ops the table does not hold are skipped.
 TEST_F(FixtureWorkspaceTest, AnalysedOpsBecomeCulprits) {
   const ui::Run& run = *workspace_->runs[0];
-  AnalysedOp op;
+  DivergenceReport report;
+  DivergenceOp& op = report.first.emplace();
   op.op_name = "Functional.conv2d.0.forward";
   op.reason = "planted";
   op.output_error = 0.25;
   op.tolerance = 1e-7;
   op.worst_output = "Functional.conv2d.0.forward.output.0";
   op.module_path = {"Module.conv1.Conv2d.forward.0"};
-  AnalysedOp unknown;
+  DivergenceOp& unknown = report.next.emplace_back();
   unknown.op_name = "Functional.nothing.0.forward";
+  report.first_over_tolerance = "Functional.conv2d.0.forward";
   Findings findings;
-  ApplyAnalysis(*run.store, op, {unknown}, "Functional.conv2d.0.forward", &findings);
+  ApplyAnalysis(*run.store, report, &findings);
   EXPECT_EQ(findings.divergence_source, "analysis");
   ASSERT_EQ(findings.divergence.size(), 1u);
   const Culprit& c = findings.divergence[0];

@@ -1,0 +1,451 @@
+// The JSON reader (json.h) on RapidJSON's SAX parser. Numbers always arrive as their literal text
+// (kParseNumbersAsStringsFlag) and are read by ReadJsonNumber, so that every reader types them as
+// Python's json does. Two ways through RapidJSON:
+//   - whole documents (ParseJson, ParseJsonEvents) are parsed recursively in place, in a private
+//     NUL-terminated copy: RapidJSON then never uses its internal stack (whose first push does
+//     arithmetic on a null pointer, Tencent/rapidjson#1724, reported by clang's UBSan), and the
+//     recursion is bounded because the depth limit refuses a container before RapidJSON descends;
+//   - streams (StreamJson over a mapped dump.json, ParseJsonFileEvents over a file) use the
+//     iterative parser, which neither copies the input nor recurses.
+#include "core/json.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+
+#include <fmt/format.h>
+#include <rapidjson/error/en.h>
+#include <rapidjson/filereadstream.h>
+#include <rapidjson/memorystream.h>
+#include <rapidjson/reader.h>
+
+namespace numprobe {
+
+JsonNumber ReadJsonNumber(std::string_view literal) {
+  JsonNumber n;
+  const char* begin = literal.data();
+  const char* end = literal.data() + literal.size();
+  bool is_float = false;  // a fraction, an exponent, NaN or Infinity
+  for (const char c : literal) {
+    if (c == '.' || c == 'e' || c == 'E' || c == 'I' || c == 'N') {
+      is_float = true;
+      break;
+    }
+  }
+  if (!is_float) {
+    const auto [ptr, ec] = std::from_chars(begin, end, n.integer);
+    if (ec == std::errc() && ptr == end) {
+      n.kind = JsonNumber::Kind::kInt;
+      n.number = static_cast<double>(n.integer);
+      return n;
+    }
+    n.kind = JsonNumber::Kind::kBigInt;  // Python's int has no size limit: the caller keeps digits
+  } else {
+    n.kind = JsonNumber::Kind::kFloat;
+  }
+  const bool minus = !literal.empty() && literal.front() == '-';
+  const std::string_view unsigned_part = minus ? literal.substr(1) : literal;
+  if (unsigned_part == "NaN") {
+    n.number = std::numeric_limits<double>::quiet_NaN();
+    return n;
+  }
+  if (unsigned_part == "Infinity" || unsigned_part == "Inf") {
+    n.number = minus ? -HUGE_VAL : HUGE_VAL;
+    return n;
+  }
+  // RapidJSON has validated the literal; from_chars rounds correctly, as Python's float() does.
+  const auto [ptr, ec] = std::from_chars(begin, end, n.number);
+  (void)ptr;
+  if (ec == std::errc::result_out_of_range) {
+    n.number = std::strtod(std::string(literal).c_str(), nullptr);  // overflow to inf, or 0
+  }
+  return n;
+}
+
+// Wires a JsonEvents handler to the reader: its offset source and its failure.
+class JsonEventSource {
+ public:
+  template <typename Stream>
+  static void Attach(JsonEvents& events, Stream& stream) {
+    events.offset_ = [](void* s) -> uint64_t { return static_cast<Stream*>(s)->Tell(); };
+    events.offset_context_ = &stream;
+  }
+  static void Detach(JsonEvents& events) {
+    events.offset_ = nullptr;
+    events.offset_context_ = nullptr;
+  }
+  static bool Fail(JsonEvents& events, Status status) { return events.Fail(std::move(status)); }
+};
+
+namespace {
+
+using rapidjson::SizeType;
+
+// RapidJSON handler that forwards to JsonEvents and enforces the depth limit before anything
+// descends.
+template <typename Stream>
+class Adapter {
+ public:
+  Adapter(JsonEvents& events, Stream& stream, int max_depth)
+      : events_(events), stream_(stream), max_depth_(max_depth) {}
+
+  bool Null() { return events_.Null(); }
+  bool Bool(bool b) { return events_.Bool(b); }
+  // Numbers arrive as RawNumber (kParseNumbersAsStringsFlag); the typed calls never happen.
+  bool Int(int) { return false; }
+  bool Uint(unsigned) { return false; }
+  bool Int64(int64_t) { return false; }
+  bool Uint64(uint64_t) { return false; }
+  bool Double(double) { return false; }
+  bool RawNumber(const char* str, SizeType length, bool /*copy*/) {
+    return events_.Number(std::string_view(str, length));
+  }
+  bool String(const char* str, SizeType length, bool /*copy*/) {
+    return events_.String(std::string_view(str, length));
+  }
+  bool Key(const char* str, SizeType length, bool /*copy*/) {
+    return events_.Key(std::string_view(str, length));
+  }
+  bool StartObject() { return Deeper() && events_.StartObject(); }
+  bool EndObject(SizeType /*members*/) {
+    --depth_;
+    return events_.EndObject();
+  }
+  bool StartArray() { return Deeper() && events_.StartArray(); }
+  bool EndArray(SizeType /*elements*/) {
+    --depth_;
+    return events_.EndArray();
+  }
+
+ private:
+  bool Deeper() {
+    if (++depth_ <= max_depth_) return true;
+    return JsonEventSource::Fail(
+        events_, Status::OutOfRange(fmt::format("JSON nested deeper than {} levels at byte {}",
+                                                max_depth_, stream_.Tell())));
+  }
+
+  JsonEvents& events_;
+  Stream& stream_;
+  const int max_depth_;
+  int depth_ = 0;
+};
+
+// `where` names the error's position ("byte", or "byte offset" for whole documents).
+template <unsigned kFlags, typename Stream>
+Status Run(Stream& stream, JsonEvents& events, const JsonReadOptions& options,
+           std::string_view where = "byte") {
+  JsonEventSource::Attach(events, stream);
+  Adapter<Stream> adapter(events, stream, options.max_depth);
+  rapidjson::Reader reader;
+  rapidjson::ParseResult result;
+  if (options.non_finite == JsonNonFinite::kAccept) {
+    result = reader.Parse<kFlags | rapidjson::kParseNanAndInfFlag>(stream, adapter);
+  } else {
+    result = reader.Parse<kFlags>(stream, adapter);
+  }
+  JsonEventSource::Detach(events);
+  if (!events.status().ok()) return events.status();
+  if (result.IsError()) {
+    if (options.syntax_error != nullptr) {
+      *options.syntax_error = {result.Offset(), rapidjson::GetParseError_En(result.Code())};
+    }
+    return Status::Corrupt(fmt::format("malformed JSON at {} {}: {}", where, result.Offset(),
+                                       rapidjson::GetParseError_En(result.Code())));
+  }
+  return Status::Ok();
+}
+
+constexpr unsigned kCommonFlags =
+    rapidjson::kParseNumbersAsStringsFlag | rapidjson::kParseValidateEncodingFlag;
+
+// Builds JsonValues from events: one container per frame. Large objects get an index by member
+// name so that a repeated key replaces the earlier value without a quadratic search.
+class ValueBuilder {
+ public:
+  bool building() const { return !frames_.empty(); }
+  size_t depth() const { return frames_.size(); }
+
+  void Start(bool object) {
+    Frame& f = frames_.emplace_back();
+    f.value = object ? JsonValue::MakeObject() : JsonValue::MakeArray();
+  }
+  void Key(std::string_view key) { frames_.back().pending_key.assign(key); }
+  // Adds a complete value to the open container; returns it when there is none (a top value).
+  std::optional<JsonValue> Add(JsonValue&& value) {
+    if (frames_.empty()) return std::move(value);
+    Frame& parent = frames_.back();
+    if (parent.value.is_array()) {
+      parent.value.array().push_back(std::move(value));
+      return std::nullopt;
+    }
+    JsonValue::Object& members = parent.value.object();
+    size_t found = members.size();
+    if (members.size() < kIndexFrom) {
+      for (size_t i = 0; i < members.size(); ++i) {
+        if (members[i].first == parent.pending_key) {
+          found = i;
+          break;
+        }
+      }
+    } else {
+      if (parent.index.empty()) {
+        for (size_t i = 0; i < members.size(); ++i) parent.index.emplace(members[i].first, i);
+      }
+      const auto [it, inserted] = parent.index.try_emplace(parent.pending_key, members.size());
+      if (!inserted) found = it->second;
+    }
+    if (found < members.size()) {
+      members[found].second = std::move(value);  // a repeated key: the last value wins
+    } else {
+      members.emplace_back(std::move(parent.pending_key), std::move(value));
+    }
+    return std::nullopt;
+  }
+  // Closes the innermost container.
+  std::optional<JsonValue> End() {
+    JsonValue done = std::move(frames_.back().value);
+    frames_.pop_back();
+    return Add(std::move(done));
+  }
+
+  static JsonValue NumberValue(std::string_view literal) {
+    const JsonNumber n = ReadJsonNumber(literal);
+    switch (n.kind) {
+      case JsonNumber::Kind::kInt:
+        return JsonValue::Int(n.integer);
+      case JsonNumber::Kind::kBigInt:
+        return JsonValue::BigInt(std::string(literal));
+      case JsonNumber::Kind::kFloat:
+        break;
+    }
+    return JsonValue::Double(n.number);
+  }
+
+ private:
+  static constexpr size_t kIndexFrom = 32;
+  struct Frame {
+    JsonValue value;
+    std::string pending_key;
+    std::unordered_map<std::string, size_t> index;  // built once an object passes kIndexFrom
+  };
+  std::vector<Frame> frames_;
+};
+
+// A whole document into one JsonValue.
+class DocumentHandler final : public JsonEvents {
+ public:
+  bool Null() override { return Put(JsonValue()); }
+  bool Bool(bool b) override { return Put(JsonValue::Bool(b)); }
+  bool Number(std::string_view literal) override {
+    return Put(ValueBuilder::NumberValue(literal));
+  }
+  bool String(std::string_view s) override { return Put(JsonValue::String(std::string(s))); }
+  bool Key(std::string_view key) override {
+    builder_.Key(key);
+    return true;
+  }
+  bool StartObject() override {
+    builder_.Start(true);
+    return true;
+  }
+  bool EndObject() override { return Done(builder_.End()); }
+  bool StartArray() override {
+    builder_.Start(false);
+    return true;
+  }
+  bool EndArray() override { return Done(builder_.End()); }
+
+  JsonValue Take() { return std::move(root_); }
+
+ private:
+  bool Put(JsonValue&& v) { return Done(builder_.Add(std::move(v))); }
+  bool Done(std::optional<JsonValue> top) {
+    if (top) root_ = std::move(*top);
+    return true;
+  }
+  ValueBuilder builder_;
+  JsonValue root_;
+};
+
+// Where a value being built will go when it is complete.
+enum class Destination { kMember, kRootMember, kDiscard };
+
+// StreamJson: walks the stream path and builds one member value at a time.
+class StreamHandler final : public JsonEvents {
+ public:
+  StreamHandler(const JsonStreamSpec& spec, int max_depth) : spec_(spec), max_depth_(max_depth) {}
+
+  bool Null() override { return Scalar(JsonValue()); }
+  bool Bool(bool b) override { return Scalar(JsonValue::Bool(b)); }
+  bool Number(std::string_view literal) override {
+    return Scalar(ValueBuilder::NumberValue(literal));
+  }
+  bool String(std::string_view s) override { return Scalar(JsonValue::String(std::string(s))); }
+  bool Key(std::string_view key) override {
+    if (builder_.building()) {
+      builder_.Key(key);
+    } else {
+      pending_key_.assign(key);
+    }
+    return true;
+  }
+  bool StartObject() override { return StartContainer(true); }
+  bool EndObject() override {
+    if (builder_.building()) return EndContainer();
+    --path_depth_;  // leaving an object on the stream path (or the root)
+    return true;
+  }
+  bool StartArray() override { return StartContainer(false); }
+  bool EndArray() override { return EndContainer(); }
+
+ private:
+  // Depth of the object whose members are streamed: the root is 1.
+  size_t StreamLevel() const { return spec_.stream_path.size() + 1; }
+
+  Destination DestinationOfPending() const {
+    if (path_depth_ == StreamLevel()) return Destination::kMember;
+    if (path_depth_ == 1) return Destination::kRootMember;
+    return Destination::kDiscard;
+  }
+
+  bool StartContainer(bool object) {
+    if (builder_.building()) {
+      if (builder_.depth() >= static_cast<size_t>(max_depth_)) {
+        return Fail(Status::OutOfRange(
+            fmt::format("JSON nested deeper than {} levels at byte {}", max_depth_, Offset())));
+      }
+      builder_.Start(object);
+      return true;
+    }
+    if (path_depth_ == 0) {
+      if (!object) return Fail(Status::Corrupt("the JSON root is not an object"));
+      path_depth_ = 1;
+      if (StreamLevel() == 1 && spec_.reached_stream_object != nullptr) {
+        *spec_.reached_stream_object = true;
+      }
+      return true;
+    }
+    // A member value of an object on the stream path: descend when it is the next path object.
+    if (object && path_depth_ < StreamLevel() &&
+        pending_key_ == spec_.stream_path[path_depth_ - 1]) {
+      ++path_depth_;
+      if (path_depth_ == StreamLevel() && spec_.reached_stream_object != nullptr) {
+        *spec_.reached_stream_object = true;
+      }
+      return true;
+    }
+    destination_ = DestinationOfPending();
+    member_key_ = pending_key_;
+    member_offset_ = Offset();
+    builder_.Start(object);
+    return true;
+  }
+
+  bool EndContainer() {
+    std::optional<JsonValue> top = builder_.End();
+    return top ? Deliver(std::move(*top)) : true;
+  }
+
+  bool Scalar(JsonValue&& value) {
+    if (builder_.building()) {
+      (void)builder_.Add(std::move(value));
+      return true;
+    }
+    if (path_depth_ == 0) return Fail(Status::Corrupt("the JSON root is not an object"));
+    destination_ = DestinationOfPending();
+    member_key_ = pending_key_;
+    member_offset_ = Offset();
+    return Deliver(std::move(value));
+  }
+
+  bool Deliver(JsonValue&& value) {
+    Status s;
+    if (destination_ == Destination::kMember) {
+      if (spec_.on_member) s = spec_.on_member(member_key_, std::move(value), member_offset_);
+    } else if (destination_ == Destination::kRootMember) {
+      if (spec_.on_root_member) s = spec_.on_root_member(member_key_, std::move(value));
+    }
+    if (!s.ok()) return Fail(std::move(s));
+    return true;
+  }
+
+  const JsonStreamSpec& spec_;
+  const int max_depth_;
+  size_t path_depth_ = 0;
+  std::string pending_key_;
+  ValueBuilder builder_;
+  Destination destination_ = Destination::kDiscard;
+  std::string member_key_;
+  uint64_t member_offset_ = 0;
+};
+
+struct FileCloser {
+  void operator()(std::FILE* f) const {
+    if (f != nullptr) std::fclose(f);
+  }
+};
+
+}  // namespace
+
+namespace {
+
+Status ParseInPlace(std::string_view text, JsonEvents& events, const JsonReadOptions& options,
+                    std::string_view where) {
+  // A NUL would end RapidJSON's in-place input early; JSON text can never hold one.
+  if (const void* nul = std::memchr(text.data(), '\0', text.size())) {
+    const auto at = static_cast<size_t>(static_cast<const char*>(nul) - text.data());
+    return Status::Corrupt(fmt::format("malformed JSON at {} {}: a NUL byte", where, at));
+  }
+  std::string copy(text);
+  rapidjson::InsituStringStream stream(copy.data());
+  return Run<kCommonFlags | rapidjson::kParseInsituFlag>(stream, events, options, where);
+}
+
+}  // namespace
+
+Status ParseJsonEvents(std::string_view text, JsonEvents& events, const JsonReadOptions& options) {
+  return ParseInPlace(text, events, options, "byte");
+}
+
+Status StreamJsonEvents(std::span<const char> bytes, JsonEvents& events,
+                        const JsonReadOptions& options) {
+  rapidjson::MemoryStream stream(bytes.data(), bytes.size());
+  return Run<kCommonFlags | rapidjson::kParseIterativeFlag>(stream, events, options);
+}
+
+Status ParseJsonFileEvents(const std::filesystem::path& path, JsonEvents& events,
+                           const JsonReadOptions& options) {
+  std::unique_ptr<std::FILE, FileCloser> f(std::fopen(path.c_str(), "rb"));
+  if (!f) return Status::IoError(fmt::format("{}: cannot open", path.string()));
+  char buffer[1 << 16];
+  rapidjson::FileReadStream stream(f.get(), buffer, sizeof(buffer));
+  return Run<kCommonFlags | rapidjson::kParseIterativeFlag>(stream, events, options);
+}
+
+Result<JsonValue> ParseJson(std::string_view text, const JsonReadOptions& options) {
+  DocumentHandler handler;
+  NUMPROBE_RETURN_IF_ERROR(ParseInPlace(text, handler, options, "byte offset"));
+  return handler.Take();
+}
+
+Status StreamJson(std::span<const char> bytes, const JsonStreamSpec& spec,
+                  const JsonReadOptions& options) {
+  rapidjson::MemoryStream stream(bytes.data(), bytes.size());
+  StreamHandler handler(spec, options.max_depth);
+  // The handler counts depth from the streamed member and refuses first (its message names the
+  // caller's limit); the reader's own limit is one level beyond it.
+  JsonReadOptions outer = options;
+  outer.max_depth = options.max_depth + static_cast<int>(spec.stream_path.size()) + 2;
+  return Run<kCommonFlags | rapidjson::kParseIterativeFlag>(stream, handler, outer);
+}
+
+}  // namespace numprobe
