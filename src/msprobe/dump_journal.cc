@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/json.h"
+#include "core/py_format.h"
 #include "core/text_file.h"
 #include "msprobe/dump_tables.h"
 
@@ -22,9 +23,9 @@ namespace fs = std::filesystem;
 
 std::string ErrnoText() { return std::strerror(errno); }
 
-// Appends `s` as a JSON string (json.dumps' form, as the rest of the line).
+// Appends `s` as a JSON string, spelled as JsonValue's serializer writes the rest of the line.
 void AppendJsonString(std::string_view s, std::string* out) {
-  AppendJson(JsonValue::String(std::string(s)), -1, out);
+  detail::AppendJsonString(s, out, {.invalid = detail::Utf8Invalid::kReplace, .escape_del = false});
 }
 
 Result<std::string> ReadWholeFile(const fs::path& path) {
