@@ -12,7 +12,8 @@
 // | kResult             | numprobe's own results: divergence_*.json,             | "NaN", "Infinity",       |
 // |                     | diff_analyze_*.json, scan_*.json, inspect --json,      | "-Infinity" (strings: any|
 // |                     | compare_result_*.json, config-check's JSON, the        | JSON parser reads them)  |
-// |                     | safetensors header                                     |                          |
+// |                     | safetensors header, precheck_*.json,                   |                          |
+// |                     | precheck_compare_*.json and the precheck plan's JSON   |                          |
 // | kUi                 | serve's API answers and report.html's embedded data    | "nan", "inf", "-inf" (as |
 // |                     |                                                        | the compare CSV spells   |
 // |                     |                                                        | them; JSON.parse rejects |
