@@ -52,7 +52,13 @@ class PyValue {
 
 // Which part of an API call a row belongs to (msprobe's "state"). Keyword arguments are inputs.
 enum class RowState : uint8_t { kInput, kOutput, kParameters, kParametersGrad, kDebug };
-std::string_view RowStateName(RowState state);  // "input", "output", "parameters", ...
+inline constexpr EnumNameEntry<RowState> kRowStateNames[] = {
+    {RowState::kInput, "input"},
+    {RowState::kOutput, "output"},
+    {RowState::kParameters, "parameters"},
+    {RowState::kParametersGrad, "parameters_grad"},
+    {RowState::kDebug, "debug"}};
+constexpr const auto& EnumNameTable(RowState /*unused*/) { return kRowStateNames; }
 
 inline constexpr int kStatMax = 0;
 inline constexpr int kStatMin = 1;

@@ -482,42 +482,6 @@ bool IsCallableGlobal(Global id) {
 
 }  // namespace
 
-std::string_view KindName(Kind kind) {
-  switch (kind) {
-    case Kind::kNone:
-      return "None";
-    case Kind::kBool:
-      return "bool";
-    case Kind::kInt:
-    case Kind::kBigInt:
-      return "int";
-    case Kind::kFloat:
-      return "float";
-    case Kind::kStr:
-      return "str";
-    case Kind::kBytes:
-      return "bytes";
-    case Kind::kTuple:
-      return "tuple";
-    case Kind::kList:
-      return "list";
-    case Kind::kDict:
-      return "dict";
-    case Kind::kSet:
-      return "set";
-    case Kind::kFrozenSet:
-      return "frozenset";
-    case Kind::kGlobal:
-      return "global";
-    case Kind::kCall:
-    case Kind::kObject:
-      return "object";
-    case Kind::kPersistentId:
-      return "persistent id";
-  }
-  return "value";
-}
-
 std::string_view Pickle::text(Ref r) const {
   const Node& n = nodes_[r];
   switch (n.kind) {
@@ -591,7 +555,7 @@ std::string Pickle::Describe(Ref r) const {
       break;
   }
   const auto n_items = items(r).size() / (n.kind == Kind::kDict ? 2 : 1);
-  return fmt::format("{} of {} item{}", KindName(n.kind), n_items, n_items == 1 ? "" : "s");
+  return fmt::format("{} of {} item{}", EnumName(n.kind), n_items, n_items == 1 ? "" : "s");
 }
 
 // The interpreter. One Machine runs one pickle.
@@ -917,7 +881,7 @@ class Machine {
   Status CheckKey(Ref key) const {
     if (!Hashable(key)) {
       return Corrupt(
-          fmt::format("unhashable {} used as a dict key or set item", KindName(KindOf(key))));
+          fmt::format("unhashable {} used as a dict key or set item", EnumName(KindOf(key))));
     }
     const Kind k = KindOf(key);
     if (k == Kind::kTuple || k == Kind::kFrozenSet) {
@@ -1317,7 +1281,7 @@ Result<Ref> Machine::Evaluate(Global id, Ref callable, Ref args) {
 
 Status Machine::DoReduce(Ref callable, Ref args, bool newobj) {
   if (KindOf(args) != Kind::kTuple) {
-    return Corrupt(fmt::format("arguments are a {}, not a tuple", KindName(KindOf(args))));
+    return Corrupt(fmt::format("arguments are a {}, not a tuple", EnumName(KindOf(args))));
   }
   const Kind ck = KindOf(callable);
   if (ck == Kind::kGlobal && p_.global(callable) != Global::kUnknown) {
@@ -1334,7 +1298,7 @@ Status Machine::DoReduce(Ref callable, Ref args, bool newobj) {
       ck == Kind::kGlobal || ck == Kind::kObject || ck == Kind::kPersistentId;
   if (!options_.inert || !opaque_target) {
     return Corrupt(fmt::format("{} on a {} (needs a {})", newobj ? "NEWOBJ" : "REDUCE",
-                               KindName(ck), newobj ? "class" : "callable"));
+                               EnumName(ck), newobj ? "class" : "callable"));
   }
   Ref cls_global = callable;
   if (ck == Kind::kPersistentId) {  // legacy whole-model saves: ('module', cls, file, source)
@@ -1373,7 +1337,7 @@ Status Machine::DoBuild(Ref target, Ref state) {
           return Unsupported("BUILD with a storage (Tensor.set_) on a tensor");
         }
         if (sk != Kind::kNone && sk != Kind::kDict && sk != Kind::kTuple) {
-          return Corrupt(fmt::format("BUILD state of a tensor is a {}", KindName(sk)));
+          return Corrupt(fmt::format("BUILD state of a tensor is a {}", EnumName(sk)));
         }
         RefsOf(target)[2] = state;
         return Status::Ok();
@@ -1395,7 +1359,7 @@ Status Machine::DoAppends(Ref target, std::span<const Ref> items) {
     }
   }
   if (KindOf(list) != Kind::kList) {
-    return Corrupt(fmt::format("{} on a {} (needs a list)", OpName(op_), KindName(KindOf(target))));
+    return Corrupt(fmt::format("{} on a {} (needs a list)", OpName(op_), EnumName(KindOf(target))));
   }
   NUMPROBE_RETURN_IF_ERROR(ChargeItems(items.size()));
   auto& refs = RefsOf(list);
@@ -1414,7 +1378,7 @@ Status Machine::DoSetItems(Ref target, std::span<const Ref> flat) {
     }
   }
   if (KindOf(dict) != Kind::kDict) {
-    return Corrupt(fmt::format("{} on a {} (needs a dict)", OpName(op_), KindName(KindOf(target))));
+    return Corrupt(fmt::format("{} on a {} (needs a dict)", OpName(op_), EnumName(KindOf(target))));
   }
   for (size_t i = 0; i < flat.size(); i += 2) {
     NUMPROBE_RETURN_IF_ERROR(DictSet(dict, flat[i], flat[i + 1]));
@@ -1648,7 +1612,7 @@ Status Machine::Step() {
       NUMPROBE_ASSIGN_OR_RETURN(auto items, PopMark());
       NUMPROBE_ASSIGN_OR_RETURN(Ref target, Top());
       if (KindOf(target) != Kind::kSet) {
-        return Corrupt(fmt::format("ADDITEMS on a {} (needs a set)", KindName(KindOf(target))));
+        return Corrupt(fmt::format("ADDITEMS on a {} (needs a set)", EnumName(KindOf(target))));
       }
       for (Ref item : items) NUMPROBE_RETURN_IF_ERROR(SetAdd(target, item));
       return Status::Ok();
@@ -1693,7 +1657,7 @@ Status Machine::Step() {
       NUMPROBE_ASSIGN_OR_RETURN(Ref module, Pop());
       if (KindOf(name) != Kind::kStr || KindOf(module) != Kind::kStr) {
         return Corrupt(fmt::format("STACK_GLOBAL needs two strings, got {} and {}",
-                                   KindName(KindOf(module)), KindName(KindOf(name))));
+                                   EnumName(KindOf(module)), EnumName(KindOf(name))));
       }
       return DoGlobal(p_.text(module), p_.text(name));
     }
@@ -1713,7 +1677,7 @@ Status Machine::Step() {
       NUMPROBE_ASSIGN_OR_RETURN(Ref cls, Pop());
       if (KindOf(kwargs) != Kind::kDict) {
         return Corrupt(
-            fmt::format("NEWOBJ_EX keyword arguments are a {}", KindName(KindOf(kwargs))));
+            fmt::format("NEWOBJ_EX keyword arguments are a {}", EnumName(KindOf(kwargs))));
       }
       const bool allowlisted = KindOf(cls) == Kind::kGlobal && p_.global(cls) != Global::kUnknown;
       if (allowlisted && !RefsOf(kwargs).empty()) {

@@ -184,7 +184,7 @@ std::string DisplayText(std::string_view text, size_t max_chars) {
 
 void PrintText(const InspectedFile& f) {
   std::printf("%s: %s, %zu tensor%s\n", f.path.c_str(),
-              std::string(FormatName(f.file.format)).c_str(), f.file.tensors.size(),
+              std::string(EnumName(f.file.format)).c_str(), f.file.tensors.size(),
               f.file.tensors.size() == 1 ? "" : "s");
   // File metadata (safetensors __metadata__, ckpt str values, torch.save format), one line per
   // key, in file order.
@@ -263,7 +263,7 @@ void WriteJsonFile(JsonWriter& w, const InspectedFile& f) {
   w.Key("path");
   w.String(f.path.c_str());
   w.Key("format");
-  w.String(std::string(FormatName(f.file.format)).c_str());
+  w.String(std::string(EnumName(f.file.format)).c_str());
   w.Key("metadata");
   w.StartObject();
   for (const auto& [k, v] : f.file.metadata) {
