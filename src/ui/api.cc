@@ -84,9 +84,9 @@ void WriteCell(JsonWriter& w, const Cell& c) {
 
 void WriteLevelCounts(JsonWriter& w, const ResultStore& s) {
   w.StartObject();
-  for (const Level l :
-       {Level::kPass, Level::kWarning, Level::kError, Level::kUnmatched, Level::kNone}) {
-    w.KeyStr(LevelName(l));
+  for (const Verdict l :
+       {Verdict::kPass, Verdict::kWarning, Verdict::kError, Verdict::kUnmatched, Verdict::kNone}) {
+    w.KeyStr(EnumName(l));
     w.Int64(s.LevelCount(l));
   }
   w.EndObject();
@@ -127,7 +127,7 @@ void WriteCulprit(JsonWriter& w, const Run& run, const Culprit& c) {
   w.KeyStr("op");
   w.Str(op);
   w.KeyStr("level");
-  w.Str(LevelName(c.level));
+  w.Str(EnumName(c.level));
   w.KeyStr("why");
   w.Str(c.why);
   w.KeyStr("first_row");
@@ -204,7 +204,7 @@ void WriteTreeNodeSummary(JsonWriter& w, const ModelTree& tree, uint32_t id) {
   w.KeyStr("name");
   w.Str(n.name);
   w.KeyStr("worst");
-  w.Str(LevelName(n.worst));
+  w.Str(EnumName(n.worst));
   w.KeyStr("rows");
   w.Uint(n.rows);
   w.KeyStr("children");
@@ -368,11 +368,11 @@ Result<RowQuery> QueryOf(const Run& run, const Params& params) {
     while (start <= r->size()) {
       const size_t comma = std::min(r->find(',', start), r->size());
       const std::string_view name = std::string_view{*r}.substr(start, comma - start);
-      const Level l = ParseLevel(name);
-      if (l == Level::kNone && name != "none") {
+      const std::optional<Verdict> l = EnumFromName<Verdict>(name);
+      if (!l) {
         return Status::InvalidArgument(fmt::format("unknown result '{}'", name.substr(0, 40)));
       }
-      q.levels.push_back(l);
+      q.levels.push_back(*l);
       start = comma + 1;
     }
   }
@@ -462,7 +462,7 @@ ApiResponse Api::Rows(const Params& params) const {
     w.KeyStr("i");
     w.Uint(r);
     w.KeyStr("l");
-    w.Str(LevelName(s.level(r)));
+    w.Str(EnumName(s.level(r)));
     w.KeyStr("c");
     w.StartArray();
     for (size_t k = 0; k < columns.size(); ++k) WriteCell(w, cells[j * columns.size() + k]);
@@ -490,7 +490,7 @@ ApiResponse Api::Row(const Params& params) const {
   w.KeyStr("i");
   w.Uint(i);
   w.KeyStr("level");
-  w.Str(LevelName(s.level(i)));
+  w.Str(EnumName(s.level(i)));
   w.KeyStr("op");
   w.Str(s.entry_names()[entry]);
   w.KeyStr("cells");
@@ -578,7 +578,7 @@ ApiResponse Api::TreeSearch(const Params& params) const {
     w.KeyStr("name");
     w.Str(n.name);
     w.KeyStr("worst");
-    w.Str(LevelName(n.worst));
+    w.Str(EnumName(n.worst));
     w.KeyStr("rows");
     w.Uint(n.rows);
     w.KeyStr("path");
@@ -606,7 +606,7 @@ std::string Api::TreeJson(size_t run_index) const {
     w.StartArray();
     w.Str(n.name);
     w.Int(n.parent);
-    w.Str(LevelName(n.worst));
+    w.Str(EnumName(n.worst));
     w.Uint(n.rows);
     w.Int(n.entry);
     w.Uint(n.position);
@@ -816,7 +816,7 @@ ApiResponse Api::Trend(const Params& params) const {
       w.Null();
     }
     w.KeyStr("level");
-    w.Str(row ? LevelName(r.store->level(*row)) : "none");
+    w.Str(row ? EnumName(r.store->level(*row)) : "none");
     w.EndObject();
   }
   w.EndArray();

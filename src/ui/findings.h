@@ -34,7 +34,7 @@ struct AnalysedOp {
 
 struct Culprit {
   uint32_t entry = 0;
-  Level level = Level::kNone;
+  Verdict level = Verdict::kNone;
   std::vector<uint32_t> rows;          // the entry's offending rows, the worst first
   std::string why;                     // "inputs pass; output.0 error", or the analysis' reason
   std::optional<AnalysedOp> analysis;  // set when numprobe compare's analysis named this op

@@ -147,39 +147,9 @@ const std::vector<uint32_t>& TextPool::SortedRanks() const {
   return ranks_;
 }
 
-std::string_view LevelName(Level level) {
-  switch (level) {
-    case Level::kPass:
-      return "pass";
-    case Level::kUnmatched:
-      return "unmatched";
-    case Level::kWarning:
-      return "warning";
-    case Level::kError:
-      return "error";
-    case Level::kNone:
-      return "none";
-  }
-  return "none";
-}
-
-Level ParseLevel(std::string_view text) {
-  if (text == "pass") return Level::kPass;
-  if (text == "unmatched") return Level::kUnmatched;
-  if (text == "warning") return Level::kWarning;
-  if (text == "error") return Level::kError;
-  return Level::kNone;
-}
-
-Level WorseLevel(Level a, Level b) {
-  if (a == Level::kNone) return b;
-  if (b == Level::kNone) return a;
-  return static_cast<uint8_t>(a) >= static_cast<uint8_t>(b) ? a : b;
-}
-
 std::string RowQuery::Key() const {
   std::string key = fmt::format("s{}{}|", sort_column, descending ? "d" : "a");
-  for (const Level l : levels) key += fmt::format("l{}", static_cast<int>(l));
+  for (const Verdict l : levels) key += fmt::format("l{}", static_cast<int>(l));
   key += "|p" + std::to_string(pattern.size()) + ":" + pattern;
   for (const Range& r : ranges) {
     key += fmt::format("|r{}:{}:{}", r.column, r.min ? fmt::format("{}", *r.min) : "",
@@ -370,10 +340,10 @@ Status ResultStoreBuilder::AddRow(const std::vector<Cell>& cells, std::string_vi
       if (!b.numbers.empty()) b.numbers.push_back(0.0);
     }
   }
-  Level level = Level::kNone;
+  Verdict level = Verdict::kNone;
   if (result_column_ >= 0 && result_column_ < static_cast<int>(cells.size()) &&
       !cells[result_column_].is_number) {
-    level = ParseLevel(cells[result_column_].text);
+    level = EnumFromName<Verdict>(cells[result_column_].text).value_or(Verdict::kNone);
   }
   s.levels_.push_back(level);
   ++s.level_counts_[static_cast<int>(level)];
