@@ -17,7 +17,6 @@
 #define NUMPROBE_DIVERGENCE_H_
 
 #include <cstdint>
-#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,31 +63,6 @@ struct DivergenceReport {
 
 // Analyses one compare table. `construct` may be null (no module paths).
 DivergenceReport FindDivergence(const CompareTable& table, const ConstructMap* construct);
-
-// One compared rank and its analysis, for the files below.
-struct RankDivergence {
-  std::string scope;  // "" | "step0" | "graph/step1"
-  std::string rank;   // "rank0", "proc17032", "" for a file pair
-  const CompareTable* table = nullptr;
-  DivergenceReport report;
-};
-
-// The index in `ranks` of the earliest first divergence (earlier step first, then forward before
-// backward, then execution order, then rank order), or -1 when no rank has one.
-int EarliestDivergence(const std::vector<RankDivergence>& ranks);
-
-// divergence_{ts}.json: {"numprobe_divergence": 1, "first": op | null, "ranks": [{"scope",
-// "rank", "first", "next", "ops_examined", "rows_over_tolerance"}], "missing": [...]}.
-// `missing` lists ranks or steps present on one side only ("rank10: only in target").
-Status WriteDivergenceJson(const std::vector<RankDivergence>& ranks,
-                           const std::vector<std::string>& missing,
-                           const std::filesystem::path& path);
-
-// msprobe's diff_analyze_{ts}.json (-da): {"rank_N": [{"op_name", "data_info": {"input": {row:
-// {"NPU max", "NPU min", "NPU mean", "NPU l2norm"}}, "output": {...}}, "stack_info"}]}, one node
-// per rank: numprobe's first divergence of that rank.
-Status WriteDiffAnalyzeJson(const std::vector<RankDivergence>& ranks,
-                            const std::filesystem::path& path);
 
 }  // namespace numprobe
 

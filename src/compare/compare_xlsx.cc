@@ -7,9 +7,8 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include "numprobe/compare_writer.h"
-
 #include "compare/compare_internal.h"
+#include "compare/compare_writer.h"
 #include "core/py_format.h"
 
 #ifdef NUMPROBE_WITH_XLSX

@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 #include <rapidjson/error/en.h>
@@ -13,6 +14,7 @@
 #include <rapidjson/reader.h>
 
 #include "numprobe/compare.h"
+#include "numprobe/compare_trees.h"
 #include "numprobe/divergence.h"
 #include "numprobe/dump.h"
 #include "numprobe/dump_layout.h"
@@ -241,25 +243,28 @@ std::string JoinLabel(const std::string& scope, const std::string& rank) {
   return scope + "/" + rank;
 }
 
-// Builds the run's tree and findings; returns construct.json's map (empty when absent).
-ConstructMap FinishRun(Run* run, const fs::path& construct_json,
-                       std::vector<std::string>* warnings) {
-  ConstructMap construct;
+// Builds the run's tree (with `construct`'s nesting when there is one) and findings.
+void FinishRun(Run* run, const ConstructMap* construct) {
+  run->has_construct = construct != nullptr;
+  run->tree = ModelTree::Build(*run->store, construct);
+  run->findings = AnalyzeFindings(*run->store);
+}
+
+// As above, with construct.json read (a warning when it cannot be).
+void FinishRun(Run* run, const fs::path& construct_json, std::vector<std::string>* warnings) {
+  std::optional<ConstructMap> construct;
   if (!construct_json.empty()) {
     std::error_code ec;
     if (fs::is_regular_file(construct_json, ec)) {
       auto map = ReadConstructJson(construct_json);
       if (map) {
         construct = std::move(*map);
-        run->has_construct = true;
       } else {
         warnings->push_back(map.error().message());
       }
     }
   }
-  run->tree = ModelTree::Build(*run->store, run->has_construct ? &construct : nullptr);
-  run->findings = AnalyzeFindings(*run->store);
-  return construct;
+  FinishRun(run, construct ? &*construct : nullptr);
 }
 
 AnalysedOp AnalysedOf(const DivergenceOp& op) {
@@ -457,8 +462,9 @@ Status AddDumpRun(const DumpLocation& loc, const std::string& scope, const std::
   return Status::Ok();
 }
 
-Status AddComparedRun(const DumpPair& pair, Workspace* ws) {
-  NUMPROBE_ASSIGN_OR_RETURN(CompareTable table, CompareDumps(*pair.target, *pair.golden));
+Status AddComparedRun(const RankCompare& rank, Workspace* ws) {
+  const CompareTable& table = rank.table;
+  const DumpPair& pair = rank.pair;
   ResultStoreBuilder builder(table.Header());
   for (size_t i = 0; i < table.rows.size(); ++i) {
     const DumpRow& row = table.target->rows[table.rows[i].target];
@@ -468,19 +474,18 @@ Status AddComparedRun(const DumpPair& pair, Workspace* ws) {
   auto run = std::make_unique<Run>();
   run->scope = pair.scope;
   run->rank_folder = pair.rank;
-  run->label =
-      JoinLabel(pair.scope, pair.rank).empty() ? "dump.json" : JoinLabel(pair.scope, pair.rank);
+  run->label = rank.label;
   run->step = StepOfScope(pair.scope);
   run->rank = TrailingNumber(pair.rank, "rank");
-  run->mode = std::string(CompareModeName(table.mode));
+  run->mode = std::string(EnumName(table.mode));
   run->source = "compared on the fly";
   run->target = pair.target->dump_json.string();
   run->golden = pair.golden->dump_json.string();
   run->target_tensors = TensorDirIn(pair.target->dir);
   run->golden_tensors = TensorDirIn(pair.golden->dir);
   run->store = builder.Finish();
-  const ConstructMap construct = FinishRun(run.get(), pair.target->construct_json, &ws->warnings);
-  const DivergenceReport report = FindDivergence(table, run->has_construct ? &construct : nullptr);
+  FinishRun(run.get(), rank.has_construct ? &rank.construct : nullptr);
+  const DivergenceReport& report = rank.report;
   std::optional<AnalysedOp> first;
   if (report.first) first = AnalysedOf(*report.first);
   std::vector<AnalysedOp> next;
@@ -763,15 +768,17 @@ Result<std::unique_ptr<Workspace>> LoadWorkspace(const fs::path& path, const Loa
   if (!options.golden.empty()) {
     ws->kind = "dumps";
     ws->paths.push_back(options.golden.string());
-    NUMPROBE_ASSIGN_OR_RETURN(auto pairs, DiscoverDumpPairs(path, options.golden));
-    for (const DumpPair& p : pairs) {
-      if (!p.complete()) {
-        ws->warnings.push_back(fmt::format("{}: only in the {} dump; not compared",
-                                           JoinLabel(p.scope, p.rank),
-                                           p.target ? "target" : "golden"));
-        continue;
-      }
-      NUMPROBE_RETURN_IF_ERROR(AddComparedRun(p, ws.get()));
+    CompareTreesOptions compare;
+    compare.warning = [&ws](std::string_view message) { ws->warnings.emplace_back(message); };
+    compare.construct_errors_warn = true;
+    NUMPROBE_ASSIGN_OR_RETURN(const CompareTreesResult compared,
+                              CompareDumpTrees(path, options.golden, compare));
+    for (const MissingRank& m : compared.missing) {
+      ws->warnings.push_back(fmt::format("{}: only in the {} dump; not compared", m.label,
+                                         m.in_target ? "target" : "golden"));
+    }
+    for (const RankCompare& rank : compared.ranks) {
+      NUMPROBE_RETURN_IF_ERROR(AddComparedRun(rank, ws.get()));
     }
     if (ws->runs.empty()) return Status::NotFound("no rank is present in both dumps");
     SortRuns(ws.get());
