@@ -21,9 +21,8 @@
 
 #include <sys/wait.h>
 
+#include "numprobe/dump.h"
 #include "numprobe/dumper.h"
-
-#include "msprobe/dump_journal.h"
 
 namespace {
 

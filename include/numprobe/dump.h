@@ -165,6 +165,34 @@ class ConstructMap {
 Result<ConstructMap> ParseConstructJson(std::span<const char> bytes);
 Result<ConstructMap> ReadConstructJson(const std::filesystem::path& path);
 
+// The capture journal: dump.json.journal beside dump.json, appended record by record while a run
+// is captured, so that a run killed mid-step loses nothing it recorded. The readers above fall
+// back to it by themselves; these give the files it rebuilds as text.
+inline constexpr std::string_view kDumpJournalName = "dump.json.journal";
+
+struct DumpJsonText {
+  std::string text;           // dump.json's content, as msprobe writes it (indent 1)
+  bool from_journal = false;  // rebuilt from the journal
+  bool truncated_tail = false;
+};
+
+// dump.json of the rank folder `rank_dir`: the file itself, or the journal's reconstruction when
+// dump.json is missing or the journal holds records written after it. kNotFound if neither exists.
+Result<DumpJsonText> LoadDumpJson(const std::filesystem::path& rank_dir);
+
+// Everything a journal holds, as the JSON documents it rebuilds (json.dumps' formatting).
+struct JournalText {
+  std::string dump;       // dump.json: {"task", "level", "framework", "dump_data_dir", "data"}
+  std::string stack;      // stack.json
+  std::string construct;  // construct.json
+  std::string debug;      // debug.json's "data" (PrecisionDebugger.save); "null" when none
+  int64_t records = 0;    // data lines applied
+  bool dump_json_current = false;  // dump.json already holds everything
+  bool truncated_tail = false;     // the last line was cut short (skipped)
+};
+// Reads the journal file at `path`. kNotFound if absent; kCorrupt naming a malformed line.
+Result<JournalText> ReadDumpJournalText(const std::filesystem::path& path);
+
 }  // namespace numprobe
 
 #endif  // NUMPROBE_DUMP_H_

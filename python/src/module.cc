@@ -10,11 +10,10 @@
 #include <pybind11/stl/filesystem.h>
 
 #include "numprobe/config_check.h"
+#include "numprobe/dump.h"
 #include "numprobe/dump_config.h"
 #include "numprobe/dumper.h"
 #include "numprobe/stats.h"
-
-#include "msprobe/dump_journal.h"
 
 namespace py = pybind11;
 
@@ -78,32 +77,6 @@ JsonValue PyToJson(py::handle h, int depth) {
     return JsonValue::MakeObject(std::move(members));
   }
   return JsonValue::String(py::str(h).cast<std::string>());
-}
-
-py::object JsonToPy(const JsonValue& v) {
-  switch (v.kind()) {
-    case JsonValue::Kind::kNull:
-      return py::none();
-    case JsonValue::Kind::kBool:
-      return py::bool_(v.bool_value());
-    case JsonValue::Kind::kInt:
-      return py::int_(v.int_value());
-    case JsonValue::Kind::kDouble:
-      return py::float_(v.double_value());
-    case JsonValue::Kind::kString:
-      return py::str(v.string_value());
-    case JsonValue::Kind::kArray: {
-      py::list out;
-      for (const JsonValue& item : v.array()) out.append(JsonToPy(item));
-      return out;
-    }
-    case JsonValue::Kind::kObject: {
-      py::dict out;
-      for (const auto& [k, item] : v.object()) out[py::str(k)] = JsonToPy(item);
-      return out;
-    }
-  }
-  return py::none();
 }
 
 // Converts Python values (tensors, scalars, nested tuples/lists/dicts) to DumpValues. Device
@@ -590,12 +563,14 @@ PYBIND11_MODULE(_numprobe, m) {
   m.def(
       "read_journal",
       [](const std::string& path) {
-        RecoveredDump r = ValueOrThrow(ReadDumpJournal(path));
+        JournalText r = ValueOrThrow(ReadDumpJournalText(path));
+        // Python's json reads the NaN/Infinity tokens msprobe's files use.
+        const py::object loads = py::module_::import("json").attr("loads");
         py::dict out;
-        out["dump"] = JsonToPy(r.dump);
-        out["stack"] = JsonToPy(r.stack);
-        out["construct"] = JsonToPy(r.construct);
-        out["debug"] = JsonToPy(r.debug);
+        out["dump"] = loads(r.dump);
+        out["stack"] = loads(r.stack);
+        out["construct"] = loads(r.construct);
+        out["debug"] = loads(r.debug);
         out["records"] = r.records;
         out["dump_json_current"] = r.dump_json_current;
         out["truncated_tail"] = r.truncated_tail;

@@ -170,4 +170,17 @@ Result<DumpJsonText> LoadDumpJson(const std::filesystem::path& rank_dir) {
   return out;
 }
 
+Result<JournalText> ReadDumpJournalText(const std::filesystem::path& path) {
+  NUMPROBE_ASSIGN_OR_RETURN(RecoveredDump recovered, ReadDumpJournal(path));
+  JournalText out;
+  out.dump = ToJson(recovered.dump, 1);
+  out.stack = ToJson(recovered.stack, 1);
+  out.construct = ToJson(recovered.construct, 1);
+  out.debug = ToJson(recovered.debug, 1);
+  out.records = recovered.records;
+  out.dump_json_current = recovered.dump_json_current;
+  out.truncated_tail = recovered.truncated_tail;
+  return out;
+}
+
 }  // namespace numprobe

@@ -19,12 +19,11 @@
 #include <string>
 #include <string_view>
 
+#include "numprobe/dump.h"
 #include "numprobe/json_value.h"
 #include "numprobe/result.h"
 
 namespace numprobe {
-
-inline constexpr std::string_view kDumpJournalName = "dump.json.journal";
 
 struct RecoveredDump {
   JsonValue dump;       // {"task", "level", "framework", "dump_data_dir", "data": {...}}
@@ -41,12 +40,6 @@ struct RecoveredDump {
 // line before the last one.
 Result<RecoveredDump> ReadDumpJournal(const std::filesystem::path& path);
 
-struct DumpJsonText {
-  std::string text;           // dump.json's content, as msprobe writes it (indent 1)
-  bool from_journal = false;  // rebuilt from the journal
-  bool truncated_tail = false;
-};
-
 // True when `rank_dir` holds a capture journal.
 bool HasDumpJournal(const std::filesystem::path& rank_dir);
 
@@ -54,10 +47,6 @@ bool HasDumpJournal(const std::filesystem::path& rank_dir);
 // or the journal holds records written after it. nullopt when the files are current or there is
 // no journal.
 Result<std::optional<RecoveredDump>> ReadJournalIfNewer(const std::filesystem::path& rank_dir);
-
-// dump.json of the rank folder `rank_dir`: the file itself, or the journal's reconstruction when
-// dump.json is missing or the journal holds records written after it. kNotFound if neither exists.
-Result<DumpJsonText> LoadDumpJson(const std::filesystem::path& rank_dir);
 
 }  // namespace numprobe
 

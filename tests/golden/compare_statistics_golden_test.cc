@@ -10,7 +10,8 @@
 #include "numprobe/dump_layout.h"
 
 #include "compare/compare_writer.h"
-#include "golden/compare_csv.h"
+#include "testing/compare_csv.h"
+#include "testing/temp_dir.h"
 
 namespace numprobe {
 namespace {
@@ -27,17 +28,15 @@ TEST(CompareStatisticsGoldenTest, ReproducesMsprobesTable) {
   auto table = CompareDumps(*(*pairs)[0].target, *(*pairs)[0].golden);
   ASSERT_TRUE(table.ok()) << table.error().ToString();
   EXPECT_EQ(table->mode, CompareMode::kStatistics);
-  const fs::path out =
-      fs::temp_directory_path() / ("numprobe_stats_golden_" + std::to_string(::getpid()) + ".csv");
+  const test::TempDir temp("numprobe_stats_golden");
+  const fs::path out = temp / "compare_result.csv";
   ASSERT_TRUE(WriteCompareCsv(*table, out).ok());
-  const auto ours = testing::ReadCsv(out.string());
-  fs::remove(out);
-  const auto theirs = testing::ReadCsv(testing::FirstCsvIn(kFixtures / "compare_statistics"));
+  const auto ours = test::ReadCsv(out.string());
+  const auto theirs = test::ReadCsv(test::FirstCsvIn(kFixtures / "compare_statistics"));
   ASSERT_EQ(theirs.size(), 66u);
-  testing::ExpectSameCompareCsv(
-      ours, theirs,
-      {"Max diff", "Min diff", "Mean diff", "L2norm diff", "MaxRelativeErr", "MinRelativeErr",
-       "MeanRelativeErr", "NormRelativeErr"});
+  test::ExpectSameCompareCsv(ours, theirs,
+                             {"Max diff", "Min diff", "Mean diff", "L2norm diff", "MaxRelativeErr",
+                              "MinRelativeErr", "MeanRelativeErr", "NormRelativeErr"});
 }
 
 }  // namespace

@@ -11,7 +11,8 @@
 #include "numprobe/thread_pool.h"
 
 #include "compare/compare_writer.h"
-#include "golden/compare_csv.h"
+#include "testing/compare_csv.h"
+#include "testing/temp_dir.h"
 
 namespace numprobe {
 namespace {
@@ -34,17 +35,15 @@ TEST_P(CompareTensorGoldenTest, ReproducesMsprobesTable) {
   ASSERT_TRUE(table.ok()) << table.error().ToString();
   EXPECT_EQ(table->mode, CompareMode::kTensor);
   EXPECT_TRUE(table->warnings.empty()) << table->warnings[0];
-  const fs::path out =
-      fs::temp_directory_path() / ("numprobe_tensor_golden_" + std::to_string(::getpid()) + "_" +
-                                   std::to_string(GetParam()) + ".csv");
+  const test::TempDir temp("numprobe_tensor_golden");
+  const fs::path out = temp / "compare_result.csv";
   ASSERT_TRUE(WriteCompareCsv(*table, out).ok());
-  const auto ours = testing::ReadCsv(out.string());
-  fs::remove(out);
-  const auto theirs = testing::ReadCsv(testing::FirstCsvIn(kFixtures / "compare_tensor"));
+  const auto ours = test::ReadCsv(out.string());
+  const auto theirs = test::ReadCsv(test::FirstCsvIn(kFixtures / "compare_tensor"));
   ASSERT_EQ(theirs.size(), 66u);
-  testing::ExpectSameCompareCsv(ours, theirs,
-                                {"Cosine", "EucDist", "MaxAbsErr", "MaxRelativeErr",
-                                 "One Thousandth Err Ratio", "Five Thousandths Err Ratio"});
+  test::ExpectSameCompareCsv(ours, theirs,
+                             {"Cosine", "EucDist", "MaxAbsErr", "MaxRelativeErr",
+                              "One Thousandth Err Ratio", "Five Thousandths Err Ratio"});
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, CompareTensorGoldenTest, ::testing::Values(1, 4));

@@ -18,6 +18,7 @@
 #include "numprobe/npz.h"
 
 #include "formats/zip.h"
+#include "testing/temp_dir.h"
 
 namespace numprobe {
 namespace {
@@ -108,8 +109,8 @@ TEST_F(NpyGolden, LittleEndianAlignedFilesAreViewedInPlace) {
 }
 
 TEST_F(NpyGolden, WrittenFilesLoadInNumpyWithIdenticalValues) {
-  std::string pattern = (fs::temp_directory_path() / "numprobe_npy_golden_XXXXXX").string();
-  const fs::path out = ::mkdtemp(pattern.data());
+  const test::TempDir temp("numprobe_npy_golden");
+  const fs::path& out = temp.path();
   for (const auto& file : doc_["files"].GetObject()) {
     const std::string name = file.name.GetString();
     SCOPED_TRACE(name);
@@ -130,12 +131,11 @@ TEST_F(NpyGolden, WrittenFilesLoadInNumpyWithIdenticalValues) {
                               GoldenDir().string() + "' --written '" + out.string() + "'";
   const int rc = std::system(command.c_str());
   EXPECT_EQ(rc, 0) << command;
-  fs::remove_all(out);
 }
 
 TEST(ZipGolden, ArchivesWrittenByZipWriterReadInPythonZipfile) {
-  std::string pattern = (fs::temp_directory_path() / "numprobe_zip_golden_XXXXXX").string();
-  const fs::path out = ::mkdtemp(pattern.data());
+  const test::TempDir temp("numprobe_zip_golden");
+  const fs::path& out = temp.path();
   auto bytes = [](std::string_view s) { return std::as_bytes(std::span(s)); };
   {
     auto w = ZipWriter::Create(out / "mixed.zip");
@@ -162,7 +162,6 @@ TEST(ZipGolden, ArchivesWrittenByZipWriterReadInPythonZipfile) {
                               "/tests/golden/check_zip_written.py' '" +
                               out.string() + "'";
   EXPECT_EQ(std::system(command.c_str()), 0) << command;
-  fs::remove_all(out);
 }
 
 }  // namespace

@@ -19,6 +19,8 @@
 #include "numprobe/buffer.h"
 #include "numprobe/safetensors.h"
 
+#include "testing/temp_dir.h"
+
 namespace numprobe {
 namespace {
 
@@ -85,22 +87,7 @@ CommandResult RunChecker(const fs::path& written, const fs::path& original) {
   return result;
 }
 
-class TempDir {
- public:
-  TempDir()
-      : path_(fs::temp_directory_path() / ("numprobe_st_golden_" + std::to_string(::getpid()))) {
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using test::TempDir;
 
 class SafetensorsGolden : public ::testing::Test {
  protected:

@@ -23,6 +23,8 @@
 #include "numprobe/buffer.h"
 #include "numprobe/torch_pt.h"
 
+#include "testing/temp_dir.h"
+
 namespace numprobe {
 namespace {
 
@@ -262,10 +264,8 @@ std::string Hex(const std::string& bytes) {
 }
 
 TEST(TorchRoundTrip, WriteTorchFilesLoadInRealTorch) {
-  const fs::path dir =
-      fs::temp_directory_path() / ("numprobe_torch_rt_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const test::TempDir temp("numprobe_torch_rt");
+  const fs::path& dir = temp.path();
 
   // Every dtype torch 1.13 has, plus a strided view, a 0-d and an empty tensor.
   std::vector<Written> dict;
@@ -364,7 +364,6 @@ TEST(TorchRoundTrip, WriteTorchFilesLoadInRealTorch) {
   EXPECT_NE(output.find("checked " + std::to_string(dict.size() + 1) + " tensors in 2 files"),
             std::string::npos)
       << output;
-  fs::remove_all(dir);
 }
 
 }  // namespace

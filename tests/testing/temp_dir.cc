@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
-namespace numprobe::testing {
+namespace numprobe::test {
 
 namespace fs = std::filesystem;
 
@@ -53,4 +53,4 @@ void WriteFile(const fs::path& path, std::string_view bytes) {
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
-}  // namespace numprobe::testing
+}  // namespace numprobe::test

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace numprobe::testing {
+namespace numprobe::test {
 
 // A new, empty folder under the system's temporary folder (mkdtemp: unique even when tests run
 // in parallel), removed with everything in it when the object goes away.
@@ -35,6 +35,6 @@ std::string ReadFile(const std::filesystem::path& path);
 // Writes `bytes` to `path`, creating parent folders.
 void WriteFile(const std::filesystem::path& path, std::string_view bytes);
 
-}  // namespace numprobe::testing
+}  // namespace numprobe::test
 
 #endif  // NUMPROBE_TESTING_TEMP_DIR_H_

@@ -1,435 +1,61 @@
-// numprobe inspect PATH [--json]: tensors, dtypes, shapes and statistics of a file or a folder.
-#include <algorithm>
-#include <cmath>
-#include <cstdint>
+// numprobe inspect PATH [--json]: tensors, dtypes, shapes and statistics of a file or a folder
+// (the library's Inspect, inspect.h), printed as a table or as JSON.
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <string>
-#include <string_view>
-#include <vector>
 
-#include <fmt/format.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
-#include "numprobe/buffer.h"
-#include "numprobe/dump.h"
-#include "numprobe/stats.h"
-#include "numprobe/tensor_file.h"
+#include "numprobe/inspect.h"
 
 #include "cli.h"
-#include "core/json_number.h"
-#include "msprobe/dump_journal.h"
 
 namespace numprobe::cli {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct InspectOptions {
+struct InspectArgs {
   std::string path;
   bool json = false;
   bool inert = false;
 };
 
-struct InspectedTensor {
-  NamedTensor tensor;
-  TensorStats stats;
-};
-
-struct InspectedFile {
-  std::string path;
-  TensorFile file;
-  std::vector<TensorStats> stats;
-};
-
-// A capture dump (dump.json, or its journal when the run did not stop cleanly) in a rank folder.
-struct InspectedDump {
-  std::string path;  // the rank folder
-  DumpFile file;
-  size_t tensor_rows = 0;
-};
-
-bool IsDumpFileName(const fs::path& p) {
-  return p.filename() == "dump.json" || p.filename() == std::string(kDumpJournalName);
-}
-
-// `json` is a dump.json (or debug.json, or any file msprobe's compare would take as one); the
-// journal's name stands for its folder's dump.json (read from the journal when that is newer).
-Result<InspectedDump> InspectDump(const fs::path& json) {
-  InspectedDump out;
-  const bool journal = json.filename() == std::string(kDumpJournalName);
-  out.path =
-      journal || json.filename() == "dump.json" ? json.parent_path().string() : json.string();
-  if (out.path.empty()) out.path = ".";
-  NUMPROBE_ASSIGN_OR_RETURN(out.file,
-                            ReadDumpJson(journal ? json.parent_path() / "dump.json" : json));
-  for (const DumpRow& row : out.file.rows) {
-    if (row.is_tensor) ++out.tensor_rows;
-  }
-  return out;
-}
-
-std::string DumpSource(const InspectedDump& d) {
-  if (!d.file.from_journal) return "dump.json";
-  return d.file.journal_truncated_tail ? std::string(kDumpJournalName) + " (last record cut short)"
-                                       : std::string(kDumpJournalName);
-}
-
-void PrintDump(const InspectedDump& d) {
-  std::printf("%s: %s dump, task %s, level %s: %zu entries, %zu rows (%zu tensors), read from %s\n",
-              d.path.c_str(), d.file.framework.empty() ? "msprobe" : d.file.framework.c_str(),
-              d.file.task.empty() ? "?" : d.file.task.c_str(),
-              d.file.level.empty() ? "?" : d.file.level.c_str(), d.file.entries.size(),
-              d.file.rows.size(), d.tensor_rows, DumpSource(d).c_str());
-}
-
-// Files of a folder, recursively, sorted by path so that output is stable. Symlinks are skipped:
-// inspect reads only what it was given.
-std::vector<fs::path> ListFiles(const fs::path& root, std::vector<std::string>* skipped) {
-  std::vector<fs::path> files;
+int RunInspect(const InspectArgs& args) {
   std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::end(it);
-       it.increment(ec)) {
-    if (it->is_symlink()) {
-      skipped->push_back(it->path().string() + ": symbolic link skipped");
-      if (it->is_directory()) it.disable_recursion_pending();
-      continue;
-    }
-    if (it->is_regular_file()) files.push_back(it->path());
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
-// Detection sees the whole file (a memory map, read only where looked at): a checkpoint without
-// its extension is recognised by a trial parse of its first record. A file that cannot be mapped
-// is judged by its extension alone, and reading it reports the error.
-bool LooksLikeTensorFile(const fs::path& path) {
-  const auto buffer = Buffer::MapFile(path);
-  const std::span<const std::byte> bytes =
-      buffer ? (*buffer)->bytes() : std::span<const std::byte>();
-  return DetectFormat(bytes, path) != FileFormat::kUnknown;
-}
-
-std::string ShapeText(const std::vector<int64_t>& shape) {
-  return fmt::format("[{}]", fmt::join(shape, ", "));
-}
-
-std::string Number(double v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  return fmt::format("{:.6g}", v);
-}
-
-// Length of the UTF-8 sequence at text[i], with its code point in *code; 0 if the bytes there are
-// not valid UTF-8 (RFC 3629: no overlong forms, surrogates or code points past U+10FFFF).
-size_t Utf8Sequence(std::string_view text, size_t i, uint32_t* code) {
-  const auto lead = static_cast<unsigned char>(text[i]);
-  size_t len = 0;
-  uint32_t min = 0;
-  if (lead < 0x80) {
-    *code = lead;
-    return 1;
-  }
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    len = 2;
-    *code = lead & 0x1Fu;
-    min = 0x80;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    len = 3;
-    *code = lead & 0x0Fu;
-    min = 0x800;
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    len = 4;
-    *code = lead & 0x07u;
-    min = 0x10000;
-  } else {
-    return 0;
-  }
-  if (text.size() - i < len) return 0;
-  for (size_t k = 1; k < len; ++k) {
-    const auto c = static_cast<unsigned char>(text[i + k]);
-    if ((c & 0xC0) != 0x80) return 0;
-    *code = (*code << 6) | (c & 0x3Fu);
-  }
-  if (*code < min || *code > 0x10FFFF || (*code >= 0xD800 && *code <= 0xDFFF)) return 0;
-  return len;
-}
-
-// Untrusted metadata text made safe for one line of a terminal: cut after `max_chars` characters
-// ("..." marks the cut), control characters (C0, DEL, C1) and bytes that are not valid UTF-8
-// written as \xNN, other characters kept as they are. Written by hand: fmt's "{:?}" quotes and
-// escapes but does not cut, and a cut must not split a UTF-8 sequence.
-std::string DisplayText(std::string_view text, size_t max_chars) {
-  std::string out;
-  size_t chars = 0;
-  for (size_t i = 0; i < text.size(); ++chars) {
-    if (chars == max_chars) return out + "...";
-    uint32_t code = 0;
-    const size_t len = Utf8Sequence(text, i, &code);
-    if (len == 0 || code < 0x20 || (code >= 0x7F && code <= 0x9F)) {
-      const size_t n = std::max<size_t>(len, 1);
-      for (size_t k = 0; k < n; ++k) {
-        out += fmt::format("\\x{:02x}", static_cast<unsigned char>(text[i + k]));
-      }
-      i += n;
-    } else {
-      out.append(text.substr(i, len));
-      i += len;
-    }
-  }
-  return out;
-}
-
-void PrintText(const InspectedFile& f) {
-  std::printf("%s: %s, %zu tensor%s\n", f.path.c_str(),
-              std::string(EnumName(f.file.format)).c_str(), f.file.tensors.size(),
-              f.file.tensors.size() == 1 ? "" : "s");
-  // File metadata (safetensors __metadata__, ckpt str values, torch.save format), one line per
-  // key, in file order.
-  constexpr size_t kMaxShownChars = 80;
-  for (const auto& [key, value] : f.file.metadata) {
-    std::printf("  %s: %s\n", DisplayText(key, kMaxShownChars).c_str(),
-                DisplayText(value, kMaxShownChars).c_str());
-  }
-  if (f.file.tensors.empty()) return;
-  std::vector<std::vector<std::string>> rows;
-  rows.push_back(
-      {"name", "dtype", "shape", "max", "min", "mean", "norm", "nan", "+inf", "-inf", "zeros"});
-  for (size_t i = 0; i < f.file.tensors.size(); ++i) {
-    const NamedTensor& t = f.file.tensors[i];
-    const TensorStats& s = f.stats[i];
-    std::string name = t.name.empty() ? "(array)" : t.name;
-    if (!t.device.empty()) name += " @" + t.device;
-    rows.push_back({name, std::string(Name(t.tensor.dtype())), ShapeText(t.tensor.shape()),
-                    s.has_minmax ? Number(s.max) : "-", s.has_minmax ? Number(s.min) : "-",
-                    s.has_mean_norm ? Number(s.mean) : "-", s.has_mean_norm ? Number(s.norm) : "-",
-                    std::to_string(s.nan_count), std::to_string(s.pos_inf_count),
-                    std::to_string(s.neg_inf_count), std::to_string(s.zero_count)});
-  }
-  std::vector<size_t> width(rows[0].size(), 0);
-  for (const auto& row : rows) {
-    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
-  }
-  for (const auto& row : rows) {
-    std::string line = " ";
-    for (size_t c = 0; c < row.size(); ++c) {
-      const bool numeric = c >= 3;
-      line += ' ';
-      line += numeric ? fmt::format("{:>{}}", row[c], width[c])
-                      : fmt::format("{:<{}}", row[c], width[c]);
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    std::printf("%s\n", line.c_str());
-  }
-}
-
-using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
-
-// Non-finite numbers are written as the strings "NaN", "Infinity", "-Infinity" so that the output
-// stays standard JSON (docs/inspect-json.md).
-void WriteNumber(JsonWriter& w, double v) { detail::WriteJsonNumber(w, v); }
-
-void WriteJsonStats(JsonWriter& w, const TensorStats& s) {
-  w.StartObject();
-  w.Key("count");
-  w.Int64(s.count);
-  w.Key("max");
-  s.has_minmax ? WriteNumber(w, s.max) : static_cast<void>(w.Null());
-  w.Key("min");
-  s.has_minmax ? WriteNumber(w, s.min) : static_cast<void>(w.Null());
-  w.Key("mean");
-  s.has_mean_norm ? WriteNumber(w, s.mean) : static_cast<void>(w.Null());
-  w.Key("norm");
-  s.has_mean_norm ? WriteNumber(w, s.norm) : static_cast<void>(w.Null());
-  w.Key("nan_count");
-  w.Int64(s.nan_count);
-  w.Key("pos_inf_count");
-  w.Int64(s.pos_inf_count);
-  w.Key("neg_inf_count");
-  w.Int64(s.neg_inf_count);
-  w.Key("zero_count");
-  w.Int64(s.zero_count);
-  w.Key("max_abs");
-  WriteNumber(w, s.max_abs);
-  w.Key("min_nonzero_abs");
-  WriteNumber(w, s.min_nonzero_abs);
-  w.EndObject();
-}
-
-void WriteJsonFile(JsonWriter& w, const InspectedFile& f) {
-  w.StartObject();
-  w.Key("path");
-  w.String(f.path.c_str());
-  w.Key("format");
-  w.String(std::string(EnumName(f.file.format)).c_str());
-  w.Key("metadata");
-  w.StartObject();
-  for (const auto& [k, v] : f.file.metadata) {
-    w.Key(k.c_str(), static_cast<rapidjson::SizeType>(k.size()));
-    w.String(v.c_str(), static_cast<rapidjson::SizeType>(v.size()));
-  }
-  w.EndObject();
-  w.Key("warnings");
-  w.StartArray();
-  for (const auto& warning : f.file.warnings) w.String(warning.c_str());
-  w.EndArray();
-  w.Key("tensors");
-  w.StartArray();
-  for (size_t i = 0; i < f.file.tensors.size(); ++i) {
-    const NamedTensor& t = f.file.tensors[i];
-    w.StartObject();
-    w.Key("name");
-    w.String(t.name.c_str(), static_cast<rapidjson::SizeType>(t.name.size()));
-    w.Key("dtype");
-    w.String(std::string(Name(t.tensor.dtype())).c_str());
-    w.Key("shape");
-    w.StartArray();
-    for (int64_t d : t.tensor.shape()) w.Int64(d);
-    w.EndArray();
-    w.Key("device");
-    w.String(t.device.c_str());
-    w.Key("stats");
-    WriteJsonStats(w, f.stats[i]);
-    w.EndObject();
-  }
-  w.EndArray();
-  w.EndObject();
-}
-
-void WriteJsonDump(JsonWriter& w, const InspectedDump& d) {
-  w.StartObject();
-  w.Key("path");
-  w.String(d.path.c_str());
-  for (const auto& [key, value] :
-       {std::pair{"framework", &d.file.framework}, std::pair{"task", &d.file.task},
-        std::pair{"level", &d.file.level}}) {
-    w.Key(key);
-    w.String(value->c_str());
-  }
-  w.Key("entries");
-  w.Uint64(d.file.entries.size());
-  w.Key("rows");
-  w.Uint64(d.file.rows.size());
-  w.Key("tensor_rows");
-  w.Uint64(d.tensor_rows);
-  w.Key("from_journal");
-  w.Bool(d.file.from_journal);
-  w.Key("journal_truncated_tail");
-  w.Bool(d.file.journal_truncated_tail);
-  w.EndObject();
-}
-
-Result<InspectedFile> InspectOne(const fs::path& path, const ReadOptions& read_options) {
-  InspectedFile out;
-  out.path = path.string();
-  NUMPROBE_ASSIGN_OR_RETURN(out.file, ReadTensorFile(path, read_options));
-  out.stats.reserve(out.file.tensors.size());
-  for (const NamedTensor& t : out.file.tensors) {
-    auto stats = ComputeStats(t.tensor.view());
-    if (!stats) return stats.error().WithContext(path.string() + ": tensor '" + t.name + "'");
-    out.stats.push_back(*stats);
-  }
-  return out;
-}
-
-int RunInspect(const InspectOptions& options) {
-  const fs::path root(options.path);
-  std::error_code ec;
-  if (!fs::exists(root, ec)) return ReportError(Status::NotFound(options.path + ": no such file"));
-  ReadOptions read_options;
-  read_options.inert_pickle = options.inert;
-  std::vector<fs::path> files;
-  std::vector<std::string> skipped;
-  std::vector<fs::path> dump_dirs;  // dump.json files (one per folder)
-  const bool folder = fs::is_directory(root, ec);
-  if (folder && !options.json && IsGraphDumpPath(options.path)) {
+  if (fs::is_directory(args.path, ec) && !args.json && IsGraphDumpPath(args.path)) {
     // A MindSpore graph dump: its summary first, then its files as for any folder.
-    if (const int rc = PrintGraphDumpSummary(options.path); rc != kExitOk) return rc;
+    if (const int rc = PrintGraphDumpSummary(args.path); rc != kExitOk) return rc;
   }
-  if (folder) {
-    for (const fs::path& p : ListFiles(root, &skipped)) {
-      if (IsDumpFileName(p)) {
-        if (dump_dirs.empty() || dump_dirs.back().parent_path() != p.parent_path()) {
-          dump_dirs.push_back(p);
-        }
-      } else if (LooksLikeTensorFile(p)) {
-        files.push_back(p);
-      }
-    }
-  } else if (IsDumpFileName(root) || root.extension() == ".json") {
-    dump_dirs.push_back(root);  // dump.json, debug.json, or a dump.json under another name
-  } else {
-    files.push_back(root);
-  }
-  for (const auto& s : skipped) ReportWarning(s);
-
-  // Read and summarize everything before printing anything, so that a bad file never leaves a
-  // partial report that looks complete.
-  std::vector<InspectedFile> inspected;
-  std::vector<InspectedDump> dumps;
+  InspectOptions options;
+  options.inert_pickle = args.inert;
+  auto report = Inspect(args.path, options);
+  if (!report) return ReportError(report.error());
+  // Everything is read before anything is printed, so a bad file never leaves a partial report
+  // that looks complete.
   int exit_code = kExitOk;
-  for (const fs::path& dir : dump_dirs) {
-    auto result = InspectDump(dir);  // dir: the dump.json file
-    if (!result) {
-      exit_code = ReportError(result.error());
-      continue;
+  for (const InspectMessage& m : report->messages) {
+    if (m.is_error()) {
+      exit_code = ReportError(m.error);
+    } else {
+      ReportWarning(m.warning);
     }
-    if (result->file.from_journal) {
-      ReportWarning(result->path + ": dump.json is missing or older than " +
-                    std::string(kDumpJournalName) + " (the run did not stop cleanly); read " +
-                    DumpSource(*result));
-    }
-    dumps.push_back(std::move(*result));
   }
-  for (const fs::path& p : files) {
-    auto result = InspectOne(p, read_options);
-    if (!result) {
-      exit_code = ReportError(result.error());
-      continue;
+  if (!report->ok()) {
+    if (report->folder) {
+      std::fprintf(stderr, "numprobe: %zu of %zu files could not be read\n", report->failed,
+                   report->candidates);
     }
-    for (const auto& w : result->file.warnings) ReportWarning(p.string() + ": " + w);
-    inspected.push_back(std::move(*result));
-  }
-  if (exit_code != kExitOk && !folder) return exit_code;
-  if (exit_code != kExitOk) {
-    // A folder with some bad files: report the good ones but still fail.
-    std::fprintf(stderr, "numprobe: %zu of %zu files could not be read\n",
-                 files.size() + dump_dirs.size() - inspected.size() - dumps.size(),
-                 files.size() + dump_dirs.size());
     return exit_code;
   }
-  if (options.json) {
-    rapidjson::StringBuffer buffer;
-    JsonWriter w(buffer);
-    w.StartObject();
-    w.Key("numprobe_inspect");
-    w.Int(1);
-    w.Key("files");
-    w.StartArray();
-    for (const auto& f : inspected) WriteJsonFile(w, f);
-    w.EndArray();
-    w.Key("dumps");
-    w.StartArray();
-    for (const auto& d : dumps) WriteJsonDump(w, d);
-    w.EndArray();
-    w.EndObject();
-    std::printf("%s\n", buffer.GetString());
-  } else {
-    if (inspected.empty() && dumps.empty()) {
-      std::printf("%s: no tensor files or dumps found\n", options.path.c_str());
-    }
-    for (const auto& d : dumps) PrintDump(d);
-    for (const auto& f : inspected) PrintText(f);
-  }
+  const std::string text = args.json ? InspectJson(*report) + "\n" : InspectText(*report);
+  std::fwrite(text.data(), 1, text.size(), stdout);
   return kExitOk;
 }
 
 }  // namespace
 
 void SetupInspect(CLI::App& app, int* exit_code) {
-  auto options = std::make_shared<InspectOptions>();
+  auto options = std::make_shared<InspectArgs>();
   CLI::App* sub = app.add_subcommand(
       "inspect", "Tensors, dtypes, shapes and statistics of a file or a folder of files");
   sub->add_option("PATH", options->path,

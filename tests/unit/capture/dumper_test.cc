@@ -13,6 +13,7 @@
 #include "numprobe/float_convert.h"
 
 #include "msprobe/dump_journal.h"
+#include "testing/temp_dir.h"
 
 namespace numprobe {
 namespace {
@@ -21,14 +22,6 @@ namespace fs = std::filesystem;
 
 class DumperTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    root_ = fs::temp_directory_path() /
-            ("numprobe_dumper_" +
-             std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(root_);
-  }
-  void TearDown() override { fs::remove_all(root_); }
-
   std::unique_ptr<Dumper> Open(const std::string& extra, std::optional<int64_t> rank = 0) {
     auto config = DumpConfig::Parse(R"({"dump_path": ")" + root_.string() + "\"" + extra + "}");
     EXPECT_TRUE(config.ok()) << config.error().ToString();
@@ -48,7 +41,8 @@ class DumperTest : public ::testing::Test {
     return v.ok() ? *v : JsonValue();
   }
 
-  fs::path root_;
+  test::TempDir temp_{"numprobe_dumper"};
+  const fs::path root_ = temp_.path();
 };
 
 DumpValue F32(const std::vector<float>& v, std::vector<int64_t> shape, bool rg = false) {

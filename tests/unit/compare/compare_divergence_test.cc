@@ -14,6 +14,8 @@
 #include "numprobe/divergence.h"
 #include "numprobe/dump_layout.h"
 
+#include "testing/temp_dir.h"
+
 namespace numprobe {
 namespace {
 
@@ -42,14 +44,6 @@ std::string Backward(const std::string& name, const std::string& in, const std::
 
 class CompareDivergenceTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    root_ = fs::temp_directory_path() /
-            ("numprobe_div_" + std::to_string(::getpid()) + "_" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(root_);
-  }
-  void TearDown() override { fs::remove_all(root_); }
-
   DivergenceReport Analyze(const std::vector<std::string>& target,
                            const std::vector<std::string>& golden) {
     auto write = [&](const std::string& side, const std::vector<std::string>& entries) {
@@ -66,7 +60,8 @@ class CompareDivergenceTest : public ::testing::Test {
     return FindDivergence(table_, nullptr);
   }
 
-  fs::path root_;
+  test::TempDir temp_{"numprobe_div"};
+  const fs::path root_ = temp_.path();
   CompareTable table_;
 };
 

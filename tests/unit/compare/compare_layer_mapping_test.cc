@@ -18,6 +18,7 @@
 
 #include "compare/compare_internal.h"
 #include "compare/loaded_mapping.h"
+#include "testing/temp_dir.h"
 
 namespace numprobe {
 namespace {
@@ -51,15 +52,6 @@ std::string DumpText(const std::string& framework, const std::vector<std::string
 
 class LayerMappingTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    root_ = fs::temp_directory_path() /
-            ("numprobe_lm_" + std::to_string(::getpid()) + "_" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(root_);
-    fs::create_directories(root_);
-  }
-  void TearDown() override { fs::remove_all(root_); }
-
   fs::path WriteFile(const std::string& name, const std::string& text) {
     fs::create_directories((root_ / name).parent_path());
     std::ofstream(root_ / name) << text;
@@ -72,7 +64,8 @@ class LayerMappingTest : public ::testing::Test {
     return m.ok() ? std::move(*m) : LayerMapping();
   }
 
-  fs::path root_;
+  test::TempDir temp_{"numprobe_lm"};
+  const fs::path root_ = temp_.path();
 };
 
 const std::string kFixture = std::string(NUMPROBE_FIXTURES_DIR) + "/msprobe/layer_mapping";

@@ -15,6 +15,8 @@
 
 #include "compare/compare_internal.h"
 #include "compare/loaded_mapping.h"
+#include "testing/dump_builder.h"
+#include "testing/temp_dir.h"
 
 namespace numprobe {
 namespace {
@@ -31,34 +33,18 @@ std::string Tensor(const std::string& dtype, double max, const std::string& shap
 }
 
 std::string Fwd(const std::string& name, const std::string& in, const std::string& out) {
-  return "\"" + name + R"(": {"input_args": [)" + in + R"(], "input_kwargs": {}, "output": [)" +
-         out + "]}";
+  return test::ForwardEntry(name, in, out);
 }
 
 class ComparePairingTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    root_ = fs::temp_directory_path() /
-            ("numprobe_pair_" + std::to_string(::getpid()) + "_" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(root_);
-    fs::create_directories(root_);
-  }
-  void TearDown() override { fs::remove_all(root_); }
-
   DumpLocation Write(const std::string& side, const std::vector<std::string>& entries,
                      const std::string& framework = "pytorch") {
-    fs::create_directories(root_ / side);
-    std::string data;
-    for (const std::string& e : entries) data += (data.empty() ? "" : ", ") + e;
-    std::ofstream(root_ / side / "dump.json") << R"({"task": "statistics", "framework": ")"
-                                              << framework << R"(", "data": {)" << data << "}}";
-    return *LocateDump(root_ / side);
+    return *LocateDump(test::WriteDump(root_ / side, {.framework = framework}, entries));
   }
 
   fs::path WriteFile(const std::string& name, const std::string& text) {
-    std::ofstream(root_ / name) << text;
-    return root_ / name;
+    return temp_.Write(name, text);
   }
 
   // Target row name -> golden row name ("N/A" when unpaired), and the match kinds.
@@ -77,7 +63,8 @@ class ComparePairingTest : public ::testing::Test {
     return out;
   }
 
-  fs::path root_;
+  test::TempDir temp_{"numprobe_pair"};
+  const fs::path root_ = temp_.path();
 };
 
 TEST_F(ComparePairingTest, FuzzyMatchIgnoresCallCounts) {

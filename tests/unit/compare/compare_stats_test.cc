@@ -12,6 +12,9 @@
 #include "numprobe/compare.h"
 #include "numprobe/dump_layout.h"
 
+#include "testing/dump_builder.h"
+#include "testing/temp_dir.h"
+
 namespace numprobe {
 namespace {
 
@@ -19,22 +22,10 @@ namespace fs = std::filesystem;
 
 class CompareStatsTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    root_ = fs::temp_directory_path() /
-            ("numprobe_cmpstats_" + std::to_string(::getpid()) + "_" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(root_);
-  }
-  void TearDown() override { fs::remove_all(root_); }
-
   DumpLocation Write(const std::string& side, const std::string& data,
                      const std::string& task = "statistics") {
-    const fs::path dir = root_ / side;
-    fs::create_directories(dir);
-    std::ofstream(dir / "dump.json")
-        << R"({"task": ")" << task << R"(", "level": "L1", "framework": "pytorch", "data": {)"
-        << data << "}}";
-    return *LocateDump(dir);
+    return *LocateDump(test::WriteDump(
+        root_ / side, {.task = task, .level = "L1", .framework = "pytorch"}, {data}));
   }
 
   CompareTable Compare(const std::string& target, const std::string& golden) {
@@ -52,7 +43,8 @@ class CompareStatsTest : public ::testing::Test {
     return out;
   }
 
-  fs::path root_;
+  test::TempDir temp_{"numprobe_cmpstats"};
+  const fs::path root_ = temp_.path();
 };
 
 std::string Tensor(const std::string& dtype, const std::string& stats,

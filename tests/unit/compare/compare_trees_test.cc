@@ -60,7 +60,7 @@ std::string StatDump(const std::string& api, double out_max) {
 
 class CompareTreesTest : public ::testing::Test {
  protected:
-  testing::TempDir dir_{"numprobe_trees"};
+  test::TempDir dir_{"numprobe_trees"};
 };
 
 TEST_F(CompareTreesTest, ComparesRankByRankAndNamesTheMissingRanks) {
@@ -107,7 +107,7 @@ TEST_F(CompareTreesTest, ComparesRankByRankAndNamesTheMissingRanks) {
        {r.table_file, r.json_file, result->divergence_file, result->diff_analyze_file}) {
     EXPECT_TRUE(fs::is_regular_file(p)) << p;
   }
-  const std::string divergence = testing::ReadFile(result->divergence_file);
+  const std::string divergence = test::ReadFile(result->divergence_file);
   EXPECT_NE(divergence.find(result->missing[0].Text()), std::string::npos);
   EXPECT_NE(divergence.find(FirstOp(r.report)), std::string::npos);
 }

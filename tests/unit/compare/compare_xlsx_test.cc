@@ -11,6 +11,8 @@
 #include "numprobe/dump_layout.h"
 
 #include "compare/compare_writer.h"
+#include "testing/dump_builder.h"
+#include "testing/temp_dir.h"
 
 namespace numprobe {
 namespace {
@@ -24,32 +26,22 @@ std::string Leaf(double max, double min, const std::string& rg = "false") {
 }
 
 std::string Api(const std::string& name, const std::string& in, const std::string& out) {
-  return "\"" + name + R"(": {"input_args": [)" + in + R"(], "input_kwargs": {}, "output": [)" +
-         out + "]}";
+  return test::ForwardEntry(name, in, out);
 }
 
 class CompareXlsxTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    root_ = fs::temp_directory_path() /
-            ("numprobe_xlsx_" + std::to_string(::getpid()) + "_" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(root_);
-  }
-  void TearDown() override { fs::remove_all(root_); }
-
   CompareTable Compare(const std::string& target, const std::string& golden) {
     for (const auto& [side, data] : {std::pair{"t", target}, std::pair{"g", golden}}) {
-      fs::create_directories(root_ / side);
-      std::ofstream(root_ / side / "dump.json")
-          << R"({"task": "statistics", "data": {)" << data << "}}";
+      test::WriteDump(root_ / side, {}, {data});
     }
     auto table = CompareDumps(*LocateDump(root_ / "t"), *LocateDump(root_ / "g"));
     EXPECT_TRUE(table.ok()) << table.error().ToString();
     return std::move(*table);
   }
 
-  fs::path root_;
+  test::TempDir temp_{"numprobe_xlsx"};
+  const fs::path root_ = temp_.path();
 };
 
 TEST_F(CompareXlsxTest, RedAndYellowFollowMsprobesRules) {

@@ -11,33 +11,14 @@
 #include "numprobe/npy.h"
 
 #include "config_check/config_check_internal.h"
+#include "testing/temp_dir.h"
 
 namespace numprobe {
 namespace {
 
 namespace fs = std::filesystem;
 
-class TempDir {
- public:
-  TempDir() {
-    path_ = fs::path(::testing::TempDir()) /
-            ("config_check_" +
-             std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  fs::path Write(const std::string& name, const std::string& text) const {
-    const fs::path p = path_ / name;
-    fs::create_directories(p.parent_path());
-    std::ofstream(p, std::ios::binary) << text;
-    return p;
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using test::TempDir;
 
 TEST(ConfigCheckParseTest, CanonicalNumbers) {
   using detail::CanonicalNumber;

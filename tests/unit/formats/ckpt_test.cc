@@ -20,6 +20,7 @@
 #include "numprobe/tensor_file.h"
 
 #include "formats/ckpt_internal.h"
+#include "testing/temp_dir.h"
 
 namespace numprobe {
 namespace {
@@ -121,15 +122,6 @@ void ExpectWalkMatchesGeneratedParser(std::string_view bytes) {
 
 class CkptTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("numprobe_ckpt_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   std::string FileBytes(const fs::path& path) {
     std::ifstream in(path, std::ios::binary);
     return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
@@ -141,7 +133,8 @@ class CkptTest : public ::testing::Test {
     return path;
   }
 
-  fs::path dir_;
+  test::TempDir temp_{"numprobe_ckpt"};
+  const fs::path dir_ = temp_.path();
 };
 
 // --- Writer -> reader -------------------------------------------------------------------------

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "core/checked.h"
+#include "testing/temp_dir.h"
 
 namespace numprobe {
 namespace {
@@ -546,8 +547,8 @@ TEST(NpyWrite, StridedViewsAreWrittenInCOrder) {
 }
 
 TEST(NpyWrite, WriteNpyGoesThroughATemporaryFile) {
-  std::string pattern = (fs::temp_directory_path() / "numprobe_npy_test_XXXXXX").string();
-  const fs::path dir = ::mkdtemp(pattern.data());
+  const test::TempDir temp("numprobe_npy_test");
+  const fs::path& dir = temp.path();
   const std::vector<double> values = {1, 2, 3};
   const fs::path p = dir / "x.npy";
   ASSERT_TRUE(WriteNpy(p, TensorView::Contiguous(values.data(), DType::kF64, {3})).ok());
@@ -561,7 +562,6 @@ TEST(NpyWrite, WriteNpyGoesThroughATemporaryFile) {
       WriteNpy(dir / "missing" / "x.npy", TensorView::Contiguous(values.data(), DType::kF64, {3}))
           .code(),
       ErrorCode::kIoError);
-  fs::remove_all(dir);
 }
 
 }  // namespace

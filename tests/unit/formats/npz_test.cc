@@ -17,6 +17,7 @@
 #include "numprobe/npy.h"
 
 #include "formats/zip.h"
+#include "testing/temp_dir.h"
 
 namespace numprobe {
 namespace {
@@ -27,18 +28,13 @@ using ::testing::HasSubstr;
 
 class NpzTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "numprobe_npz_test_XXXXXX").string();
-    dir_ = ::mkdtemp(pattern.data());
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   Result<TensorFile> ReadPath(const fs::path& p) {
     NUMPROBE_ASSIGN_OR_RETURN(auto buf, Buffer::MapFile(p));
     return ReadNpz(buf, {});
   }
 
-  fs::path dir_;
+  test::TempDir temp_{"numprobe_npz_test"};
+  const fs::path dir_ = temp_.path();
 };
 
 std::vector<std::string> Names(const TensorFile& f) {

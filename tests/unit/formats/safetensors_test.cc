@@ -20,6 +20,8 @@
 #include "numprobe/buffer.h"
 #include "numprobe/dtype.h"
 
+#include "testing/temp_dir.h"
+
 namespace numprobe {
 namespace {
 
@@ -64,28 +66,7 @@ std::vector<std::byte> TensorBytes(const Tensor& t) {
   return {p, p + t.view().span_bytes()};
 }
 
-class TempDir {
- public:
-  TempDir() {
-    static int counter = 0;
-    path_ = fs::temp_directory_path() / ("numprobe_safetensors_test_" + std::to_string(::getpid()) +
-                                         "_" + std::to_string(counter++));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-  size_t EntryCount() const {
-    return static_cast<size_t>(
-        std::distance(fs::directory_iterator(path_), fs::directory_iterator()));
-  }
-
- private:
-  fs::path path_;
-};
+using test::TempDir;
 
 Result<TensorFile> ReadBack(const fs::path& path) {
   auto buffer = Buffer::MapFile(path);

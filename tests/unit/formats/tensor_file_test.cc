@@ -20,6 +20,8 @@
 #include "numprobe/safetensors.h"
 #ifdef NUMPROBE_WITH_PROTOBUF
 #include "numprobe/ckpt.h"
+
+#include "testing/temp_dir.h"
 #endif
 
 namespace numprobe {
@@ -102,15 +104,6 @@ std::vector<T> Values(const Tensor& t) {
 
 class TensorFileTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("numprobe_tensor_file_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   fs::path Write(const std::string& name, const std::string& bytes) const {
     const fs::path path = dir_ / name;
     std::ofstream(path, std::ios::binary) << bytes;
@@ -148,7 +141,8 @@ class TensorFileTest : public ::testing::Test {
   }
 #endif
 
-  fs::path dir_;
+  test::TempDir temp_{"numprobe_tensor_file"};
+  const fs::path dir_ = temp_.path();
 };
 
 TEST_F(TensorFileTest, DetectsMagicFormatsWhateverTheExtension) {

@@ -18,6 +18,7 @@
 #include "numprobe/buffer.h"
 
 #include "formats/zip.h"
+#include "testing/temp_dir.h"
 #include "unit/formats/pickle_builder.h"
 
 namespace numprobe {
@@ -40,15 +41,6 @@ std::string Raw(const std::vector<T>& v) {
 
 class TorchPt : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("numprobe_torch_pt_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   fs::path Zip(const std::vector<Entry>& entries, const std::string& file = "t.pt") {
     const fs::path path = dir_ / file;
     auto w = ZipWriter::Create(path);
@@ -94,7 +86,8 @@ class TorchPt : public ::testing::Test {
     EXPECT_NE(r.error().message().find(phrase), std::string::npos) << r.error().ToString();
   }
 
-  fs::path dir_;
+  test::TempDir temp_{"numprobe_pt"};
+  const fs::path dir_ = temp_.path();
 };
 
 const std::vector<float> kSix = {1.5f, -2.0f, 3.25f, 0.0f, -0.0f, 1e30f};

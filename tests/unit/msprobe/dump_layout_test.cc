@@ -8,6 +8,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "testing/dump_builder.h"
+#include "testing/temp_dir.h"
+
 namespace numprobe {
 namespace {
 
@@ -15,22 +18,13 @@ namespace fs = std::filesystem;
 
 class DumpLayoutTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    root_ = fs::temp_directory_path() /
-            ("numprobe_layout_" + std::to_string(::getpid()) + "_" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(root_);
-    fs::create_directories(root_);
-  }
-  void TearDown() override { fs::remove_all(root_); }
-
   void MakeDump(const fs::path& dir, bool with_stack = false) {
-    fs::create_directories(dir);
-    std::ofstream(dir / "dump.json") << R"({"task": "statistics", "data": {}})";
-    if (with_stack) std::ofstream(dir / "stack.json") << "{}";
+    test::WriteDump(dir, {}, {});
+    if (with_stack) test::WriteFile(dir / "stack.json", "{}");
   }
 
-  fs::path root_;
+  test::TempDir temp_{"numprobe_layout"};
+  const fs::path root_ = temp_.path();
 };
 
 TEST_F(DumpLayoutTest, RanksPairByNumberAndOneSidedRanksAreReported) {

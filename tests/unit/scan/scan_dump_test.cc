@@ -15,6 +15,8 @@
 #include "numprobe/scan.h"
 
 #include "scan/scan_internal.h"
+#include "testing/dump_builder.h"
+#include "testing/temp_dir.h"
 
 namespace numprobe {
 namespace {
@@ -23,29 +25,16 @@ namespace fs = std::filesystem;
 
 class ScanDumpTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    root_ = fs::path(::testing::TempDir()) /
-            ("scan_dump_test_" +
-             std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(root_);
-    fs::create_directories(root_);
-  }
-  void TearDown() override { fs::remove_all(root_); }
-
-  void Write(const fs::path& rel, const std::string& text) {
-    fs::create_directories((root_ / rel).parent_path());
-    std::ofstream(root_ / rel, std::ios::binary) << text;
-  }
-  // dump.json with `data` as its data object.
+  void Write(const fs::path& rel, const std::string& text) { temp_.Write(rel, text); }
+  // dump.json with `data` (its entries, joined) as its data object.
   void WriteDump(const fs::path& rank_dir, const std::string& data,
                  const std::string& task = "statistics") {
-    Write(rank_dir / "dump.json", R"({"task": ")" + task +
-                                      R"(", "level": "L1", "framework": "pytorch",
-                                      "dump_data_dir": null, "data": {)" +
-                                      data + "}}");
+    test::WriteDump(root_ / rank_dir, {.task = task, .level = "L1", .framework = "pytorch"},
+                    {data});
   }
 
-  fs::path root_;
+  test::TempDir temp_{"numprobe_scan_dump"};
+  const fs::path root_ = temp_.path();
 };
 
 std::string Tensor(const std::string& max, const std::string& min,

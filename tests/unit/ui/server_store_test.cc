@@ -19,6 +19,7 @@
 #include "numprobe/dump_layout.h"
 
 #include "compare/compare_writer.h"
+#include "testing/temp_dir.h"
 #include "ui/api.h"
 #include "ui/model_tree.h"
 #include "ui/result_store.h"
@@ -31,15 +32,6 @@ namespace {
 namespace fs = std::filesystem;
 
 const fs::path kFixtures = fs::path(NUMPROBE_FIXTURES_DIR) / "msprobe";
-
-fs::path TempDir(const std::string& tag) {
-  const fs::path dir =
-      fs::temp_directory_path() / ("numprobe_ui_" + std::to_string(::getpid()) + "_" + tag + "_" +
-                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
 
 rapidjson::Document Parse(const std::string& body) {
   rapidjson::Document d;
@@ -412,7 +404,8 @@ TEST(TensorDetailTest, RefusesFileNamesThatLeaveTheDump) {
 
 // A dump whose dump.json names tensor files outside its folder: the API refuses to read them.
 TEST(TensorDetailTest, HostileDataNamesAreRefusedThroughTheApi) {
-  const fs::path dir = TempDir("hostile");
+  const test::TempDir dir_dir("numprobe_ui_hostile");
+  const fs::path& dir = dir_dir.path();
   const fs::path src = kFixtures / "dump_tensor_bf16" / "step0" / "proc17044";
   fs::copy(src, dir / "proc17044", fs::copy_options::recursive);
   const fs::path dump_json = dir / "proc17044" / "dump.json";
@@ -445,12 +438,12 @@ TEST(TensorDetailTest, HostileDataNamesAreRefusedThroughTheApi) {
             std::string::npos);
   EXPECT_EQ(d["target"]["histogram"].Size(), 0u);
   EXPECT_FALSE(d["paired"].GetBool());
-  fs::remove_all(dir);
 }
 
 // The JSON twin written by `numprobe compare` reads back cell for cell.
 TEST(CompareJsonTest, TwinRoundTripsAndMalformedFilesAreRefused) {
-  const fs::path dir = TempDir("twin");
+  const test::TempDir dir_dir("numprobe_ui_twin");
+  const fs::path& dir = dir_dir.path();
   auto pairs = DiscoverDumpPairs(kFixtures / "dump_statistics_bf16" / "step0",
                                  kFixtures / "dump_statistics_base" / "step0");
   ASSERT_TRUE(pairs.ok());
@@ -520,7 +513,6 @@ TEST(CompareJsonTest, TwinRoundTripsAndMalformedFilesAreRefused) {
     EXPECT_EQ(r.error().code(), ErrorCode::kCorrupt) << text;
     EXPECT_NE(r.error().message().find(phrase), std::string::npos) << r.error().message();
   }
-  fs::remove_all(dir);
 }
 
 TEST(WorkspaceTest, OneDumpShowsItsStatisticsAndTheFirstNonFiniteOp) {
@@ -540,11 +532,11 @@ TEST(WorkspaceTest, OneDumpShowsItsStatisticsAndTheFirstNonFiniteOp) {
 
   auto missing = LoadWorkspace(kFixtures / "no_such_folder");
   EXPECT_EQ(missing.error().code(), ErrorCode::kNotFound);
-  const fs::path empty = TempDir("empty");
+  const test::TempDir empty_dir("numprobe_ui_empty");
+  const fs::path& empty = empty_dir.path();
   auto nothing = LoadWorkspace(empty);
   ASSERT_FALSE(nothing.ok());
   EXPECT_NE(nothing.error().message().find("holds no compare results"), std::string::npos);
-  fs::remove_all(empty);
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 // Test helpers: read a CSV file (RFC 4180 quoting, as pandas and numprobe write it) and hold
 // numprobe's compare CSV against msprobe's: same header prefix, same rows in the same order,
 // identical text columns, metric columns equal to 1e-6 relative with identical tokens.
-#ifndef NUMPROBE_GOLDEN_COMPARE_CSV_H_
-#define NUMPROBE_GOLDEN_COMPARE_CSV_H_
+#ifndef NUMPROBE_TESTING_COMPARE_CSV_H_
+#define NUMPROBE_TESTING_COMPARE_CSV_H_
 
 #include <algorithm>
 #include <cmath>
@@ -16,7 +16,7 @@
 
 #include <gtest/gtest.h>
 
-namespace numprobe::testing {
+namespace numprobe::test {
 
 using CsvRows = std::vector<std::vector<std::string>>;
 
@@ -137,6 +137,6 @@ inline void ExpectSameCompareCsv(const CsvRows& ours, const CsvRows& theirs,
   EXPECT_GT(metric_cells, 0);
 }
 
-}  // namespace numprobe::testing
+}  // namespace numprobe::test
 
-#endif  // NUMPROBE_GOLDEN_COMPARE_CSV_H_
+#endif  // NUMPROBE_TESTING_COMPARE_CSV_H_

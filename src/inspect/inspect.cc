@@ -1,0 +1,401 @@
+#include "numprobe/inspect.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "numprobe/buffer.h"
+
+#include "core/json_number.h"
+#include "msprobe/dump_journal.h"
+
+namespace numprobe {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool IsDumpFileName(const fs::path& p) {
+  return p.filename() == "dump.json" || p.filename() == std::string(kDumpJournalName);
+}
+
+// `json` is a dump.json (or debug.json, or any file msprobe's compare would take as one); the
+// journal's name stands for its folder's dump.json (read from the journal when that is newer).
+// A dump is named by its folder, as the user thinks of it.
+Result<InspectedDump> InspectDump(const fs::path& json) {
+  InspectedDump out;
+  const bool journal = json.filename() == std::string(kDumpJournalName);
+  out.path =
+      journal || json.filename() == "dump.json" ? json.parent_path().string() : json.string();
+  if (out.path.empty()) out.path = ".";
+  NUMPROBE_ASSIGN_OR_RETURN(out.file,
+                            ReadDumpJson(journal ? json.parent_path() / "dump.json" : json));
+  for (const DumpRow& row : out.file.rows) {
+    if (row.is_tensor) ++out.tensor_rows;
+  }
+  if (!out.file.from_journal) {
+    out.source = "dump.json";
+  } else {
+    out.source = out.file.journal_truncated_tail
+                     ? std::string(kDumpJournalName) + " (last record cut short)"
+                     : std::string(kDumpJournalName);
+  }
+  return out;
+}
+
+Result<InspectedFile> InspectOne(const fs::path& path, const ReadOptions& read_options) {
+  InspectedFile out;
+  out.path = path.string();
+  NUMPROBE_ASSIGN_OR_RETURN(out.file, ReadTensorFile(path, read_options));
+  out.stats.reserve(out.file.tensors.size());
+  for (const NamedTensor& t : out.file.tensors) {
+    auto stats = ComputeStats(t.tensor.view());
+    if (!stats) return stats.error().WithContext(path.string() + ": tensor '" + t.name + "'");
+    out.stats.push_back(*stats);
+  }
+  return out;
+}
+
+// Files of a folder, recursively, sorted by path so that output is stable. Symlinks are skipped:
+// inspect reads only what it was given.
+std::vector<fs::path> ListFiles(const fs::path& root, std::vector<std::string>* skipped) {
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::end(it);
+       it.increment(ec)) {
+    if (it->is_symlink()) {
+      skipped->push_back(it->path().string() + ": symbolic link skipped");
+      if (it->is_directory()) it.disable_recursion_pending();
+      continue;
+    }
+    if (it->is_regular_file()) files.push_back(it->path());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// Detection sees the whole file (a memory map, read only where looked at): a checkpoint without
+// its extension is recognised by a trial parse of its first record. A file that cannot be mapped
+// is judged by its extension alone, and reading it reports the error.
+bool LooksLikeTensorFile(const fs::path& path) {
+  const auto buffer = Buffer::MapFile(path);
+  const std::span<const std::byte> bytes =
+      buffer ? (*buffer)->bytes() : std::span<const std::byte>();
+  return DetectFormat(bytes, path) != FileFormat::kUnknown;
+}
+
+std::string ShapeText(const std::vector<int64_t>& shape) {
+  return fmt::format("[{}]", fmt::join(shape, ", "));
+}
+
+std::string Number(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return fmt::format("{:.6g}", v);
+}
+
+// Length of the UTF-8 sequence at text[i], with its code point in *code; 0 if the bytes there are
+// not valid UTF-8 (RFC 3629: no overlong forms, surrogates or code points past U+10FFFF).
+size_t Utf8Sequence(std::string_view text, size_t i, uint32_t* code) {
+  const auto lead = static_cast<unsigned char>(text[i]);
+  size_t len = 0;
+  uint32_t min = 0;
+  if (lead < 0x80) {
+    *code = lead;
+    return 1;
+  }
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    len = 2;
+    *code = lead & 0x1Fu;
+    min = 0x80;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    len = 3;
+    *code = lead & 0x0Fu;
+    min = 0x800;
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    len = 4;
+    *code = lead & 0x07u;
+    min = 0x10000;
+  } else {
+    return 0;
+  }
+  if (text.size() - i < len) return 0;
+  for (size_t k = 1; k < len; ++k) {
+    const auto c = static_cast<unsigned char>(text[i + k]);
+    if ((c & 0xC0) != 0x80) return 0;
+    *code = (*code << 6) | (c & 0x3Fu);
+  }
+  if (*code < min || *code > 0x10FFFF || (*code >= 0xD800 && *code <= 0xDFFF)) return 0;
+  return len;
+}
+
+// Untrusted metadata text made safe for one line of a terminal: cut after `max_chars` characters
+// ("..." marks the cut), control characters (C0, DEL, C1) and bytes that are not valid UTF-8
+// written as \xNN, other characters kept as they are. Written by hand: fmt's "{:?}" quotes and
+// escapes but does not cut, and a cut must not split a UTF-8 sequence.
+std::string DisplayText(std::string_view text, size_t max_chars) {
+  std::string out;
+  size_t chars = 0;
+  for (size_t i = 0; i < text.size(); ++chars) {
+    if (chars == max_chars) return out + "...";
+    uint32_t code = 0;
+    const size_t len = Utf8Sequence(text, i, &code);
+    if (len == 0 || code < 0x20 || (code >= 0x7F && code <= 0x9F)) {
+      const size_t n = std::max<size_t>(len, 1);
+      for (size_t k = 0; k < n; ++k) {
+        out += fmt::format("\\x{:02x}", static_cast<unsigned char>(text[i + k]));
+      }
+      i += n;
+    } else {
+      out.append(text.substr(i, len));
+      i += len;
+    }
+  }
+  return out;
+}
+
+void AppendDumpText(const InspectedDump& d, std::string* out) {
+  *out += fmt::format(
+      "{}: {} dump, task {}, level {}: {} entries, {} rows ({} tensors), read from {}\n", d.path,
+      d.file.framework.empty() ? "msprobe" : d.file.framework,
+      d.file.task.empty() ? "?" : d.file.task, d.file.level.empty() ? "?" : d.file.level,
+      d.file.entries.size(), d.file.rows.size(), d.tensor_rows, d.source);
+}
+
+void AppendFileText(const InspectedFile& f, std::string* out) {
+  *out += fmt::format("{}: {}, {} tensor{}\n", f.path, EnumName(f.file.format),
+                      f.file.tensors.size(), f.file.tensors.size() == 1 ? "" : "s");
+  // File metadata (safetensors __metadata__, ckpt str values, torch.save format), one line per
+  // key, in file order.
+  constexpr size_t kMaxShownChars = 80;
+  for (const auto& [key, value] : f.file.metadata) {
+    *out += fmt::format("  {}: {}\n", DisplayText(key, kMaxShownChars),
+                        DisplayText(value, kMaxShownChars));
+  }
+  if (f.file.tensors.empty()) return;
+  std::vector<std::vector<std::string>> rows;
+  rows.push_back(
+      {"name", "dtype", "shape", "max", "min", "mean", "norm", "nan", "+inf", "-inf", "zeros"});
+  for (size_t i = 0; i < f.file.tensors.size(); ++i) {
+    const NamedTensor& t = f.file.tensors[i];
+    const TensorStats& s = f.stats[i];
+    std::string name = t.name.empty() ? "(array)" : t.name;
+    if (!t.device.empty()) name += " @" + t.device;
+    rows.push_back({name, std::string(Name(t.tensor.dtype())), ShapeText(t.tensor.shape()),
+                    s.has_minmax ? Number(s.max) : "-", s.has_minmax ? Number(s.min) : "-",
+                    s.has_mean_norm ? Number(s.mean) : "-", s.has_mean_norm ? Number(s.norm) : "-",
+                    std::to_string(s.nan_count), std::to_string(s.pos_inf_count),
+                    std::to_string(s.neg_inf_count), std::to_string(s.zero_count)});
+  }
+  std::vector<size_t> width(rows[0].size(), 0);
+  for (const auto& row : rows) {
+    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  }
+  for (const auto& row : rows) {
+    std::string line = " ";
+    for (size_t c = 0; c < row.size(); ++c) {
+      const bool numeric = c >= 3;
+      line += ' ';
+      line += numeric ? fmt::format("{:>{}}", row[c], width[c])
+                      : fmt::format("{:<{}}", row[c], width[c]);
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    *out += line;
+    *out += '\n';
+  }
+}
+
+using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
+
+// Non-finite numbers are written as the strings "NaN", "Infinity", "-Infinity" so that the output
+// stays standard JSON (docs/inspect-json.md).
+void WriteNumber(JsonWriter& w, double v) { detail::WriteJsonNumber(w, v); }
+
+void WriteJsonStats(JsonWriter& w, const TensorStats& s) {
+  w.StartObject();
+  w.Key("count");
+  w.Int64(s.count);
+  w.Key("max");
+  s.has_minmax ? WriteNumber(w, s.max) : static_cast<void>(w.Null());
+  w.Key("min");
+  s.has_minmax ? WriteNumber(w, s.min) : static_cast<void>(w.Null());
+  w.Key("mean");
+  s.has_mean_norm ? WriteNumber(w, s.mean) : static_cast<void>(w.Null());
+  w.Key("norm");
+  s.has_mean_norm ? WriteNumber(w, s.norm) : static_cast<void>(w.Null());
+  w.Key("nan_count");
+  w.Int64(s.nan_count);
+  w.Key("pos_inf_count");
+  w.Int64(s.pos_inf_count);
+  w.Key("neg_inf_count");
+  w.Int64(s.neg_inf_count);
+  w.Key("zero_count");
+  w.Int64(s.zero_count);
+  w.Key("max_abs");
+  WriteNumber(w, s.max_abs);
+  w.Key("min_nonzero_abs");
+  WriteNumber(w, s.min_nonzero_abs);
+  w.EndObject();
+}
+
+void WriteJsonFile(JsonWriter& w, const InspectedFile& f) {
+  w.StartObject();
+  w.Key("path");
+  w.String(f.path.c_str());
+  w.Key("format");
+  w.String(std::string(EnumName(f.file.format)).c_str());
+  w.Key("metadata");
+  w.StartObject();
+  for (const auto& [k, v] : f.file.metadata) {
+    w.Key(k.c_str(), static_cast<rapidjson::SizeType>(k.size()));
+    w.String(v.c_str(), static_cast<rapidjson::SizeType>(v.size()));
+  }
+  w.EndObject();
+  w.Key("warnings");
+  w.StartArray();
+  for (const auto& warning : f.file.warnings) w.String(warning.c_str());
+  w.EndArray();
+  w.Key("tensors");
+  w.StartArray();
+  for (size_t i = 0; i < f.file.tensors.size(); ++i) {
+    const NamedTensor& t = f.file.tensors[i];
+    w.StartObject();
+    w.Key("name");
+    w.String(t.name.c_str(), static_cast<rapidjson::SizeType>(t.name.size()));
+    w.Key("dtype");
+    w.String(std::string(Name(t.tensor.dtype())).c_str());
+    w.Key("shape");
+    w.StartArray();
+    for (int64_t d : t.tensor.shape()) w.Int64(d);
+    w.EndArray();
+    w.Key("device");
+    w.String(t.device.c_str());
+    w.Key("stats");
+    WriteJsonStats(w, f.stats[i]);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+}
+
+void WriteJsonDump(JsonWriter& w, const InspectedDump& d) {
+  w.StartObject();
+  w.Key("path");
+  w.String(d.path.c_str());
+  for (const auto& [key, value] :
+       {std::pair{"framework", &d.file.framework}, std::pair{"task", &d.file.task},
+        std::pair{"level", &d.file.level}}) {
+    w.Key(key);
+    w.String(value->c_str());
+  }
+  w.Key("entries");
+  w.Uint64(d.file.entries.size());
+  w.Key("rows");
+  w.Uint64(d.file.rows.size());
+  w.Key("tensor_rows");
+  w.Uint64(d.tensor_rows);
+  w.Key("from_journal");
+  w.Bool(d.file.from_journal);
+  w.Key("journal_truncated_tail");
+  w.Bool(d.file.journal_truncated_tail);
+  w.EndObject();
+}
+
+}  // namespace
+
+Result<InspectReport> Inspect(const fs::path& path, const InspectOptions& options) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return Status::NotFound(path.string() + ": no such file");
+  InspectReport report;
+  report.path = path.string();
+  report.folder = fs::is_directory(path, ec);
+  ReadOptions read_options;
+  read_options.inert_pickle = options.inert_pickle;
+  auto warn = [&report](std::string text) { report.messages.push_back({std::move(text), {}}); };
+  auto fail = [&report](Status error) {
+    report.messages.push_back({"", std::move(error)});
+    ++report.failed;
+  };
+
+  std::vector<fs::path> files;
+  std::vector<fs::path> dump_files;  // dump.json (or journal) files, one per folder
+  if (report.folder) {
+    std::vector<std::string> skipped;
+    for (const fs::path& p : ListFiles(path, &skipped)) {
+      if (IsDumpFileName(p)) {
+        if (dump_files.empty() || dump_files.back().parent_path() != p.parent_path()) {
+          dump_files.push_back(p);
+        }
+      } else if (LooksLikeTensorFile(p)) {
+        files.push_back(p);
+      }
+    }
+    for (std::string& s : skipped) warn(std::move(s));
+  } else if (IsDumpFileName(path) || path.extension() == ".json") {
+    dump_files.push_back(path);  // dump.json, debug.json, or a dump.json under another name
+  } else {
+    files.push_back(path);
+  }
+  report.candidates = files.size() + dump_files.size();
+
+  for (const fs::path& p : dump_files) {
+    auto dump = InspectDump(p);
+    if (!dump) {
+      fail(dump.error());
+      continue;
+    }
+    if (dump->file.from_journal) {
+      warn(dump->path + ": dump.json is missing or older than " + std::string(kDumpJournalName) +
+           " (the run did not stop cleanly); read " + dump->source);
+    }
+    report.dumps.push_back(std::move(*dump));
+  }
+  for (const fs::path& p : files) {
+    auto file = InspectOne(p, read_options);
+    if (!file) {
+      fail(file.error());
+      continue;
+    }
+    for (const auto& w : file->file.warnings) warn(p.string() + ": " + w);
+    report.files.push_back(std::move(*file));
+  }
+  return report;
+}
+
+std::string InspectText(const InspectReport& report) {
+  std::string out;
+  if (report.files.empty() && report.dumps.empty()) {
+    out += report.path + ": no tensor files or dumps found\n";
+  }
+  for (const InspectedDump& d : report.dumps) AppendDumpText(d, &out);
+  for (const InspectedFile& f : report.files) AppendFileText(f, &out);
+  return out;
+}
+
+std::string InspectJson(const InspectReport& report) {
+  rapidjson::StringBuffer buffer;
+  JsonWriter w(buffer);
+  w.StartObject();
+  w.Key("numprobe_inspect");
+  w.Int(1);
+  w.Key("files");
+  w.StartArray();
+  for (const InspectedFile& f : report.files) WriteJsonFile(w, f);
+  w.EndArray();
+  w.Key("dumps");
+  w.StartArray();
+  for (const InspectedDump& d : report.dumps) WriteJsonDump(w, d);
+  w.EndArray();
+  w.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+}  // namespace numprobe
