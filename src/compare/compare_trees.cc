@@ -53,7 +53,7 @@ Status CompareAll(const std::vector<const DumpPair*>& pairs, const detail::Loade
       if (c) {
         rank.construct = std::move(*c);
         rank.has_construct = true;
-      } else if (options.construct_errors_warn) {
+      } else if (tree_options.construct_errors_warn) {
         warnings[i] = c.error().message();
       } else {
         errors[i] = c.error();
