@@ -18,6 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "numprobe/enum_names.h"
 #include "numprobe/result.h"
 
 namespace numprobe {

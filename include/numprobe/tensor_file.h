@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "numprobe/buffer.h"
+#include "numprobe/enum_names.h"
 #include "numprobe/result.h"
 #include "numprobe/tensor.h"
 
