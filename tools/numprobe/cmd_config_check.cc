@@ -2,6 +2,7 @@
 // (docs/config-check.md).
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -97,15 +98,16 @@ int RunCompare(const CompareCli& o) {
   std::printf("numprobe config-check: %s (A) vs %s (B)\n", o.a.c_str(), o.b.c_str());
   for (int c = 0; c < kCheckCategoryCount; ++c) {
     const auto category = static_cast<CheckCategory>(c);
-    int64_t n[3] = {0, 0, 0};
+    std::map<Verdict, int64_t> n;
     for (const CheckItem& i : report.items) {
-      if (i.category == category) ++n[static_cast<int>(i.level)];
+      if (i.category == category) ++n[i.level];
     }
     std::printf("  %-16s %-8s %lld pass, %lld warning, %lld error\n",
                 std::string(EnumName(category)).c_str(),
                 std::string(EnumName(report.Summary(category))).c_str(),
-                static_cast<long long>(n[0]), static_cast<long long>(n[1]),
-                static_cast<long long>(n[2]));
+                static_cast<long long>(n[Verdict::kPass]),
+                static_cast<long long>(n[Verdict::kWarning]),
+                static_cast<long long>(n[Verdict::kError]));
   }
   std::vector<const CheckItem*> diffs;
   for (const CheckItem& i : report.items) {
