@@ -29,6 +29,10 @@ enum class StatsPrecision : uint8_t { kLow, kHigh };
 // Which wrapped APIs are dumped at L1/mix when no scope/list is given (msprobe's risk_level).
 enum class RiskLevel : uint8_t { kAll, kCore, kFocus };
 enum class TensorFileFormat : uint8_t { kPt, kNpy };
+// When tensor files reach the disk (numprobe's key tensor_durability): kStep flushes a step's
+// files together at the step's end (one filesystem sync), kFile flushes each file as it is
+// written (an fsync per file: slower, for those who want each file durable before the next).
+enum class TensorDurability : uint8_t { kStep, kFile };
 
 struct DumpConfig {
   DumpTask task = DumpTask::kStatistics;
@@ -42,6 +46,7 @@ struct DumpConfig {
   RiskLevel risk_level = RiskLevel::kFocus;
   bool is_deterministic = false;
   int64_t seed = 1234;
+  TensorDurability tensor_durability = TensorDurability::kStep;
 
   // The task section.
   std::vector<std::string> scope;        // empty, or exactly two names bounding a range

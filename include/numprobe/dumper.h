@@ -3,7 +3,10 @@
 //   dump_path/step{N}/rank{R}|proc{pid}/dump.json stack.json construct.json dump_tensor_data/
 // Statistics are computed on the caller's memory when a value is recorded, so the views only need
 // to stay valid for the duration of the Record* call; tensor files are written from a private
-// copy on a background thread. Every recorded part is appended to a journal (dump.json.journal,
+// copy on a background thread (bounded queue; a record naming files is journaled once they are
+// complete, and a step's files are made durable together at its end unless the config's
+// tensor_durability is "file": capture/tensor_file_writer.h). Every recorded part is appended to
+// a journal (dump.json.journal,
 // one JSON line per record, copied into a shared mapping of the file, so that it survives even a
 // SIGKILL) before the call returns (with async_dump, once their device statistics have been
 // resolved: see ResolvePending), and
@@ -113,8 +116,9 @@ class Dumper {
   std::filesystem::path rank_dir() const;
   int64_t entry_count() const;
 
-  // Sets the rank (torch.distributed became available). A proc{pid} folder of the current step
-  // is renamed to rank{R}. kIoError if that fails.
+  // Sets the rank (torch.distributed became available). The proc{pid} folders this process wrote
+  // (the current step's and earlier ones) are renamed to rank{R}, after the queued tensor files
+  // are written. kIoError if that fails.
   Status SetRank(int64_t rank);
   // Begins or resumes dumping the current step: creates its folder, the journal and empty JSON
   // files. No-op when the step or rank is not selected.

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "numprobe/file_sync.h"
 #include "numprobe/tensor_file.h"
 
 namespace numprobe {
@@ -58,8 +59,9 @@ Result<TensorFile> ReadNpy(std::shared_ptr<const Buffer> file, const ReadOptions
 // little-endian, 64-byte aligned data. bf16 is written as '<V2' (as ml_dtypes does); fp8 types
 // are written as '|V1' with a warning-free opaque descr.
 Result<std::vector<std::byte>> EncodeNpy(const TensorView& view);
-// EncodeNpy to `path`, through a temporary file renamed into place.
-Status WriteNpy(const std::filesystem::path& path, const TensorView& view);
+// EncodeNpy to `path`, through a temporary file renamed into place (`sync`: file_sync.h).
+Status WriteNpy(const std::filesystem::path& path, const TensorView& view,
+                FileSync sync = FileSync::kNow);
 
 }  // namespace numprobe
 

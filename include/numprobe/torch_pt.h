@@ -8,6 +8,7 @@
 #include <memory>
 #include <span>
 
+#include "numprobe/file_sync.h"
 #include "numprobe/tensor_file.h"
 
 namespace numprobe {
@@ -16,8 +17,9 @@ Result<TensorFile> ReadTorch(std::shared_ptr<const Buffer> file, const ReadOptio
 
 // Writes `tensors` as torch.save writes a state_dict (an OrderedDict of tensors), in the
 // zip format, so that torch.load reads them back exactly. A single tensor with an empty name is
-// written as a bare tensor (as msprobe's dump files are).
-Status WriteTorch(const std::filesystem::path& path, std::span<const NamedView> tensors);
+// written as a bare tensor (as msprobe's dump files are). `sync`: see file_sync.h.
+Status WriteTorch(const std::filesystem::path& path, std::span<const NamedView> tensors,
+                  FileSync sync = FileSync::kNow);
 
 }  // namespace numprobe
 

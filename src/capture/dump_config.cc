@@ -341,6 +341,13 @@ Status SetPrecision(std::string_view key, const JsonValue& v, bool /*apply*/, Du
   return Status::Ok();
 }
 
+Status SetTensorDurability(std::string_view key, const JsonValue& v, bool /*apply*/,
+                           DumpConfig* c) {
+  NUMPROBE_ASSIGN_OR_RETURN(size_t i, GetChoice(key, v, {"step", "file"}));
+  c->tensor_durability = static_cast<TensorDurability>(i);
+  return Status::Ok();
+}
+
 Status SetRiskLevel(std::string_view key, const JsonValue& v, bool /*apply*/, DumpConfig* c) {
   NUMPROBE_ASSIGN_OR_RETURN(size_t i, GetChoice(key, v, {"ALL", "CORE", "FOCUS"}));
   c->risk_level = static_cast<RiskLevel>(i);
@@ -361,7 +368,7 @@ Status SetSection(std::string_view key, const JsonValue& v, bool apply, DumpConf
   return ApplyConfigKeys(*keys, key, v, apply && key == c->requested_task, c);
 }
 
-constexpr std::array<ConfigKey, 31> kTopLevelKeys = {{
+constexpr std::array<ConfigKey, 32> kTopLevelKeys = {{
     {"task", &SetTask, ""},
     {"dump_path", &SetDumpPath, ""},
     {"rank", &SetRank, ""},
@@ -374,6 +381,7 @@ constexpr std::array<ConfigKey, 31> kTopLevelKeys = {{
     {"seed", &SetSeed, ""},
     {"precision", &SetPrecision, ""},
     {"risk_level", &SetRiskLevel, ""},
+    {"tensor_durability", &SetTensorDurability, ""},  // numprobe's own (docs/capture.md)
     {"framework", &CheckFramework, ""},
     {"enable_dataloader", &CheckBool,
      "numprobe does not end the run after the configured steps; steps advance on "

@@ -3,11 +3,9 @@
 
 #include <cerrno>
 #include <cmath>
-#include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <mutex>
-#include <thread>
 #include <unordered_set>
 
 #include <fcntl.h>
@@ -15,10 +13,9 @@
 
 #include "numprobe/casts.h"
 #include "numprobe/float_convert.h"
-#include "numprobe/npy.h"
 #include "numprobe/stats.h"
-#include "numprobe/torch_pt.h"
 
+#include "capture/tensor_file_writer.h"
 #include "core/atomic_file.h"
 #include "core/crc32.h"
 #include "msprobe/dump_journal.h"
@@ -67,93 +64,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr int kMaxNesting = 64;
-
-// Writes tensor files from private copies on one background thread.
-class FileWriter {
- public:
-  explicit FileWriter(uint64_t max_pending) : max_pending_(max_pending) {}
-  ~FileWriter() { Shutdown(); }
-
-  void Enqueue(fs::path path, Tensor tensor, TensorFileFormat format) {
-    const uint64_t bytes = static_cast<uint64_t>(std::max<int64_t>(tensor.view().span_bytes(), 0));
-    std::unique_lock lock(mu_);
-    if (!thread_.joinable()) thread_ = std::thread([this] { Run(); });
-    // Back-pressure: the training thread waits rather than letting copies pile up.
-    space_cv_.wait(lock,
-                   [&] { return pending_bytes_ == 0 || pending_bytes_ + bytes <= max_pending_; });
-    pending_bytes_ += bytes;
-    queue_.push_back(Job{std::move(path), std::move(tensor), format, bytes});
-    work_cv_.notify_one();
-  }
-
-  // Waits until every queued file is written; returns the first error since the last Drain.
-  Status Drain() {
-    std::unique_lock lock(mu_);
-    done_cv_.wait(lock, [&] { return queue_.empty() && !busy_; });
-    Status st = error_;
-    error_ = Status::Ok();
-    return st;
-  }
-
-  void Shutdown() {
-    if (::getpid() != owner_pid_) {
-      // A forked child has no copy of the writer thread: forget the handle without joining.
-      if (thread_.joinable()) (void)new std::thread(std::move(thread_));
-      return;
-    }
-    {
-      std::lock_guard lock(mu_);
-      stop_ = true;
-      work_cv_.notify_all();
-    }
-    if (thread_.joinable()) thread_.join();
-  }
-
- private:
-  struct Job {
-    fs::path path;
-    Tensor tensor;
-    TensorFileFormat format;
-    uint64_t bytes;
-  };
-
-  void Run() {
-    std::unique_lock lock(mu_);
-    while (true) {
-      work_cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
-      if (queue_.empty()) return;  // stop_ and nothing left
-      Job job = std::move(queue_.front());
-      queue_.pop_front();
-      busy_ = true;
-      lock.unlock();
-      Status st;
-      if (job.format == TensorFileFormat::kNpy) {
-        st = WriteNpy(job.path, job.tensor.view());
-      } else {
-        const NamedView view{"", job.tensor.view()};
-        st = WriteTorch(job.path, std::span<const NamedView>(&view, 1));
-      }
-      job.tensor = Tensor();
-      lock.lock();
-      busy_ = false;
-      pending_bytes_ -= job.bytes;
-      if (!st.ok() && error_.ok()) error_ = st.WithContext(job.path.string());
-      space_cv_.notify_all();
-      if (queue_.empty()) done_cv_.notify_all();
-    }
-  }
-
-  const uint64_t max_pending_;
-  const pid_t owner_pid_ = ::getpid();
-  std::mutex mu_;
-  std::condition_variable work_cv_, done_cv_, space_cv_;
-  std::deque<Job> queue_;
-  uint64_t pending_bytes_ = 0;
-  bool busy_ = false;
-  bool stop_ = false;
-  Status error_;
-  std::thread thread_;
-};
 
 bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
@@ -434,8 +344,8 @@ struct Dumper::Impl {
   JsonValue debug = JsonValue::MakeObject();  // debug.json's data
   bool track_casts = false;                   // casts.json (TrackCasts)
   JsonValue::Array casts;
-  DumpJournalWriter journal;
-  FileWriter writer;
+  DumpJournalWriter journal;  // declared before the writer, whose thread appends to it
+  detail::TensorFileWriter writer;
 
   // scope / list filtering
   bool scope_active = false;
@@ -454,7 +364,12 @@ struct Dumper::Impl {
   std::deque<OverflowReport> overflow_reports;
 
   Impl(DumpConfig c, DumperOptions o)
-      : config(std::move(c)), options(std::move(o)), writer(options.max_pending_bytes) {
+      : config(std::move(c)),
+        options(std::move(o)),
+        writer(options.max_pending_bytes,
+               config.tensor_durability == TensorDurability::kFile ? FileSync::kNow
+                                                                   : FileSync::kDeferred,
+               &journal) {
     if (options.pid == 0) options.pid = static_cast<int64_t>(::getpid());
     rank = options.rank;
   }
@@ -661,9 +576,27 @@ struct Dumper::Impl {
   }
 
   Status CommitNow(std::string_view name, JsonValue part) {
-    NUMPROBE_RETURN_IF_ERROR(journal.AppendData(name, part));
+    NUMPROBE_RETURN_IF_ERROR(Journal(DumpJournalWriter::DataLine(name, part)));
     entries.Merge(name, std::move(part));
     return Status::Ok();
+  }
+
+  // Appends a record that may name tensor files: behind the queued files when there are any
+  // (tensor_file_writer.h), so the journal never names a file that is not complete.
+  Status Journal(std::string line) {
+    if (writer.Busy()) {
+      writer.EnqueueJournalLine(std::move(line));
+      return Status::Ok();
+    }
+    return journal.AppendFormatted(line);
+  }
+
+  // Waits for the queued files and, with tensor_durability "step", makes them durable together.
+  Status FinishFiles() {
+    NUMPROBE_RETURN_IF_ERROR(writer.Drain());
+    if (!writer.TakeWrittenSinceSync() || config.tensor_durability != TensorDurability::kStep)
+      return Status::Ok();
+    return detail::SyncFolderContents(current_dir / "dump_tensor_data");
   }
 
   void NoteOverflow(std::string_view name, const JsonValue& entry_part) {
@@ -720,8 +653,10 @@ struct Dumper::Impl {
 
   Status WriteJsonFiles() {
     if (!step_opened) return Status::Ok();
-    NUMPROBE_RETURN_IF_ERROR(FlushDeferred(nullptr));
-    NUMPROBE_RETURN_IF_ERROR(writer.Drain());
+    Status flushed = FlushDeferred(nullptr);
+    Status finished = FinishFiles();  // whatever the first error, the queue is done after it
+    NUMPROBE_RETURN_IF_ERROR(flushed);
+    NUMPROBE_RETURN_IF_ERROR(finished);
     NUMPROBE_RETURN_IF_ERROR(detail::WriteFileAtomically(current_dir / "dump.json",
                                                          ToJson(entries.ToDumpJson(header), 1)));
     if (config.extra_info) {
@@ -827,10 +762,25 @@ Status Dumper::SetRank(int64_t rank) {
   std::lock_guard lock(impl_->mu);
   Impl& d = *impl_;
   if (d.rank == rank) return Status::Ok();
+  const std::string before = d.RankFolderName();
   d.rank = rank;
-  if (!d.step_opened) return Status::Ok();
-  const fs::path target = d.StepDir();
+  // The files queued for the current folder are written before it is renamed.
+  Status drained = d.writer.Drain();
+  // Earlier steps this process wrote as proc{pid} are renamed too: every folder of a rank is
+  // named by it, from its first record on.
+  const std::string after = d.RankFolderName();
   std::error_code ec;
+  for (int64_t s = 0; s < d.step; ++s) {
+    const fs::path step_dir = fs::path(d.config.dump_path) / ("step" + std::to_string(s));
+    if (!fs::is_directory(step_dir / before, ec) || fs::exists(step_dir / after, ec)) continue;
+    fs::rename(step_dir / before, step_dir / after, ec);
+    if (ec) {
+      return Status::IoError((step_dir / before).string() + ": cannot rename to " + after + ": " +
+                             ec.message());
+    }
+  }
+  if (!d.step_opened) return drained;
+  const fs::path target = d.StepDir();
   fs::create_directories(target.parent_path(), ec);
   if (fs::exists(target, ec)) fs::remove_all(target, ec);
   fs::rename(d.current_dir, target, ec);
@@ -843,7 +793,7 @@ Status Dumper::SetRank(int64_t rank) {
     d.header.Set("dump_data_dir",
                  JsonValue::String(fs::absolute(target / "dump_tensor_data").string()));
   }
-  return Status::Ok();
+  return drained;
 }
 
 Status Dumper::Start() {
@@ -1028,7 +978,7 @@ Status Dumper::RecordDebug(std::string_view name, const DumpValue& value) {
   w.files = d.config.task == DumpTask::kTensor;
   NUMPROBE_ASSIGN_OR_RETURN(JsonValue v, d.Convert(value, w, 0));
   const std::string key = std::string(name) + ".debug";
-  NUMPROBE_RETURN_IF_ERROR(d.journal.AppendDebug(key, v));
+  NUMPROBE_RETURN_IF_ERROR(d.Journal(DumpJournalWriter::DebugLine(key, v)));
   d.debug.Set(key, std::move(v));
   return Status::Ok();
 }

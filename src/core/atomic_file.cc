@@ -26,6 +26,7 @@ AtomicOutput::AtomicOutput(AtomicOutput&& other) noexcept
       temp_path_(std::move(other.temp_path_)),
       offset_(other.offset_),
       written_by_name_(other.written_by_name_),
+      sync_(other.sync_),
       error_(std::move(other.error_)) {
   other.temp_path_.clear();
 }
@@ -39,6 +40,7 @@ AtomicOutput& AtomicOutput::operator=(AtomicOutput&& other) noexcept {
     other.temp_path_.clear();
     offset_ = other.offset_;
     written_by_name_ = other.written_by_name_;
+    sync_ = other.sync_;
     error_ = std::move(other.error_);
   }
   return *this;
@@ -55,9 +57,10 @@ void AtomicOutput::Discard() {
   }
 }
 
-Result<AtomicOutput> AtomicOutput::Create(const std::filesystem::path& path) {
+Result<AtomicOutput> AtomicOutput::Create(const std::filesystem::path& path, FileSync sync) {
   AtomicOutput out;
   out.final_path_ = path;
+  out.sync_ = sync;
   // O_EXCL with a random suffix rather than mkstemp: the file is created with mode 0666 minus
   // the umask, like any other file the user writes, without touching the process umask.
   static constexpr char kAlphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
@@ -112,14 +115,14 @@ Status AtomicOutput::Commit() {
   if (!error_.ok()) return error_;
   if (fd_ < 0) return Status::Internal("commit twice");
   int sync_fd = fd_;
-  if (written_by_name_) {
+  if (written_by_name_ && sync_ == FileSync::kNow) {
     sync_fd = ::open(temp_path_.c_str(), O_RDONLY | O_CLOEXEC);
     if (sync_fd < 0) {
       error_ = Status::IoError(final_path_.string() + ": the written file is gone: " + ErrnoText());
       return error_;
     }
   }
-  const bool synced = ::fsync(sync_fd) == 0;
+  const bool synced = sync_ == FileSync::kDeferred || ::fsync(sync_fd) == 0;
   const std::string sync_error = synced ? std::string() : ErrnoText();
   if (sync_fd != fd_) ::close(sync_fd);
   if (!synced) {
@@ -145,6 +148,19 @@ Status WriteFileAtomically(const std::filesystem::path& path, std::string_view c
   NUMPROBE_ASSIGN_OR_RETURN(AtomicOutput out, AtomicOutput::Create(path));
   NUMPROBE_RETURN_IF_ERROR(out.Write(content));
   return out.Commit();
+}
+
+Status SyncFolderContents(const std::filesystem::path& folder) {
+  const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return Status::IoError(folder.string() + ": cannot open to sync: " + ErrnoText());
+  Status st;
+  if (::syncfs(fd) != 0) {
+    st = Status::IoError(folder.string() + ": syncfs failed: " + ErrnoText());
+  } else if (::fsync(fd) != 0) {
+    st = Status::IoError(folder.string() + ": fsync failed: " + ErrnoText());
+  }
+  ::close(fd);
+  return st;
 }
 
 }  // namespace numprobe::detail

@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 
+#include "numprobe/file_sync.h"
 #include "numprobe/result.h"
 
 namespace numprobe::detail {
@@ -27,8 +28,10 @@ class AtomicOutput {
   AtomicOutput(const AtomicOutput&) = delete;
   AtomicOutput& operator=(const AtomicOutput&) = delete;
 
-  // Creates the temporary file. kIoError if the folder is not writable.
-  static Result<AtomicOutput> Create(const std::filesystem::path& path);
+  // Creates the temporary file. kIoError if the folder is not writable. With FileSync::kDeferred
+  // Commit() renames without the fsync (see SyncFolderContents).
+  static Result<AtomicOutput> Create(const std::filesystem::path& path,
+                                     FileSync sync = FileSync::kNow);
 
   // Appends `bytes`; kIoError on a failed write (the error sticks: later calls and Commit() fail
   // with it).
@@ -41,7 +44,8 @@ class AtomicOutput {
   // under that name to disk (opening it again, so a library that replaced the file is covered
   // too) and renames it into place.
   const std::string& LibraryPath();
-  // Flushes to disk (fsync), closes and renames the file to its final path.
+  // Flushes to disk (fsync, unless created with FileSync::kDeferred), closes and renames the
+  // file to its final path.
   Status Commit();
 
  private:
@@ -53,11 +57,17 @@ class AtomicOutput {
   std::string temp_path_;
   uint64_t offset_ = 0;
   bool written_by_name_ = false;
+  FileSync sync_ = FileSync::kNow;
   Status error_;
 };
 
 // Replaces `path` with `content` through an AtomicOutput.
 Status WriteFileAtomically(const std::filesystem::path& path, std::string_view content);
+
+// Makes every file written so far under `folder` durable at once: one syncfs(2) of the folder's
+// filesystem (one flush for a whole batch of FileSync::kDeferred files, where an fsync per file
+// costs a journal commit each) and an fsync of the folder itself (its new names).
+Status SyncFolderContents(const std::filesystem::path& folder);
 
 }  // namespace numprobe::detail
 

@@ -552,10 +552,10 @@ Result<std::vector<std::byte>> EncodeNpy(const TensorView& view) {
   return out;
 }
 
-Status WriteNpy(const std::filesystem::path& path, const TensorView& view) {
+Status WriteNpy(const std::filesystem::path& path, const TensorView& view, FileSync sync) {
   NUMPROBE_ASSIGN_OR_RETURN(const std::string header, NpyHeaderBytes(view));
   NUMPROBE_ASSIGN_OR_RETURN(auto data, ContiguousBytes(view));
-  NUMPROBE_ASSIGN_OR_RETURN(detail::AtomicOutput out, detail::AtomicOutput::Create(path));
+  NUMPROBE_ASSIGN_OR_RETURN(detail::AtomicOutput out, detail::AtomicOutput::Create(path, sync));
   NUMPROBE_RETURN_IF_ERROR(out.Write(header));
   NUMPROBE_RETURN_IF_ERROR(out.Write(data.first));
   return out.Commit();

@@ -979,7 +979,8 @@ Result<TensorFile> ReadTorch(std::shared_ptr<const Buffer> file, const ReadOptio
   return out;
 }
 
-Status WriteTorch(const std::filesystem::path& path, std::span<const NamedView> tensors) {
+Status WriteTorch(const std::filesystem::path& path, std::span<const NamedView> tensors,
+                  FileSync sync) {
   const bool bare = tensors.size() == 1 && tensors[0].name.empty();
   std::unordered_set<std::string_view> names;
   for (const NamedView& t : tensors) {
@@ -1041,7 +1042,7 @@ Status WriteTorch(const std::filesystem::path& path, std::span<const NamedView> 
   w.Op('.');
   const std::string pkl = w.Take();
 
-  NUMPROBE_ASSIGN_OR_RETURN(ZipWriter zip, ZipWriter::Create(path));
+  NUMPROBE_ASSIGN_OR_RETURN(ZipWriter zip, ZipWriter::Create(path, sync));
   NUMPROBE_RETURN_IF_ERROR(zip.AddStored(prefix + "/data.pkl", std::as_bytes(std::span(pkl)), 64));
   static constexpr std::string_view kLittle = "little";
   NUMPROBE_RETURN_IF_ERROR(

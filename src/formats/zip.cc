@@ -629,8 +629,8 @@ ZipWriter::~ZipWriter() = default;
 ZipWriter::ZipWriter(ZipWriter&&) noexcept = default;
 ZipWriter& ZipWriter::operator=(ZipWriter&&) noexcept = default;
 
-Result<ZipWriter> ZipWriter::Create(const std::filesystem::path& path) {
-  NUMPROBE_ASSIGN_OR_RETURN(detail::AtomicOutput out, detail::AtomicOutput::Create(path));
+Result<ZipWriter> ZipWriter::Create(const std::filesystem::path& path, FileSync sync) {
+  NUMPROBE_ASSIGN_OR_RETURN(detail::AtomicOutput out, detail::AtomicOutput::Create(path, sync));
   ZipWriter writer;
   writer.impl_ = std::make_unique<Impl>(std::move(out));
   return writer;

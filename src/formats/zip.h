@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "numprobe/buffer.h"
+#include "numprobe/file_sync.h"
 #include "numprobe/result.h"
 
 namespace numprobe {
@@ -77,7 +78,8 @@ class ZipWriter {
   ZipWriter(ZipWriter&&) noexcept;
   ZipWriter& operator=(ZipWriter&&) noexcept;
 
-  static Result<ZipWriter> Create(const std::filesystem::path& path);
+  static Result<ZipWriter> Create(const std::filesystem::path& path,
+                                  FileSync sync = FileSync::kNow);
   // `alignment` > 0 pads the local header's extra field (torch's "FB" field) so that the data
   // starts at a multiple of it, as torch.save does with 64.
   Status AddStored(std::string_view name, std::span<const std::byte> data, uint32_t alignment = 0);

@@ -42,6 +42,7 @@ const std::string* StringMember(const JsonValue& v, std::string_view key) {
 
 Status DumpJournalWriter::Open(const fs::path& path) {
   Close();
+  std::unique_lock lock = Lock();
   pid_ = ::getpid();
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd_ < 0) return Status::IoError(path.string() + ": cannot open journal: " + ErrnoText());
@@ -50,6 +51,7 @@ Status DumpJournalWriter::Open(const fs::path& path) {
 }
 
 void DumpJournalWriter::Close() {
+  std::unique_lock lock = Lock();
   if (map_ != nullptr) ::munmap(map_, capacity_);
   if (fd_ >= 0) {
     // Only the process that writes the journal may cut it (a forked child's view is stale).
@@ -62,7 +64,8 @@ void DumpJournalWriter::Close() {
 }
 
 Status DumpJournalWriter::AppendHeader(const JsonValue& header) {
-  if (fd_ < 0) return Status::Ok();
+  std::unique_lock lock = Lock();
+  if (!Writable()) return Status::Ok();
   JsonValue record = header;
   record.Set("k", JsonValue::String("h"));
   line_.clear();
@@ -70,16 +73,22 @@ Status DumpJournalWriter::AppendHeader(const JsonValue& header) {
   return AppendLine();
 }
 
+void DumpJournalWriter::FormatNamedValue(std::string_view kind, std::string_view name,
+                                         const JsonValue& value, std::string* line) {
+  line->assign(R"({"k":")");
+  line->append(kind);
+  line->append(R"(","n":)");
+  AppendJsonString(name, line);
+  line->append(R"(,"v":)");
+  AppendJson(value, -1, line);
+  line->push_back('}');
+}
+
 Status DumpJournalWriter::AppendNamedValue(std::string_view kind, std::string_view name,
                                            const JsonValue& value) {
-  if (fd_ < 0) return Status::Ok();
-  line_.assign(R"({"k":")");
-  line_.append(kind);
-  line_.append(R"(","n":)");
-  AppendJsonString(name, &line_);
-  line_.append(R"(,"v":)");
-  AppendJson(value, -1, &line_);
-  line_.push_back('}');
+  std::unique_lock lock = Lock();
+  if (!Writable()) return Status::Ok();
+  FormatNamedValue(kind, name, value, &line_);
   return AppendLine();
 }
 
@@ -87,9 +96,29 @@ Status DumpJournalWriter::AppendData(std::string_view entry, const JsonValue& pa
   return AppendNamedValue("d", entry, part);
 }
 
+std::string DumpJournalWriter::DataLine(std::string_view entry, const JsonValue& part) {
+  std::string line;
+  FormatNamedValue("d", entry, part, &line);
+  return line;
+}
+
+std::string DumpJournalWriter::DebugLine(std::string_view name, const JsonValue& value) {
+  std::string line;
+  FormatNamedValue("g", name, value, &line);
+  return line;
+}
+
+Status DumpJournalWriter::AppendFormatted(std::string_view line) {
+  std::unique_lock lock = Lock();
+  if (!Writable()) return Status::Ok();
+  line_.assign(line);
+  return AppendLine();
+}
+
 Status DumpJournalWriter::AppendStack(std::string_view name,
                                       const std::vector<std::string>& frames) {
-  if (fd_ < 0) return Status::Ok();
+  std::unique_lock lock = Lock();
+  if (!Writable()) return Status::Ok();
   line_.assign(R"({"k":"s","n":)");
   AppendJsonString(name, &line_);
   line_.append(R"(,"f":[)");
@@ -103,7 +132,8 @@ Status DumpJournalWriter::AppendStack(std::string_view name,
 
 Status DumpJournalWriter::AppendConstruct(std::string_view name,
                                           const std::optional<std::string>& parent) {
-  if (fd_ < 0) return Status::Ok();
+  std::unique_lock lock = Lock();
+  if (!Writable()) return Status::Ok();
   line_.assign(R"({"k":"c","n":)");
   AppendJsonString(name, &line_);
   line_.append(R"(,"p":)");
@@ -121,13 +151,15 @@ Status DumpJournalWriter::AppendDebug(std::string_view name, const JsonValue& va
 }
 
 Status DumpJournalWriter::AppendCastsMarker() {
-  if (fd_ < 0) return Status::Ok();
+  std::unique_lock lock = Lock();
+  if (!Writable()) return Status::Ok();
   line_.assign(R"({"k":"x"})");
   return AppendLine();
 }
 
 Status DumpJournalWriter::AppendCast(const JsonValue& cast) {
-  if (fd_ < 0) return Status::Ok();
+  std::unique_lock lock = Lock();
+  if (!Writable()) return Status::Ok();
   line_.assign(R"({"k":"x","v":)");
   AppendJson(cast, -1, &line_);
   line_.push_back('}');
@@ -135,9 +167,17 @@ Status DumpJournalWriter::AppendCast(const JsonValue& cast) {
 }
 
 Status DumpJournalWriter::AppendWritten() {
-  if (fd_ < 0) return Status::Ok();
+  std::unique_lock lock = Lock();
+  if (!Writable()) return Status::Ok();
   line_.assign(R"({"k":"w"})");
   return AppendLine();
+}
+
+std::unique_lock<std::mutex> DumpJournalWriter::Lock() {
+  // A forked child's copy of the lock may have been taken by a thread the child does not have;
+  // the child never writes the parent's journal (Writable() is false there), so it does not wait.
+  if (pid_ != 0 && ::getpid() != pid_) return {};
+  return std::unique_lock(mu_);
 }
 
 Status DumpJournalWriter::AppendLine() {

@@ -16,12 +16,14 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <sys/types.h>
+#include <unistd.h>
 
 #include "numprobe/dump.h"
 #include "numprobe/json_value.h"
@@ -33,7 +35,9 @@ namespace numprobe {
 // copied they belong to the kernel's page cache, so a killed process (SIGKILL included) loses none
 // of them, without a write(2) per record (which costs tens of microseconds per op). The file grows
 // in doubling steps and is cut to its real length at Close(); after a crash the unused tail is
-// zero bytes, which the reader skips. Appending to a closed writer does nothing.
+// zero bytes, which the reader skips. Appending to a closed writer, or from a forked child (whose
+// mapping is the parent's journal), does nothing. Thread-safe: the capture's background file
+// writer appends the records whose tensor files it has just written.
 class DumpJournalWriter {
  public:
   DumpJournalWriter() = default;
@@ -50,6 +54,11 @@ class DumpJournalWriter {
   Status AppendHeader(const JsonValue& header);
   // {"k": "d", "n": entry, "v": part}: `part` is merged into the entry (Python's dict.update).
   Status AppendData(std::string_view entry, const JsonValue& part);
+  // The line AppendData / AppendDebug would append (without its newline), to be appended later
+  // with AppendFormatted (once the tensor files it names are written).
+  static std::string DataLine(std::string_view entry, const JsonValue& part);
+  static std::string DebugLine(std::string_view name, const JsonValue& value);
+  Status AppendFormatted(std::string_view line);
   // {"k": "s", "n": name, "f": frames}
   Status AppendStack(std::string_view name, const std::vector<std::string>& frames);
   // {"k": "c", "n": name, "p": parent or null}
@@ -66,10 +75,15 @@ class DumpJournalWriter {
  private:
   // {"k": kind, "n": name, "v": value}
   Status AppendNamedValue(std::string_view kind, std::string_view name, const JsonValue& value);
+  static void FormatNamedValue(std::string_view kind, std::string_view name, const JsonValue& value,
+                               std::string* line);
+  std::unique_lock<std::mutex> Lock();
+  bool Writable() const { return fd_ >= 0 && ::getpid() == pid_; }
   // Appends `line_` plus a newline.
   Status AppendLine();
   Status Grow(size_t needed);
 
+  std::mutex mu_;
   int fd_ = -1;
   pid_t pid_ = 0;
   std::filesystem::path path_;

@@ -212,6 +212,48 @@ def test_sigkill_mid_step_loses_no_recorded_entry(tmp_path):
                                                       if r["Result"] != "pass"][:5]
 
 
+@pytest.mark.parametrize("durability", ["step", "file"])
+def test_sigkill_mid_step_in_tensor_mode_journals_only_complete_files(tmp_path, durability):
+    # Large tensors queue up in the background writer; the kill comes while it is behind.
+    body = """
+    import signal
+    from numprobe.pytorch import PrecisionDebugger
+    dbg = PrecisionDebugger(config_path="config.json")
+    dbg.start()
+    big = torch.randn(512, 1024)
+    for i in range(24):
+        big = big * 1.0 + i
+    print(dbg.dumper.entry_count, flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)
+    """
+    proc = run_script(tmp_path, body, {"task": "tensor", "level": "L1",
+                                       "tensor_durability": durability},
+                      expect_rc=-signal.SIGKILL)
+    recorded = int(proc.stdout.strip())
+    (rank_dir,) = glob.glob(str(tmp_path / "dump" / "step0" / "*"))
+    journal = numprobe.read_journal(os.path.join(rank_dir, "dump.json.journal"))
+    data = journal["dump"]["data"]
+    assert 0 < len(data) <= recorded
+    import torch
+
+    checked = 0
+    for name, entry in data.items():
+        for leaf in entry.get("input_args", []) + entry.get("output", []):
+            if not isinstance(leaf, dict) or "data_name" not in leaf:
+                continue
+            path = os.path.join(rank_dir, "dump_tensor_data", leaf["data_name"])
+            assert os.path.exists(path), f"{name}: the journal names a file never written"
+            tensor = torch.load(path)  # complete: a cut file would not load
+            assert list(tensor.shape) == leaf["shape"]
+            assert float(tensor.max()) == pytest.approx(leaf["Max"], rel=1e-6)
+            checked += 1
+    assert checked >= 2
+    # Nothing under a final name is cut short; an unfinished file keeps its temporary name.
+    for f in os.listdir(os.path.join(rank_dir, "dump_tensor_data")):
+        if ".tmp-" not in f:
+            torch.load(os.path.join(rank_dir, "dump_tensor_data", f))
+
+
 def test_numprobe_run_dumps_an_unmodified_script(tmp_path):
     binary = os.environ.get("NUMPROBE_BIN")
     if not binary or not os.path.exists(binary):

@@ -1,0 +1,89 @@
+// TensorFileWriter: the capture's background writer of tensor files. The training thread hands
+// over private copies (Enqueue) and goes on; one thread writes them in order. The queue is bounded
+// in bytes: Enqueue waits (back-pressure) rather than letting copies pile up in memory.
+//
+// Crash safety: the journal is the source of truth, and a journal record must only name files
+// that are complete. A record whose files are still queued is therefore queued behind them
+// (EnqueueJournalLine) and appended by this thread once they are written; while anything is
+// queued, every later record takes the same path, so the journal keeps the recording order. Each
+// file is renamed into place complete, so a SIGKILL leaves either the whole file or none under
+// its name (and no journal record for a file never written).
+//
+// Durability: with FileSync::kDeferred files are not flushed one by one; the Dumper makes a
+// step's files durable together at the step's end (SyncFolderContents). FileSync::kNow flushes
+// each file before it is renamed into place (config key tensor_durability: "file").
+#ifndef NUMPROBE_CAPTURE_TENSOR_FILE_WRITER_H_
+#define NUMPROBE_CAPTURE_TENSOR_FILE_WRITER_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <filesystem>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include <sys/types.h>
+
+#include "numprobe/dump_config.h"
+#include "numprobe/file_sync.h"
+#include "numprobe/status.h"
+#include "numprobe/tensor.h"
+
+#include "msprobe/dump_journal.h"
+
+namespace numprobe::detail {
+
+class TensorFileWriter {
+ public:
+  // `journal` receives the queued records (it outlives the writer's thread: see Shutdown).
+  TensorFileWriter(uint64_t max_pending_bytes, FileSync sync, DumpJournalWriter* journal)
+      : max_pending_(max_pending_bytes), sync_(sync), journal_(journal) {}
+  ~TensorFileWriter() { Shutdown(); }
+  TensorFileWriter(const TensorFileWriter&) = delete;
+  TensorFileWriter& operator=(const TensorFileWriter&) = delete;
+
+  // Queues `tensor` to be written to `path`; waits while the queue holds too many bytes.
+  void Enqueue(std::filesystem::path path, Tensor tensor, TensorFileFormat format);
+  // Queues a journal line, appended once every file queued before it is written.
+  void EnqueueJournalLine(std::string line);
+  // Whether anything is queued or being written (a record must then queue behind it).
+  bool Busy();
+  // Waits until everything queued is done; returns the first error since the last Drain.
+  Status Drain();
+  // Whether a file was written since the last call (the step has files to make durable).
+  bool TakeWrittenSinceSync();
+  // Finishes the queue and ends the thread (a forked child, which has no thread, only forgets it).
+  void Shutdown();
+
+ private:
+  struct Job {
+    std::filesystem::path path;  // empty: a journal line
+    Tensor tensor;
+    TensorFileFormat format = TensorFileFormat::kPt;
+    std::string journal_line;
+    uint64_t bytes = 0;
+  };
+
+  void Push(Job job);
+  void Run();
+  Status Perform(const Job& job) const;
+
+  const uint64_t max_pending_;
+  const FileSync sync_;
+  DumpJournalWriter* const journal_;
+  const pid_t owner_pid_ = ::getpid();
+  std::mutex mu_;
+  std::condition_variable work_cv_, done_cv_, space_cv_;
+  std::deque<Job> queue_;
+  uint64_t pending_bytes_ = 0;
+  bool busy_ = false;
+  bool stop_ = false;
+  bool written_since_sync_ = false;
+  Status error_;
+  std::thread thread_;
+};
+
+}  // namespace numprobe::detail
+
+#endif  // NUMPROBE_CAPTURE_TENSOR_FILE_WRITER_H_

@@ -1,0 +1,199 @@
+// The capture's background tensor writer: a SIGKILL mid-step leaves a journal that names only
+// complete files, records keep their order behind queued files, tensor_durability is validated,
+// and a process that learns its rank late renames the folders it wrote.
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "numprobe/dumper.h"
+#include "numprobe/tensor_file.h"
+
+#include "msprobe/dump_journal.h"
+#include "testing/temp_dir.h"
+
+namespace numprobe {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kRecords = 24;
+constexpr int64_t kElements = int64_t{1} << 20;  // 4 MB per tensor: the writer falls behind
+
+std::unique_ptr<Dumper> OpenTensorDumper(const fs::path& root, const std::string& extra = "") {
+  auto config = DumpConfig::Parse(R"({"task": "tensor", "dump_path": ")" + root.string() + "\"" +
+                                  extra + "}");
+  EXPECT_TRUE(config.ok()) << config.error().ToString();
+  DumperOptions options;
+  options.rank = 0;
+  auto d = Dumper::Open(*config, options);
+  EXPECT_TRUE(d.ok());
+  return std::move(d).value();
+}
+
+// Records kRecords outputs, the i-th a tensor filled with i, each followed by a record without
+// files (which must stay behind it in the journal).
+void RecordMany(Dumper* d) {
+  std::vector<float> values(static_cast<size_t>(kElements));
+  for (int i = 0; i < kRecords; ++i) {
+    std::fill(values.begin(), values.end(), static_cast<float>(i));
+    TensorArg t;
+    t.view = TensorView::Contiguous(values.data(), DType::kF32, {kElements});
+    const std::string name = "Functional.linear." + std::to_string(i) + ".forward";
+    ASSERT_TRUE(
+        d->RecordForwardOutputs(name, DumpValue::List({DumpValue::Tensor(std::move(t))})).ok());
+    const std::string plain = "Functional.size." + std::to_string(i) + ".forward";
+    ASSERT_TRUE(d->RecordForwardOutputs(plain, DumpValue::List({DumpValue::Int(i)})).ok());
+  }
+}
+
+// Every data_name under `v`.
+void CollectDataNames(const JsonValue& v, std::vector<std::string>* out) {
+  if (v.is_array()) {
+    for (const JsonValue& item : v.array()) CollectDataNames(item, out);
+  } else if (v.is_object()) {
+    if (const JsonValue* name = v.Find("data_name")) out->push_back(name->string_value());
+    for (const auto& member : v.object()) CollectDataNames(member.second, out);
+  }
+}
+
+// The entries of a recovered journal, in order, and checks that each file a record names is
+// complete: it reads back with the recorded shape and the recorded values.
+std::vector<std::string> CheckJournalNamesCompleteFiles(const fs::path& rank_dir) {
+  auto recovered = ReadDumpJournal(rank_dir / "dump.json.journal");
+  EXPECT_TRUE(recovered.ok()) << recovered.error().ToString();
+  if (!recovered.ok()) return {};
+  std::vector<std::string> order;
+  for (const auto& [name, entry] : recovered->dump.Find("data")->object()) {
+    order.push_back(name);
+    std::vector<std::string> files;
+    CollectDataNames(entry, &files);
+    if (name.rfind("Functional.linear.", 0) != 0) {
+      EXPECT_TRUE(files.empty()) << name;
+      continue;
+    }
+    EXPECT_EQ(files.size(), 1U) << name;
+    for (const std::string& f : files) {
+      auto file = ReadTensorFile(rank_dir / "dump_tensor_data" / f);
+      EXPECT_TRUE(file.ok()) << f << ": " << (file.ok() ? "" : file.error().ToString());
+      if (!file.ok()) continue;
+      const TensorView& view = file->tensors.at(0).tensor.view();
+      EXPECT_EQ(view.numel(), kElements) << f;
+      const int index = std::stoi(name.substr(std::string("Functional.linear.").size()));
+      float first = 0;
+      float last = 0;
+      std::memcpy(&first, view.first(), sizeof(float));
+      std::memcpy(&last, view.first() + (kElements - 1) * 4, sizeof(float));
+      EXPECT_EQ(first, static_cast<float>(index)) << f;
+      EXPECT_EQ(last, static_cast<float>(index)) << f;
+    }
+  }
+  return order;
+}
+
+// Runs `body` in a child process that SIGKILLs itself right after; returns once it is dead.
+void RunAndKill(const std::function<void()>& body) {
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    body();
+    ::raise(SIGKILL);
+    ::_exit(0);  // not reached
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  EXPECT_EQ(WTERMSIG(status), SIGKILL);
+}
+
+class TensorWriterTest : public ::testing::TestWithParam<const char*> {
+ protected:
+  test::TempDir temp_{"numprobe_tensor_writer"};
+  const fs::path root_ = temp_.path();
+};
+
+TEST_P(TensorWriterTest, SigkillMidStepLeavesAJournalThatNamesOnlyCompleteFiles) {
+  const std::string extra = GetParam();
+  RunAndKill([&] {
+    auto d = OpenTensorDumper(root_, extra);
+    if (!d->Start().ok()) ::_exit(2);
+    RecordMany(d.get());
+  });
+  const fs::path rank_dir = root_ / "step0" / "rank0";
+  const std::vector<std::string> order = CheckJournalNamesCompleteFiles(rank_dir);
+  // The journal keeps the recording order: linear.i, size.i, linear.i+1, ...
+  for (size_t k = 0; k < order.size(); ++k) {
+    const std::string expected = (k % 2 == 0 ? "Functional.linear." : "Functional.size.") +
+                                 std::to_string(k / 2) + ".forward";
+    EXPECT_EQ(order[k], expected);
+  }
+  // No file under its final name is cut short (an unfinished one keeps its temporary name).
+  for (const auto& f : fs::directory_iterator(rank_dir / "dump_tensor_data")) {
+    if (f.path().filename().string().find(".tmp-") != std::string::npos) continue;
+    auto file = ReadTensorFile(f.path());
+    EXPECT_TRUE(file.ok()) << f.path();
+  }
+}
+
+TEST_P(TensorWriterTest, ACompleteStepHasEveryFileAndRecordInOrder) {
+  {
+    auto d = OpenTensorDumper(root_, GetParam());
+    ASSERT_TRUE(d->Start().ok());
+    RecordMany(d.get());
+    ASSERT_TRUE(d->Stop().ok());
+  }
+  const std::vector<std::string> order = CheckJournalNamesCompleteFiles(root_ / "step0" / "rank0");
+  ASSERT_EQ(order.size(), static_cast<size_t>(2 * kRecords));
+  EXPECT_EQ(order[1], "Functional.size.0.forward");
+  EXPECT_EQ(order.back(), "Functional.size." + std::to_string(kRecords - 1) + ".forward");
+}
+
+INSTANTIATE_TEST_SUITE_P(Durability, TensorWriterTest,
+                         ::testing::Values("", R"(, "tensor_durability": "file")",
+                                           R"(, "tensor": {"file_format": "npy"})"));
+
+TEST(TensorDurabilityConfig, AcceptsStepAndFileAndNamesTheKeyOtherwise) {
+  auto step = DumpConfig::Parse(R"({"dump_path": "d", "tensor_durability": "step"})");
+  ASSERT_TRUE(step.ok());
+  EXPECT_EQ(step->tensor_durability, TensorDurability::kStep);
+  auto file = DumpConfig::Parse(R"({"dump_path": "d", "tensor_durability": "file"})");
+  ASSERT_TRUE(file.ok());
+  EXPECT_EQ(file->tensor_durability, TensorDurability::kFile);
+  auto defaulted = DumpConfig::Parse(R"({"dump_path": "d"})");
+  ASSERT_TRUE(defaulted.ok());
+  EXPECT_EQ(defaulted->tensor_durability, TensorDurability::kStep);
+  auto bad = DumpConfig::Parse(R"({"dump_path": "d", "tensor_durability": "always"})");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message().find("tensor_durability"), std::string::npos);
+}
+
+TEST(SetRankLate, RenamesTheProcFoldersOfEarlierStepsAndTheCurrentOne) {
+  test::TempDir temp{"numprobe_rank_late"};
+  auto config = DumpConfig::Parse(R"({"dump_path": ")" + temp.path().string() + "\"}");
+  ASSERT_TRUE(config.ok());
+  DumperOptions options;
+  options.pid = 4242;
+  auto d = Dumper::Open(*config, options);
+  ASSERT_TRUE(d.ok());
+  ASSERT_TRUE((*d)->Start().ok());
+  ASSERT_TRUE(
+      (*d)->RecordForwardOutputs("Functional.size.0.forward", DumpValue::List({DumpValue::Int(1)}))
+          .ok());
+  ASSERT_TRUE((*d)->Step().ok());
+  ASSERT_TRUE((*d)->Start().ok());
+  ASSERT_TRUE((*d)->SetRank(3).ok());
+  ASSERT_TRUE((*d)->Stop().ok());
+  for (const char* step : {"step0", "step1"}) {
+    EXPECT_TRUE(fs::exists(temp.path() / step / "rank3" / "dump.json")) << step;
+    EXPECT_FALSE(fs::exists(temp.path() / step / "proc4242")) << step;
+  }
+}
+
+}  // namespace
+}  // namespace numprobe
