@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <span>
 
-#include "numprobe/precheck.h"
+#include "numprobe/app/precheck.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::span<const char> bytes(reinterpret_cast<const char*>(data), size);

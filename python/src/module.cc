@@ -9,7 +9,7 @@
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
 
-#include "numprobe/config_check.h"
+#include "numprobe/app/config_check.h"
 #include "numprobe/dump.h"
 #include "numprobe/dump_config.h"
 #include "numprobe/dumper.h"

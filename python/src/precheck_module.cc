@@ -9,10 +9,10 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include "numprobe/precheck.h"
-#include "numprobe/precheck_compare.h"
-#include "numprobe/precheck_inputs.h"
-#include "numprobe/precheck_plan.h"
+#include "numprobe/app/precheck.h"
+#include "numprobe/app/precheck_compare.h"
+#include "numprobe/app/precheck_inputs.h"
+#include "numprobe/app/precheck_plan.h"
 #include "numprobe/scan.h"
 #include "numprobe/tensor_file.h"
 #include "numprobe/thread_pool.h"

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "numprobe/casts.h"
-#include "numprobe/float_convert.h"
+#include "core/float_convert.h"
 #include "numprobe/stats.h"
 
 #include "capture/tensor_file_writer.h"

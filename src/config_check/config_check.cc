@@ -1,5 +1,5 @@
 // config-check collect: the snapshot of a run's environment, and its JSON form.
-#include "numprobe/config_check.h"
+#include "numprobe/app/config_check.h"
 
 #include <algorithm>
 #include <array>

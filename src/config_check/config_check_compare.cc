@@ -14,7 +14,7 @@
 #include <xlsxwriter.h>
 #endif
 
-#include "numprobe/config_check.h"
+#include "numprobe/app/config_check.h"
 
 #include "config_check/config_check_internal.h"
 #include "core/atomic_file.h"

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "numprobe/config_check.h"
+#include "numprobe/app/config_check.h"
 #include "numprobe/json_value.h"
 
 namespace numprobe::detail {

@@ -1,4 +1,4 @@
-#include "numprobe/inspect.h"
+#include "numprobe/app/inspect.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,6 +1,6 @@
 // msprobe's merge_result (core/compare/merge_result): per-rank compare results gathered into one
 // workbook, one sheet per compare index and one column per rank (see merge.h).
-#include "numprobe/merge.h"
+#include "numprobe/app/merge.h"
 
 #include <algorithm>
 #include <charconv>

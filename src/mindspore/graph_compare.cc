@@ -13,7 +13,7 @@
 
 #include "numprobe/compare.h"
 #include "numprobe/compare_metrics.h"
-#include "numprobe/mindspore_dump.h"
+#include "numprobe/app/mindspore_dump.h"
 
 #include "compare/xlsx_table.h"
 #include "core/atomic_file.h"

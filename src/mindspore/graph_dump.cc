@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "numprobe/mindspore_dump.h"
+#include "numprobe/app/mindspore_dump.h"
 
 #include "core/csv_read.h"
 #include "core/text_file.h"

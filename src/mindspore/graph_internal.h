@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "numprobe/mindspore_dump.h"
+#include "numprobe/app/mindspore_dump.h"
 #include "numprobe/stats.h"
 #include "numprobe/tensor_file.h"
 

@@ -4,7 +4,7 @@
 #include <map>
 #include <tuple>
 
-#include "numprobe/mindspore_dump.h"
+#include "numprobe/app/mindspore_dump.h"
 
 #include "mindspore/graph_internal.h"
 

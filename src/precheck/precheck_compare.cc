@@ -3,7 +3,7 @@
 // its handling of Inf/NaN, the per-metric statuses and messages, and the per-API aggregation of
 // the result file. A benchmark or ULP metric left empty counts as 0 (as msprobe reads " "); the
 // metrics the other standards read must be present, else the row is skipped with the reason.
-#include "numprobe/precheck_compare.h"
+#include "numprobe/app/precheck_compare.h"
 
 #include <cmath>
 #include <cstdio>

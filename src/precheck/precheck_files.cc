@@ -18,7 +18,7 @@
 #include <fmt/format.h>
 #include <rapidjson/stringbuffer.h>
 
-#include "numprobe/precheck.h"
+#include "numprobe/app/precheck.h"
 
 #include "core/atomic_file.h"
 #include "core/csv_read.h"

@@ -1,7 +1,7 @@
 // Statistics-mode inputs (precheck_inputs.h). The random stream is SplitMix64 (a counter hashed:
 // tiny, portable and good enough for test inputs); written here because the C++ library's
 // distributions are implementation-defined and would give other values on other platforms.
-#include "numprobe/precheck_inputs.h"
+#include "numprobe/app/precheck_inputs.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "numprobe/float_convert.h"
+#include "core/float_convert.h"
 
 namespace numprobe {
 namespace {

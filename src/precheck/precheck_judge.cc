@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "numprobe/precheck.h"
+#include "numprobe/app/precheck.h"
 
 namespace numprobe {
 namespace {

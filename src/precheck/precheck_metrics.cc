@@ -10,8 +10,8 @@
 #include <limits>
 #include <vector>
 
-#include "numprobe/float_convert.h"
-#include "numprobe/precheck.h"
+#include "core/float_convert.h"
+#include "numprobe/app/precheck.h"
 #include "numprobe/thread_pool.h"
 
 #include "kernels/precheck_kernel.h"

@@ -3,7 +3,7 @@
 // scaling. The op lists are facts of PyTorch: which ops lose accuracy in a 16-bit float (those
 // that exponentiate, take logarithms, normalise, or accumulate many terms), and which of them
 // torch.autocast runs in float32 (its documented "ops that autocast to float32").
-#include "numprobe/precheck_plan.h"
+#include "numprobe/app/precheck_plan.h"
 
 #include <algorithm>
 #include <array>
@@ -23,7 +23,7 @@
 #include "numprobe/compare_metrics.h"
 #include "numprobe/dump.h"
 #include "numprobe/dump_layout.h"
-#include "numprobe/float_convert.h"
+#include "core/float_convert.h"
 #include "numprobe/scan.h"
 
 #include "core/atomic_file.h"

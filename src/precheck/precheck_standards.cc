@@ -10,7 +10,7 @@
 #include <limits>
 #include <string_view>
 
-#include "numprobe/precheck.h"
+#include "numprobe/app/precheck.h"
 
 namespace numprobe {
 namespace {

@@ -28,7 +28,7 @@
 #include <fmt/format.h>
 
 #include "numprobe/buffer.h"
-#include "numprobe/float_convert.h"
+#include "core/float_convert.h"
 
 #include "msprobe/folder_number.h"
 #include "scan/scan_internal.h"

@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "numprobe/report.h"
+#include "numprobe/app/report.h"
 
 #include "core/atomic_file.h"
 #include "core/json_writer.h"

@@ -7,7 +7,7 @@
 #include <memory>
 #include <string_view>
 
-#include "numprobe/server.h"
+#include "numprobe/app/server.h"
 
 #include "ui/workspace.h"
 

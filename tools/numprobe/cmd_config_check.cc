@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "numprobe/config_check.h"
+#include "numprobe/app/config_check.h"
 
 #include "cli.h"
 

@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "numprobe/inspect.h"
+#include "numprobe/app/inspect.h"
 
 #include "cli.h"
 

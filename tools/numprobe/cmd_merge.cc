@@ -8,7 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "numprobe/merge.h"
+#include "numprobe/app/merge.h"
 
 #include "cli.h"
 

@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "numprobe/mindspore_dump.h"
+#include "numprobe/app/mindspore_dump.h"
 
 #include "cli.h"
 

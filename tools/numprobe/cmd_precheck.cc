@@ -21,9 +21,9 @@
 #include <unistd.h>
 
 #include "numprobe/dump.h"
-#include "numprobe/precheck.h"
-#include "numprobe/precheck_compare.h"
-#include "numprobe/precheck_plan.h"
+#include "numprobe/app/precheck.h"
+#include "numprobe/app/precheck_compare.h"
+#include "numprobe/app/precheck_plan.h"
 #include "numprobe/scan.h"
 
 #include "cli.h"

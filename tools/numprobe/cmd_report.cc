@@ -8,7 +8,7 @@
 #include "cli.h"
 
 #if NUMPROBE_WITH_WEBUI
-#include "numprobe/report.h"
+#include "numprobe/app/report.h"
 #endif
 
 namespace numprobe::cli {

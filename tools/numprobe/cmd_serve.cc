@@ -16,7 +16,7 @@
 #include "cli.h"
 
 #if NUMPROBE_WITH_WEBUI
-#include "numprobe/server.h"
+#include "numprobe/app/server.h"
 #endif
 
 namespace numprobe::cli {

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "numprobe/config_check.h"
+#include "numprobe/app/config_check.h"
 
 namespace numprobe {
 namespace {

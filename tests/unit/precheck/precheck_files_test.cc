@@ -8,8 +8,8 @@
 
 #include <gtest/gtest.h>
 
-#include "numprobe/precheck.h"
-#include "numprobe/precheck_compare.h"
+#include "numprobe/app/precheck.h"
+#include "numprobe/app/precheck_compare.h"
 
 #include "testing/temp_dir.h"
 

@@ -1,7 +1,7 @@
 // Statistics-mode inputs: the recorded Max and Min are hit exactly, Mean and Norm closely, the
 // values are the same for the same seed and key and differ across keys, and every dtype's rules
 // (integers, bools, NaN, a single element, an impossible norm) hold.
-#include "numprobe/precheck_inputs.h"
+#include "numprobe/app/precheck_inputs.h"
 
 #include <cmath>
 #include <cstdint>
@@ -11,7 +11,7 @@
 
 #include <gtest/gtest.h>
 
-#include "numprobe/float_convert.h"
+#include "core/float_convert.h"
 
 namespace numprobe {
 namespace {

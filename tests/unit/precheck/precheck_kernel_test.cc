@@ -18,8 +18,8 @@
 
 #include <gtest/gtest.h>
 
-#include "numprobe/float_convert.h"
-#include "numprobe/precheck.h"
+#include "core/float_convert.h"
+#include "numprobe/app/precheck.h"
 #include "numprobe/tensor.h"
 #include "numprobe/thread_pool.h"
 

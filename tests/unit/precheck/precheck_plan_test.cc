@@ -1,7 +1,7 @@
 // The static plan of a lower precision: an fp32 run whose activations exceed fp16's range is
 // flagged for fp16 and not for bf16; AdamW's eps of 1e-8 vanishes in fp16; sensitive ops are
 // listed unless autocast keeps them in float32; gradients that underflow without loss scaling.
-#include "numprobe/precheck_plan.h"
+#include "numprobe/app/precheck_plan.h"
 
 #include <filesystem>
 #include <string>

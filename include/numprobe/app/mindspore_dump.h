@@ -7,8 +7,8 @@
 // graph compare does (msprobe/mindspore/compare/ms_graph_compare.py): a folder's .npy files win
 // over its statistic.csv; a tensor's compare key is op_name.task_id.io.slot, taken from the file
 // name with msprobe's pattern; repeats of a key pair in timestamp order.
-#ifndef NUMPROBE_MINDSPORE_DUMP_H_
-#define NUMPROBE_MINDSPORE_DUMP_H_
+#ifndef NUMPROBE_APP_MINDSPORE_DUMP_H_
+#define NUMPROBE_APP_MINDSPORE_DUMP_H_
 
 #include <cstdint>
 #include <filesystem>
@@ -121,4 +121,4 @@ Result<GraphScanReport> ScanGraphDump(const std::filesystem::path& root,
 
 }  // namespace numprobe
 
-#endif  // NUMPROBE_MINDSPORE_DUMP_H_
+#endif  // NUMPROBE_APP_MINDSPORE_DUMP_H_

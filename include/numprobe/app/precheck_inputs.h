@@ -6,8 +6,8 @@
 // Integers are uniform in [Min, Max]; bools follow Max = any, Min = all. The generator uses only
 // IEEE arithmetic on a counter-based random stream (no libm), so a (seed, key) gives the same
 // bits on every machine.
-#ifndef NUMPROBE_PRECHECK_INPUTS_H_
-#define NUMPROBE_PRECHECK_INPUTS_H_
+#ifndef NUMPROBE_APP_PRECHECK_INPUTS_H_
+#define NUMPROBE_APP_PRECHECK_INPUTS_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -36,4 +36,4 @@ Status GenerateFromStatistics(const RecordedStatistics& stats, uint64_t seed, st
 
 }  // namespace numprobe
 
-#endif  // NUMPROBE_PRECHECK_INPUTS_H_
+#endif  // NUMPROBE_APP_PRECHECK_INPUTS_H_

@@ -3,8 +3,8 @@
 // Tensor histograms and heatmaps are embedded for the rows that matter most (the first
 // divergence, the first anomaly and the worst rows), since the tensor files do not travel with
 // the report.
-#ifndef NUMPROBE_REPORT_H_
-#define NUMPROBE_REPORT_H_
+#ifndef NUMPROBE_APP_REPORT_H_
+#define NUMPROBE_APP_REPORT_H_
 
 #include <cstdint>
 #include <filesystem>
@@ -25,4 +25,4 @@ Status WriteHtmlReport(const std::filesystem::path& result, const std::filesyste
 
 }  // namespace numprobe
 
-#endif  // NUMPROBE_REPORT_H_
+#endif  // NUMPROBE_APP_REPORT_H_

@@ -16,8 +16,8 @@
 //                      verdict from one run; the benchmark standard compares against a second
 //                      device's run (numprobe precheck-compare).
 // numprobe's verdict of an output is the worse of the two.
-#ifndef NUMPROBE_PRECHECK_H_
-#define NUMPROBE_PRECHECK_H_
+#ifndef NUMPROBE_APP_PRECHECK_H_
+#define NUMPROBE_APP_PRECHECK_H_
 
 #include <array>
 #include <cstdint>
@@ -259,4 +259,4 @@ PrecheckSummary Summarize(const std::vector<PrecheckApiResult>& apis);
 
 }  // namespace numprobe
 
-#endif  // NUMPROBE_PRECHECK_H_
+#endif  // NUMPROBE_APP_PRECHECK_H_

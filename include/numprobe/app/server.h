@@ -5,8 +5,8 @@
 // backslashes, NUL) are refused. Requests naming another host than the one it listens on are
 // refused too (DNS rebinding). A Server owns the loaded data; Stop() may be called from any
 // thread.
-#ifndef NUMPROBE_SERVER_H_
-#define NUMPROBE_SERVER_H_
+#ifndef NUMPROBE_APP_SERVER_H_
+#define NUMPROBE_APP_SERVER_H_
 
 #include <filesystem>
 #include <memory>
@@ -45,4 +45,4 @@ class Server {
 
 }  // namespace numprobe
 
-#endif  // NUMPROBE_SERVER_H_
+#endif  // NUMPROBE_APP_SERVER_H_

@@ -7,8 +7,8 @@
 // an API when its NPU Name contains "{api}."; a metric that is N/A, unsupported or Nan becomes
 // "NPU:{NPU max}  Bench:{Bench max}"; md5 results are not merged; rows are the union over ranks
 // (the first rank's order, then names only later ranks have, as pandas' outer merge leaves them).
-#ifndef NUMPROBE_MERGE_H_
-#define NUMPROBE_MERGE_H_
+#ifndef NUMPROBE_APP_MERGE_H_
+#define NUMPROBE_APP_MERGE_H_
 
 #include <filesystem>
 #include <string>
@@ -59,4 +59,4 @@ Status WriteMergedXlsx(const MergedResults& merged, const std::filesystem::path&
 
 }  // namespace numprobe
 
-#endif  // NUMPROBE_MERGE_H_
+#endif  // NUMPROBE_APP_MERGE_H_

@@ -5,8 +5,8 @@
 // Two snapshots compare item by item into pass/warning/error per msprobe's categories: env, pip,
 // dataset, weights, hyperparameters, random. Snapshots are JSON files (docs/config-check.md).
 // All types own their memory.
-#ifndef NUMPROBE_CONFIG_CHECK_H_
-#define NUMPROBE_CONFIG_CHECK_H_
+#ifndef NUMPROBE_APP_CONFIG_CHECK_H_
+#define NUMPROBE_APP_CONFIG_CHECK_H_
 
 #include <cstdint>
 #include <filesystem>
@@ -150,4 +150,4 @@ Status WriteCheckXlsx(const CheckReport& report, const std::filesystem::path& pa
 
 }  // namespace numprobe
 
-#endif  // NUMPROBE_CONFIG_CHECK_H_
+#endif  // NUMPROBE_APP_CONFIG_CHECK_H_

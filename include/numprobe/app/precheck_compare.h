@@ -8,8 +8,8 @@
 // reference's), and the absolute-threshold, binary and dual-1000 standards judge the device alone.
 // Files: api_precision_compare_result_{ts}.csv and api_precision_compare_details_{ts}.csv with
 // msprobe's columns, and the JSON twin precheck_compare_{ts}.json.
-#ifndef NUMPROBE_PRECHECK_COMPARE_H_
-#define NUMPROBE_PRECHECK_COMPARE_H_
+#ifndef NUMPROBE_APP_PRECHECK_COMPARE_H_
+#define NUMPROBE_APP_PRECHECK_COMPARE_H_
 
 #include <array>
 #include <filesystem>
@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "numprobe/precheck.h"
+#include "numprobe/app/precheck.h"
 #include "numprobe/result.h"
 
 namespace numprobe {
@@ -61,4 +61,4 @@ Result<PrecheckCompareFiles> WritePrecheckCompare(const PrecheckCompareReport& r
 
 }  // namespace numprobe
 
-#endif  // NUMPROBE_PRECHECK_COMPARE_H_
+#endif  // NUMPROBE_APP_PRECHECK_COMPARE_H_

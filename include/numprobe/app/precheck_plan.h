@@ -12,8 +12,8 @@
 // Each finding says what to do. The run's settings (optimizer, loss scaling, autocast) come from
 // a small JSON file (PlanSettings) that numprobe.precheck.plan writes beside the dump it takes;
 // without one, the optimizer checks are skipped and loss scaling counts as off.
-#ifndef NUMPROBE_PRECHECK_PLAN_H_
-#define NUMPROBE_PRECHECK_PLAN_H_
+#ifndef NUMPROBE_APP_PRECHECK_PLAN_H_
+#define NUMPROBE_APP_PRECHECK_PLAN_H_
 
 #include <cstdint>
 #include <filesystem>
@@ -78,4 +78,4 @@ Status WritePlanReport(const PlanReport& report, const std::filesystem::path& di
 
 }  // namespace numprobe
 
-#endif  // NUMPROBE_PRECHECK_PLAN_H_
+#endif  // NUMPROBE_APP_PRECHECK_PLAN_H_

@@ -3,8 +3,8 @@
 // or its capture journal when the run did not stop cleanly) are summarized. A folder is walked
 // recursively in path order; symbolic links are skipped, so inspect reads only what it was given.
 // The same report is rendered as text for a terminal or as JSON (docs/inspect-json.md).
-#ifndef NUMPROBE_INSPECT_H_
-#define NUMPROBE_INSPECT_H_
+#ifndef NUMPROBE_APP_INSPECT_H_
+#define NUMPROBE_APP_INSPECT_H_
 
 #include <cstddef>
 #include <filesystem>
@@ -70,4 +70,4 @@ std::string InspectJson(const InspectReport& report);
 
 }  // namespace numprobe
 
-#endif  // NUMPROBE_INSPECT_H_
+#endif  // NUMPROBE_APP_INSPECT_H_
