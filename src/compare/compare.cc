@@ -509,7 +509,7 @@ Result<CompareTable> CompareDumps(const DumpLocation& target, const DumpLocation
   if (table.mode == CompareMode::kStatistics) {
     for (CompareRow& row : table.rows) detail::FillStatisticsCells(table, &row);
   } else if (table.mode == CompareMode::kTensor) {
-    detail::FillTensorCells(&table, target, golden, options.pool);
+    detail::FillTensorCells(&table, target, golden, options.pool, options.max_memory);
   }
   detail::ApplyResultRules(&table);
   AssessRows(&table);

@@ -77,9 +77,10 @@ void PairRows(CompareTable* table, const CompareMapping& mapping, bool debug_fil
 void FillStatisticsCells(const CompareTable& table, CompareRow* row);
 
 // Tensor mode: reads the tensor files of every row and fills msprobe's six cells, the extras and
-// the row error. Unreadable files make their rows "unsupported" and add a table warning.
+// the row error. Unreadable files make their rows "unsupported" and add a table warning; so does a
+// file whose decompressed storages would exceed `max_memory` bytes (refused before allocating).
 void FillTensorCells(CompareTable* table, const DumpLocation& target, const DumpLocation& golden,
-                     ThreadPool* pool);
+                     ThreadPool* pool, uint64_t max_memory);
 
 // msprobe's pass/warning/error rules over every API's rows, then numprobe's "unmatched".
 void ApplyResultRules(CompareTable* table);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "numprobe/compare_metrics.h"
+#include "numprobe/memory_limit.h"
 #include "numprobe/tensor_file.h"
 #include "numprobe/thread_pool.h"
 
@@ -41,8 +42,8 @@ struct Job {
 class TensorRows {
  public:
   TensorRows(CompareTable* table, const DumpLocation& target, const DumpLocation& golden,
-             ThreadPool* pool)
-      : table_(*table), target_(target), golden_(golden), pool_(pool) {}
+             ThreadPool* pool, uint64_t max_memory)
+      : table_(*table), target_(target), golden_(golden), pool_(pool), max_memory_(max_memory) {}
 
   void Run() {
     std::vector<Job> small;
@@ -98,6 +99,7 @@ class TensorRows {
     // The file's warnings (CRC mismatches) are not kept, so its CRCs are not computed.
     ReadOptions options;
     options.check_crc = false;
+    options.max_inflated_bytes = max_memory_;
     NUMPROBE_ASSIGN_OR_RETURN(TensorFile file, ReadTensorFile(path, options));
     if (file.tensors.size() != 1) {
       return Status::Unsupported(
@@ -141,13 +143,16 @@ class TensorRows {
   std::atomic<size_t> failures_{0};
   size_t total_ = 0;
   bool progress_ = false;
+  uint64_t max_memory_ = 0;
 };
 
 }  // namespace
 
 void FillTensorCells(CompareTable* table, const DumpLocation& target, const DumpLocation& golden,
-                     ThreadPool* pool) {
-  TensorRows(table, target, golden, pool != nullptr ? pool : &ThreadPool::Default()).Run();
+                     ThreadPool* pool, uint64_t max_memory) {
+  TensorRows(table, target, golden, pool != nullptr ? pool : &ThreadPool::Default(),
+             EffectiveMaxMemory(max_memory))
+      .Run();
 }
 
 }  // namespace numprobe::detail
