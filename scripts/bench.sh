@@ -22,5 +22,10 @@ if [ -d "$build/python/numprobe" ] && [ -x "$build/tools/numprobe/numprobe" ]; t
   PYTHONPATH="$build/python" /usr/bin/python3 "$(dirname "$0")/../bench/verdict_bench.py" \
     "$build/tools/numprobe/numprobe" || status=1
 fi
+if [ -x "$build/tools/numprobe/numprobe" ] && [ -x "$build/bench/sax_pass" ]; then
+  echo "== large_stats_bench.py"
+  /usr/bin/python3 "$(dirname "$0")/../bench/large_stats_bench.py" \
+    "$build/tools/numprobe/numprobe" "$build/bench/sax_pass" || status=1
+fi
 echo "== all benchmark lines:"
 exit $status

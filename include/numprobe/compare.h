@@ -143,6 +143,9 @@ struct CompareOptions {
   ThreadPool* pool = nullptr;  // tensor mode; nullptr = ThreadPool::Default()
   CompareMapping mapping;      // -fm, -dm, -cm, -am, -lm and the alignment of unpaired rows
   ProgressCallback progress;   // tensor mode: each tensor pair compared ("tensor pairs")
+  // --max-memory: the most one tensor file's decompressed storages may take (memory_limit.h);
+  // 0 = DefaultMaxMemory(). A file over it leaves its row uncompared with a warning.
+  uint64_t max_memory = 0;
 };
 
 // Compares one pair of dumps. kInvalidArgument when the tasks differ or are not comparable;

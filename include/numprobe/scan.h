@@ -91,6 +91,10 @@ struct ScanOptions {
   std::array<bool, kWatchpointCount> watch = {true, true, true, true, true, true, true, true};
   // Read the tensor files of a tensor-mode dump for exact statistics (false: dump.json only).
   bool read_tensor_files = true;
+  // --max-memory: the most one tensor file's decompressed storages may take (memory_limit.h);
+  // 0 = DefaultMaxMemory(). A file over it is refused before allocating (a warning; the row keeps
+  // dump.json's statistics).
+  uint64_t max_memory = 0;
 };
 
 // One tensor as scan saw it. Unknown numbers are NaN with their has_* flag false.

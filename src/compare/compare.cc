@@ -362,7 +362,7 @@ namespace detail {
 
 Result<CompareTable> CompareWithMapping(const DumpLocation& target, const DumpLocation& golden,
                                         const LoadedMapping& loaded, ThreadPool* pool,
-                                        const ProgressCallback& progress) {
+                                        const ProgressCallback& progress, uint64_t max_memory) {
   CompareTable table;
   NUMPROBE_ASSIGN_OR_RETURN(auto t_file, ReadDumpJson(target.dump_json));
   NUMPROBE_ASSIGN_OR_RETURN(auto g_file, ReadDumpJson(golden.dump_json));
@@ -437,7 +437,7 @@ Result<CompareTable> CompareWithMapping(const DumpLocation& target, const DumpLo
   if (table.mode == CompareMode::kStatistics) {
     for (CompareRow& row : table.rows) FillStatisticsCells(table, &row);
   } else if (table.mode == CompareMode::kTensor) {
-    FillTensorCells(&table, target, golden, pool, progress);
+    FillTensorCells(&table, target, golden, pool, progress, max_memory);
   }
   ApplyResultRules(&table);
   AssessRows(&table);
@@ -450,7 +450,8 @@ Result<CompareTable> CompareDumps(const DumpLocation& target, const DumpLocation
                                   const CompareOptions& options) {
   NUMPROBE_ASSIGN_OR_RETURN(const detail::LoadedMapping mapping,
                             detail::LoadMapping(options.mapping));
-  return detail::CompareWithMapping(target, golden, mapping, options.pool, options.progress);
+  return detail::CompareWithMapping(target, golden, mapping, options.pool, options.progress,
+                                    options.max_memory);
 }
 
 }  // namespace numprobe

@@ -79,16 +79,17 @@ void PairRows(CompareTable* table, const LoadedMapping& mapping, bool debug_file
 // rank).
 Result<CompareTable> CompareWithMapping(const DumpLocation& target, const DumpLocation& golden,
                                         const LoadedMapping& mapping, ThreadPool* pool,
-                                        const ProgressCallback& progress);
+                                        const ProgressCallback& progress, uint64_t max_memory);
 
 // The statistics-mode cells (Max diff .. NormRelativeErr) of one row.
 void FillStatisticsCells(const CompareTable& table, CompareRow* row);
 
 // Tensor mode: reads the tensor files of every row and fills msprobe's six cells, the extras and
-// the row error. Unreadable files make their rows "unsupported" and add a table warning. Each
-// finished pair is reported to `progress` (may be empty) as "tensor pairs".
+// the row error. Unreadable files make their rows "unsupported" and add a table warning; so does a
+// file whose decompressed storages would exceed `max_memory` bytes (refused before allocating).
+// Each finished pair is reported to `progress` (may be empty) as "tensor pairs".
 void FillTensorCells(CompareTable* table, const DumpLocation& target, const DumpLocation& golden,
-                     ThreadPool* pool, const ProgressCallback& progress);
+                     ThreadPool* pool, const ProgressCallback& progress, uint64_t max_memory);
 
 // msprobe's pass/warning/error rules over every API's rows, then numprobe's "unmatched".
 void ApplyResultRules(CompareTable* table);

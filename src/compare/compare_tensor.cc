@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "numprobe/compare_metrics.h"
+#include "numprobe/memory_limit.h"
 #include "numprobe/tensor_file.h"
 #include "numprobe/thread_pool.h"
 
@@ -40,8 +41,13 @@ struct Job {
 class TensorRows {
  public:
   TensorRows(CompareTable* table, const DumpLocation& target, const DumpLocation& golden,
-             ThreadPool* pool, const ProgressCallback& progress)
-      : table_(*table), target_(target), golden_(golden), pool_(pool), progress_(progress) {}
+             ThreadPool* pool, const ProgressCallback& progress, uint64_t max_memory)
+      : table_(*table),
+        target_(target),
+        golden_(golden),
+        pool_(pool),
+        progress_(progress),
+        max_memory_(max_memory) {}
 
   void Run() {
     std::vector<Job> small;
@@ -95,6 +101,7 @@ class TensorRows {
     // The file's warnings (CRC mismatches) are not kept, so its CRCs are not computed.
     ReadOptions options;
     options.check_crc = false;
+    options.max_inflated_bytes = max_memory_;
     NUMPROBE_ASSIGN_OR_RETURN(TensorFile file, ReadTensorFile(path, options));
     if (file.tensors.size() != 1) {
       return Status::Unsupported(
@@ -135,13 +142,15 @@ class TensorRows {
   std::atomic<size_t> failures_{0};
   size_t total_ = 0;
   const ProgressCallback& progress_;
+  uint64_t max_memory_ = 0;
 };
 
 }  // namespace
 
 void FillTensorCells(CompareTable* table, const DumpLocation& target, const DumpLocation& golden,
-                     ThreadPool* pool, const ProgressCallback& progress) {
-  TensorRows(table, target, golden, pool != nullptr ? pool : &ThreadPool::Default(), progress)
+                     ThreadPool* pool, const ProgressCallback& progress, uint64_t max_memory) {
+  TensorRows(table, target, golden, pool != nullptr ? pool : &ThreadPool::Default(), progress,
+             EffectiveMaxMemory(max_memory))
       .Run();
 }
 

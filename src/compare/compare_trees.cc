@@ -42,7 +42,8 @@ Status CompareAll(const std::vector<const DumpPair*>& pairs, const detail::Loade
     const auto i = static_cast<size_t>(k);
     const DumpPair& p = *pairs[i];
     auto table =
-        detail::CompareWithMapping(*p.target, *p.golden, mapping, options.pool, options.progress);
+        detail::CompareWithMapping(*p.target, *p.golden, mapping, options.pool, options.progress,
+                                   options.max_memory);
     if (!table) {
       errors[i] = table.error();
       return;

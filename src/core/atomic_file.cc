@@ -2,27 +2,120 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <random>
+#include <set>
+#include <system_error>
 #include <utility>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace numprobe::detail {
 namespace {
 
+namespace fs = std::filesystem;
+
 std::string ErrnoText() { return std::strerror(errno); }
 
+// What a non-regular file is, for the refusal's message.
+const char* KindOf(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  return "not a plain file";
+}
+
+Status NotRegular(const fs::path& path, mode_t mode) {
+  return Status::IoError(path.string() + ": not a regular file (" + KindOf(mode) +
+                         "); numprobe writes only to a new or regular file");
+}
+
+// Where an output named `path` really goes: `path` itself when nothing or a regular file is
+// there, the file a symbolic link resolves to when that is a regular file (written through, on
+// purpose: see the header), an error for anything else.
+Result<fs::path> ResolveTarget(const fs::path& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return path;
+    return Status::IoError(path.string() + ": cannot stat: " + ErrnoText());
+  }
+  if (S_ISREG(st.st_mode)) return path;
+  if (!S_ISLNK(st.st_mode)) return NotRegular(path, st.st_mode);
+  std::error_code ec;
+  fs::path target = fs::canonical(path, ec);
+  if (ec) {
+    return Status::IoError(path.string() + ": a symbolic link that does not resolve (" +
+                           ec.message() + "); numprobe writes through a link only to a file");
+  }
+  if (::stat(target.c_str(), &st) != 0) {
+    return Status::IoError(target.string() + ": cannot stat: " + ErrnoText());
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return NotRegular(path, st.st_mode).WithNote("the link resolves to " + target.string());
+  }
+  return target;
+}
+
+// The pid in a temporary name ".<name>.numprobe-tmp.<pid>.<random>", 0 when `name` is not one.
+pid_t PidOfTemporary(std::string_view name) {
+  const size_t marker = name.rfind(kAtomicTempMarker);
+  if (name.empty() || name[0] != '.' || marker == std::string_view::npos) return 0;
+  std::string_view rest = name.substr(marker + kAtomicTempMarker.size());
+  const size_t dot = rest.find('.');
+  if (dot == std::string_view::npos || dot + 1 == rest.size()) return 0;
+  pid_t pid = 0;
+  const auto [end, ec] = std::from_chars(rest.data(), rest.data() + dot, pid);
+  if (ec != std::errc() || end != rest.data() + dot || pid <= 0) return 0;
+  return pid;
+}
+
+bool ProcessIsGone(pid_t pid) { return ::kill(pid, 0) != 0 && errno == ESRCH; }
+
+// Cleans each folder once per process: an output folder may receive many thousands of files (a
+// dump's dump_tensor_data), and scanning it for each would cost quadratic time.
+void RemoveStaleOnce(const fs::path& folder) {
+  static std::mutex mutex;
+  static std::set<std::string> cleaned;
+  {
+    std::lock_guard lock(mutex);
+    if (!cleaned.insert(folder.string()).second) return;
+  }
+  (void)RemoveStaleAtomicTemporaries(folder);
+}
+
 }  // namespace
+
+size_t RemoveStaleAtomicTemporaries(const fs::path& folder) {
+  std::error_code ec;
+  fs::directory_iterator it(folder.empty() ? fs::path(".") : folder, ec);
+  size_t removed = 0;
+  for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    const pid_t pid = PidOfTemporary(name);
+    if (pid == 0 || pid == ::getpid() || !ProcessIsGone(pid)) continue;
+    struct stat st {};
+    if (::lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (::unlink(it->path().c_str()) == 0) ++removed;
+  }
+  return removed;
+}
 
 AtomicOutput::~AtomicOutput() { Discard(); }
 
 AtomicOutput::AtomicOutput(AtomicOutput&& other) noexcept
     : fd_(std::exchange(other.fd_, -1)),
       final_path_(std::move(other.final_path_)),
+      target_(std::move(other.target_)),
       temp_path_(std::move(other.temp_path_)),
       offset_(other.offset_),
       written_by_name_(other.written_by_name_),
@@ -36,6 +129,7 @@ AtomicOutput& AtomicOutput::operator=(AtomicOutput&& other) noexcept {
     Discard();
     fd_ = std::exchange(other.fd_, -1);
     final_path_ = std::move(other.final_path_);
+    target_ = std::move(other.target_);
     temp_path_ = std::move(other.temp_path_);
     other.temp_path_.clear();
     offset_ = other.offset_;
@@ -61,6 +155,14 @@ Result<AtomicOutput> AtomicOutput::Create(const std::filesystem::path& path, Fil
   AtomicOutput out;
   out.final_path_ = path;
   out.sync_ = sync;
+  NUMPROBE_ASSIGN_OR_RETURN(out.target_, ResolveTarget(path));
+  const fs::path folder = out.target_.parent_path();
+  RemoveStaleOnce(folder);
+  // ".<name>.numprobe-tmp.<pid>.<random>": hidden, recognisable, and the pid tells a later run
+  // whether its writer is gone. The name part is cut so that the whole stays within NAME_MAX.
+  constexpr size_t kMaxNamePart = 200;
+  const std::string prefix = "." + out.target_.filename().string().substr(0, kMaxNamePart) +
+                             std::string(kAtomicTempMarker) + std::to_string(::getpid()) + ".";
   // O_EXCL with a random suffix rather than mkstemp: the file is created with mode 0666 minus
   // the umask, like any other file the user writes, without touching the process umask.
   static constexpr char kAlphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
@@ -68,7 +170,7 @@ Result<AtomicOutput> AtomicOutput::Create(const std::filesystem::path& path, Fil
   int fd = -1;
   std::string name;
   for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
-    name = path.string() + ".tmp-";
+    name = (folder / prefix).string();
     for (int i = 0; i < 6; ++i) name += kAlphabet[random() % (sizeof(kAlphabet) - 1)];
     fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd < 0 && errno != EEXIST) break;
@@ -135,7 +237,13 @@ Status AtomicOutput::Commit() {
     error_ = Status::IoError(final_path_.string() + ": close failed: " + ErrnoText());
     return error_;
   }
-  if (std::rename(temp_path_.c_str(), final_path_.c_str()) != 0) {
+  // Something other than a regular file may have appeared at the target since Create().
+  struct stat st {};
+  if (::lstat(target_.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    error_ = NotRegular(target_, st.st_mode);
+    return error_;
+  }
+  if (std::rename(temp_path_.c_str(), target_.c_str()) != 0) {
     error_ = Status::IoError(final_path_.string() +
                              ": cannot rename the temporary file into place: " + ErrnoText());
     return error_;

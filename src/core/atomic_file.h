@@ -1,8 +1,23 @@
-// AtomicOutput: writes a file under a temporary name beside its final path ("<path>.tmp-XXXXXX")
-// and renames it into place on Commit() after an fsync, so that a crash or an error never leaves a
-// half-written file under the final name. Every file the library writes goes through it (.npy,
-// zip, safetensors, MindSpore .ckpt, result tables, xlsx workbooks, JSON reports, the capture's
-// dump.json). Not thread-safe; one writer each.
+// AtomicOutput: the one atomic writer. Every file the library writes whole goes through it (.npy,
+// zip, safetensors, MindSpore .ckpt, result tables, xlsx workbooks, JSON reports, report.html,
+// the capture's dump.json); the only other writers append by design (the capture journal, the
+// resumable precheck result tables) and open their files through OpenFileForAppend
+// (regular_file.h).
+//
+// What it does with an output PATH (docs/outputs.md says the same to users):
+// - The file is written under a temporary name in PATH's folder,
+//   ".<name>.numprobe-tmp.<pid>.<random>", flushed to disk (fsync) and renamed into place on
+//   Commit(), so that a crash or an error never leaves a half-written file under the final name.
+// - Only a regular file is ever replaced. A directory, FIFO, device node or socket at PATH is
+//   refused with kIoError "PATH: not a regular file (a FIFO) ..." (the CLI exits 3): renaming
+//   over /dev/null as root would replace the device node with a plain file.
+// - A symbolic link at PATH is written through, deliberately: the link stays and the file it
+//   resolves to (which must be an existing regular file) is replaced, as `cmd > link` would. A
+//   dangling link, or one that resolves to something other than a regular file, is refused.
+// - A killed run leaves its temporary file behind; the first output into a folder in a process
+//   removes the temporary files there whose process is gone (checked by pid with kill(pid, 0);
+//   a live process's files are left alone).
+// Not thread-safe; one writer each (different writers may run in different threads).
 #ifndef NUMPROBE_CORE_ATOMIC_FILE_H_
 #define NUMPROBE_CORE_ATOMIC_FILE_H_
 
@@ -28,7 +43,8 @@ class AtomicOutput {
   AtomicOutput(const AtomicOutput&) = delete;
   AtomicOutput& operator=(const AtomicOutput&) = delete;
 
-  // Creates the temporary file. kIoError if the folder is not writable. With FileSync::kDeferred
+  // Creates the temporary file. kIoError if the folder is not writable or if PATH holds
+  // something other than a regular file (or a symbolic link to one). With FileSync::kDeferred
   // Commit() renames without the fsync (see SyncFolderContents).
   static Result<AtomicOutput> Create(const std::filesystem::path& path,
                                      FileSync sync = FileSync::kNow);
@@ -45,7 +61,8 @@ class AtomicOutput {
   // too) and renames it into place.
   const std::string& LibraryPath();
   // Flushes to disk (fsync, unless created with FileSync::kDeferred), closes and renames the
-  // file to its final path.
+  // file to its final path (refusing, as Create() does, if something other than a regular file
+  // appeared there meanwhile).
   Status Commit();
 
  private:
@@ -53,7 +70,8 @@ class AtomicOutput {
   void Discard();
 
   int fd_ = -1;
-  std::filesystem::path final_path_;
+  std::filesystem::path final_path_;  // as the caller named it, for messages
+  std::filesystem::path target_;      // where the rename goes: final_path_ with links resolved
   std::string temp_path_;
   uint64_t offset_ = 0;
   bool written_by_name_ = false;
@@ -68,6 +86,13 @@ Status WriteFileAtomically(const std::filesystem::path& path, std::string_view c
 // filesystem (one flush for a whole batch of FileSync::kDeferred files, where an fsync per file
 // costs a journal commit each) and an fsync of the folder itself (its new names).
 Status SyncFolderContents(const std::filesystem::path& folder);
+
+// The marker in AtomicOutput's temporary names (".<name>.numprobe-tmp.<pid>.<random>").
+inline constexpr std::string_view kAtomicTempMarker = ".numprobe-tmp.";
+
+// Removes the temporary files AtomicOutput left in `folder` whose process is gone; returns how
+// many it removed. AtomicOutput::Create calls it once per folder and process; exposed for tests.
+size_t RemoveStaleAtomicTemporaries(const std::filesystem::path& folder);
 
 }  // namespace numprobe::detail
 

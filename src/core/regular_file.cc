@@ -50,4 +50,33 @@ Result<RegularFile> OpenRegularFile(const std::filesystem::path& path) {
   return RegularFile(fd, static_cast<uint64_t>(st.st_size));
 }
 
+Result<RegularFile> OpenRegularFileForWriting(const std::filesystem::path& path, WriteMode mode) {
+  // O_NONBLOCK: opening a FIFO for writing otherwise waits for a reader (without one it fails
+  // with ENXIO). O_TRUNC waits for the type check: a device must not be truncated.
+  const int flags = O_RDWR | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOCTTY |
+                    (mode == WriteMode::kAppend ? O_APPEND : 0);
+  const int fd = ::open(path.c_str(), flags, 0644);
+  if (fd < 0) {
+    const int err = errno;
+    if (err == ENXIO || err == EISDIR)
+      return Status::IoError(path.string() + ": not a regular file");
+    return Status::IoError(path.string() + ": cannot open for writing: " + std::strerror(err));
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Status::IoError(path.string() + ": not a regular file");
+  }
+  // Back to blocking writes: a full pipe never applies here, but a slow disk must not look like
+  // EAGAIN to a writer that does not expect it.
+  const int status_flags = ::fcntl(fd, F_GETFL);
+  if (status_flags < 0 || ::fcntl(fd, F_SETFL, status_flags & ~O_NONBLOCK) != 0 ||
+      (mode == WriteMode::kTruncate && ::ftruncate(fd, 0) != 0)) {
+    const int err = errno;
+    ::close(fd);
+    return Status::IoError(path.string() + ": cannot open for writing: " + std::strerror(err));
+  }
+  return RegularFile(fd, mode == WriteMode::kTruncate ? 0 : static_cast<uint64_t>(st.st_size));
+}
+
 }  // namespace numprobe::detail

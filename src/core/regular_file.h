@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <utility>
 
 #include "numprobe/result.h"
 
@@ -25,6 +26,8 @@ class RegularFile {
 
   int fd() const { return fd_; }
   uint64_t size() const { return size_; }
+  // Hands the descriptor over to the caller, who closes it from then on.
+  int Release() { return std::exchange(fd_, -1); }
 
  private:
   int fd_ = -1;
@@ -35,6 +38,16 @@ class RegularFile {
 // for a FIFO, device, socket or folder (and for any other refusal of the system); messages start
 // with the path.
 Result<RegularFile> OpenRegularFile(const std::filesystem::path& path);
+
+// Opens `path` for writing in place (read-write, created with mode 0644 minus the umask when
+// absent), for the writers that append as they go rather than replace a file whole (the capture
+// journal, precheck's resumable result tables; everything else goes through AtomicOutput). The
+// same rules as AtomicOutput: a symbolic link is written through to the regular file it names,
+// anything else that is not a regular file (a FIFO, a device such as /dev/null, a folder) is
+// refused with kIoError "PATH: not a regular file", and the open never blocks. `truncate` empties
+// the file, `append` makes every write go to its end.
+enum class WriteMode { kTruncate, kAppend };
+Result<RegularFile> OpenRegularFileForWriting(const std::filesystem::path& path, WriteMode mode);
 
 }  // namespace numprobe::detail
 

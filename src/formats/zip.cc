@@ -364,7 +364,8 @@ Result<ZipData> ZipArchive::Read(const ZipEntry& entry) {
     return Status::OutOfRange("entry " + Quote(entry.name) + " declares " + std::to_string(want) +
                               " inflated bytes, over the remaining budget of " +
                               std::to_string(budget) + " (max_inflated_bytes " +
-                              std::to_string(limits_.max_inflated_bytes) + ")");
+                              std::to_string(limits_.max_inflated_bytes) +
+                              ": the memory limit, --max-memory in the CLI)");
   }
   const auto ratio_cap =
       CheckedMul<uint64_t>(std::max<uint64_t>(entry.compressed_size, 1), limits_.max_ratio);

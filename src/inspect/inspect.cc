@@ -13,6 +13,7 @@
 #include <rapidjson/stringbuffer.h>
 
 #include "numprobe/buffer.h"
+#include "numprobe/memory_limit.h"
 
 #include "core/json_writer.h"
 #include "core/utf8.h"
@@ -284,6 +285,7 @@ Result<InspectReport> Inspect(const fs::path& path, const InspectOptions& option
   report.folder = fs::is_directory(path, ec);
   ReadOptions read_options;
   read_options.inert_pickle = options.inert_pickle;
+  read_options.max_inflated_bytes = EffectiveMaxMemory(options.max_memory);
   auto warn = [&report](std::string text) { report.messages.push_back({std::move(text), {}}); };
   auto fail = [&report](Status error, bool inert_would_read = false) {
     report.messages.push_back({"", std::move(error), inert_would_read});

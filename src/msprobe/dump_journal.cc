@@ -13,6 +13,7 @@
 
 #include "core/json.h"
 #include "core/py_format.h"
+#include "core/regular_file.h"
 #include "core/text_file.h"
 #include "msprobe/dump_tables.h"
 
@@ -44,8 +45,9 @@ Status DumpJournalWriter::Open(const fs::path& path) {
   Close();
   std::unique_lock lock = Lock();
   pid_ = ::getpid();
-  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd_ < 0) return Status::IoError(path.string() + ": cannot open journal: " + ErrnoText());
+  auto file = detail::OpenRegularFileForWriting(path, detail::WriteMode::kTruncate);
+  if (!file) return file.error().WithNote("the capture journal cannot be written there");
+  fd_ = file->Release();
   path_ = path;
   return Status::Ok();
 }

@@ -24,6 +24,7 @@
 #include "core/csv_read.h"
 #include "core/json_writer.h"
 #include "core/py_format.h"
+#include "core/regular_file.h"
 #include "core/text_file.h"
 #include "msprobe/entry_name.h"
 #include "precheck/precheck_text.h"
@@ -417,6 +418,22 @@ Status Put(std::FILE* f, const std::string& text, const fs::path& path) {
   return Status::Ok();
 }
 
+// The result tables grow row by row (a killed run resumes from them), so they are opened in
+// place rather than through AtomicOutput, with the same refusal of non-regular files.
+Status OpenTable(const fs::path& path, detail::WriteMode mode,
+                 std::unique_ptr<std::FILE, int (*)(std::FILE*)>* file) {
+  NUMPROBE_ASSIGN_OR_RETURN(detail::RegularFile opened,
+                            detail::OpenRegularFileForWriting(path, mode));
+  std::FILE* stream = ::fdopen(opened.fd(), mode == detail::WriteMode::kAppend ? "ab" : "wb");
+  if (stream == nullptr) {
+    return Status::IoError(
+        fmt::format("{}: cannot write: {}", path.string(), std::strerror(errno)));
+  }
+  (void)opened.Release();  // the stream owns the descriptor now
+  file->reset(stream);
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<PrecheckWriter> PrecheckWriter::Create(const fs::path& dir, std::string_view timestamp) {
@@ -426,11 +443,9 @@ Result<PrecheckWriter> PrecheckWriter::Create(const fs::path& dir, std::string_v
   PrecheckWriter w;
   Impl& s = *w.impl_;
   s.files = PrecheckFilesIn(dir, timestamp);
-  s.result.reset(std::fopen(s.files.result_csv.c_str(), "wb"));
-  s.details.reset(std::fopen(s.files.details_csv.c_str(), "wb"));
-  if (!s.result || !s.details) {
-    return Status::IoError(fmt::format("{}: cannot write the result files", dir.string()));
-  }
+  NUMPROBE_RETURN_IF_ERROR(OpenTable(s.files.result_csv, detail::WriteMode::kTruncate, &s.result));
+  NUMPROBE_RETURN_IF_ERROR(
+      OpenTable(s.files.details_csv, detail::WriteMode::kTruncate, &s.details));
   NUMPROBE_RETURN_IF_ERROR(
       Put(s.result.get(), std::string(kBom) + CsvWriterLine(ResultHeader()), s.files.result_csv));
   NUMPROBE_RETURN_IF_ERROR(
@@ -470,12 +485,8 @@ Result<PrecheckWriter> PrecheckWriter::Resume(const fs::path& result_csv) {
     }
   }
   s.apis = std::move(apis);
-  s.result.reset(std::fopen(files.result_csv.c_str(), "ab"));
-  s.details.reset(std::fopen(files.details_csv.c_str(), "ab"));
-  if (!s.result || !s.details) {
-    return Status::IoError(
-        fmt::format("{}: cannot append to the result files", result_csv.parent_path().string()));
-  }
+  NUMPROBE_RETURN_IF_ERROR(OpenTable(files.result_csv, detail::WriteMode::kAppend, &s.result));
+  NUMPROBE_RETURN_IF_ERROR(OpenTable(files.details_csv, detail::WriteMode::kAppend, &s.details));
   return w;
 }
 

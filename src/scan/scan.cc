@@ -28,6 +28,7 @@
 #include <fmt/format.h>
 
 #include "numprobe/buffer.h"
+#include "numprobe/memory_limit.h"
 #include "core/float_convert.h"
 
 #include "msprobe/folder_number.h"
@@ -202,7 +203,7 @@ void Scanner::WatchActivation(const RankState& rank, const std::string& op, cons
     }
     return;
   }
-  auto tensor = detail::LoadTensorFile(t.file);
+  auto tensor = detail::LoadTensorFile(t.file, EffectiveMaxMemory(options_.max_memory));
   if (!tensor) {
     report_->warnings.push_back(tensor.error().message());
     return;
@@ -302,6 +303,7 @@ Status Scanner::ScanRank(const DumpLocation& location, int slot, RankState* rank
   context.files_read = &report_->tensor_files_read;
   context.files_missing = &files_missing_;
   context.warnings = &report_->warnings;
+  context.max_memory = EffectiveMaxMemory(options_.max_memory);
   std::vector<ScanTensor> facts;
   facts.reserve(file.rows.size());
   for (const DumpRow& row : file.rows) {
@@ -489,9 +491,10 @@ Status Scanner::ScanStep(const std::string& scope, const std::vector<DumpPair>& 
                       : scope;
     rank.rank_folder = pairs[i].rank.empty() ? location.dir.filename().string() : pairs[i].rank;
     // "rank" alone (no number) is rank 0.
-    rank.rank = rank.rank_folder == "rank"
-                    ? 0
-                    : detail::FolderNumber(rank.rank_folder, "rank").value_or(static_cast<int64_t>(i));
+    rank.rank =
+        rank.rank_folder == "rank"
+            ? 0
+            : detail::FolderNumber(rank.rank_folder, "rank").value_or(static_cast<int64_t>(i));
     ranks.push_back(std::move(rank));
     rank_numbers.push_back(ranks.back().rank);
   }
@@ -575,8 +578,8 @@ void Scanner::CheckWeights() {
         std::optional<double> ratio;        // exact update ratio
         std::optional<double> ratio_floor;  // a lower bound from statistics
         if (!c.tensor.file.empty() && !p.tensor.file.empty()) {
-          auto a = detail::LoadTensorFile(c.tensor.file);
-          auto b = detail::LoadTensorFile(p.tensor.file);
+          auto a = detail::LoadTensorFile(c.tensor.file, EffectiveMaxMemory(options_.max_memory));
+          auto b = detail::LoadTensorFile(p.tensor.file, EffectiveMaxMemory(options_.max_memory));
           if (a && b) {
             auto facts =
                 detail::CompareUpdate(*a, *b, th.weight_rtol, th.weight_atol, th.update_epsilon);

@@ -60,11 +60,13 @@ struct RowReadContext {
   int64_t* files_read = nullptr;
   int64_t* files_missing = nullptr;  // data_name given but no such file
   std::vector<std::string>* warnings = nullptr;
+  uint64_t max_memory = 0;  // ScanOptions::max_memory, resolved (never 0)
 };
 ScanTensor TensorOfRow(const DumpFile& file, const DumpRow& row, const RowReadContext& context);
 
 // The one tensor of a tensor file (the first when there are several), as a contiguous tensor.
-Result<Tensor> LoadTensorFile(const std::filesystem::path& path);
+// `max_memory` caps the decompressed storages (ReadOptions::max_inflated_bytes).
+Result<Tensor> LoadTensorFile(const std::filesystem::path& path, uint64_t max_memory);
 // Element i of a contiguous tensor as a double; complex tensors give |x|.
 double ElementAsDouble(const TensorView& view, int64_t i);
 

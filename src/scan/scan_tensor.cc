@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "numprobe/memory_limit.h"
 #include "numprobe/stats.h"
 #include "numprobe/tensor_file.h"
 
@@ -117,7 +118,9 @@ ScanTensor TensorOfRow(const DumpFile& file, const DumpRow& row, const RowReadCo
     return t;
   }
   const std::filesystem::path& path = *resolved;
-  auto tensor_file = ReadTensorFile(path);
+  ReadOptions read_options;
+  read_options.max_inflated_bytes = context.max_memory;
+  auto tensor_file = ReadTensorFile(path, read_options);
   if (!tensor_file) {
     if (context.warnings != nullptr) {
       context.warnings->push_back(fmt::format("{}: {}; statistics taken from dump.json",
@@ -144,8 +147,10 @@ ScanTensor TensorOfRow(const DumpFile& file, const DumpRow& row, const RowReadCo
   return t;
 }
 
-Result<Tensor> LoadTensorFile(const std::filesystem::path& path) {
-  NUMPROBE_ASSIGN_OR_RETURN(TensorFile file, ReadTensorFile(path));
+Result<Tensor> LoadTensorFile(const std::filesystem::path& path, uint64_t max_memory) {
+  ReadOptions read_options;
+  read_options.max_inflated_bytes = max_memory;
+  NUMPROBE_ASSIGN_OR_RETURN(TensorFile file, ReadTensorFile(path, read_options));
   if (file.tensors.empty()) return Status::NotFound(path.string() + ": holds no tensor");
   Tensor t = std::move(file.tensors[0].tensor);
   if (t.view().is_contiguous()) return t;

@@ -10,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "numprobe/result.h"
 #include "numprobe/status.h"
 #include "numprobe/tensor_file.h"
 
@@ -32,6 +33,11 @@ Status WithInertNote(const Status& error);
 // the advice to use --inert. Any other error is returned as it is.
 Status WithInertHint(const Status& error, bool inert,
                      const std::function<bool(const ReadOptions&)>& read);
+// --max-memory SIZE of inspect, scan, compare and diff (numprobe/memory_limit.h): its help text,
+// and its value in bytes (0 when not given: the library's default, half the physical memory);
+// kInvalidArgument for a bad size.
+extern const char* const kMaxMemoryHelp;
+Result<uint64_t> MaxMemoryBytes(const std::string& text);
 // The {ts} of output file names: local time as %Y%m%d%H%M%S.
 std::string FileTimestamp();
 // Where the numprobe Python package is: NUMPROBE_PYTHONPATH, else the build tree it was built

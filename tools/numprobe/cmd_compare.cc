@@ -46,6 +46,7 @@ struct CompareArgs {
   std::string layer_mapping;
   bool no_align = false;
   bool xlsx = false;
+  std::string max_memory;
 };
 
 // One option: msprobe's short spelling (if any), the long names, the value name, the help.
@@ -82,6 +83,9 @@ constexpr OptionSpec kOptions[] = {
     {"-da", "--diff_analyze", nullptr,
      "Also write msprobe's diff_analyze_{timestamp}.json (the first divergence per rank)"},
     {nullptr, "--threads", "N", "Worker threads (default: all hardware threads)"},
+    {nullptr, "--max-memory", "SIZE",
+     "Most memory one tensor file's decompressed storages may take, e.g. 4G (default: half the "
+     "physical memory); a file over it leaves its row uncompared with a warning"},
 };
 
 std::string DisplayNames(const OptionSpec& o) {
@@ -193,6 +197,9 @@ int RunCompare(const CompareArgs& args) {
     return RunGraphCompare(args.target, args.golden, args.output, args.xlsx);
   }
   CompareTreesOptions options;
+  auto max_memory = MaxMemoryBytes(args.max_memory);
+  if (!max_memory) return ReportError(max_memory.error());
+  options.compare.max_memory = *max_memory;
   CompareMapping& mapping = options.compare.mapping;
   mapping.fuzzy = args.fuzzy;
   mapping.align = !args.no_align;
@@ -260,6 +267,8 @@ int RunCompareArgs(const std::vector<std::string>& raw) {
       parser.add_option(names, args.output);
     } else if (names == "--threads") {
       parser.add_option(names, args.threads);
+    } else if (names == "--max-memory") {
+      parser.add_option(names, args.max_memory);
     } else if (names == "--diff_analyze") {
       parser.add_flag(names, args.diff_analyze);
     } else if (names == "--fuzzy_match") {

@@ -14,6 +14,7 @@
 
 #include "numprobe/diff.h"
 #include "numprobe/dump_layout.h"
+#include "numprobe/memory_limit.h"
 #include "numprobe/thread_pool.h"
 
 #include "cli.h"
@@ -34,6 +35,7 @@ struct DiffArgs {
   bool inert = false;
   std::string output;
   int threads = 0;
+  std::string max_memory;
 };
 
 std::string Shape(const std::vector<int64_t>& shape) {
@@ -115,8 +117,8 @@ std::string CompareHint(const DiffArgs& args) {
 // A load error with what to do about it: a whole pickled object (torch.save(model)) that --inert
 // reads, or a dump tree (a statistics dump has no tensor files) that compare reads.
 Status Explained(const Status& error, const DiffArgs& args, const std::string& path) {
-  Status hinted = WithInertHint(
-      error, args.inert, [&](const ReadOptions& o) { return LoadDiffSource(path, o).ok(); });
+  Status hinted = WithInertHint(error, args.inert,
+                                [&](const ReadOptions& o) { return LoadDiffSource(path, o).ok(); });
   if (hinted.message() != error.message()) return hinted;
   if (IsDumpTree(path)) {
     return error.WithNote(fmt::format("{} is an msprobe dump tree; {}", path, CompareHint(args)));
@@ -142,6 +144,9 @@ int RunDiff(const DiffArgs& args) {
   }
   ReadOptions read;
   read.inert_pickle = args.inert;
+  auto max_memory = MaxMemoryBytes(args.max_memory);
+  if (!max_memory) return ReportError(max_memory.error());
+  read.max_inflated_bytes = EffectiveMaxMemory(*max_memory);
   auto a = LoadDiffSource(args.a, read);
   if (!a) return ReportError(Explained(a.error(), args, args.a));
   auto b = LoadDiffSource(args.b, read);
@@ -231,6 +236,7 @@ void SetupDiff(CLI::App& app, int* exit_code) {
                 "classes become opaque objects (nothing runs)");
   sub->add_option("-o,--output", args->output,
                   "Write diff_values.csv, diff_shapes.csv and diff.json into DIR");
+  sub->add_option("--max-memory", args->max_memory, kMaxMemoryHelp);
   sub->add_option("--threads", args->threads, "Worker threads (default: all hardware threads)");
   sub->footer(
       "A and B: .pt/.pth, .ckpt, .safetensors, .npz, folders of .npy files, tensor dump trees. "

@@ -18,6 +18,7 @@ struct InspectArgs {
   std::string path;
   bool json = false;
   bool inert = false;
+  std::string max_memory;
 };
 
 int RunInspect(const InspectArgs& args) {
@@ -28,6 +29,9 @@ int RunInspect(const InspectArgs& args) {
   }
   InspectOptions options;
   options.inert_pickle = args.inert;
+  auto max_memory = MaxMemoryBytes(args.max_memory);
+  if (!max_memory) return ReportError(max_memory.error());
+  options.max_memory = *max_memory;
   auto report = Inspect(args.path, options);
   if (!report) return ReportError(report.error());
   // Everything is read before anything is printed, so a bad file never leaves a partial report
@@ -65,6 +69,7 @@ void SetupInspect(CLI::App& app, int* exit_code) {
   sub->add_flag("--json", options->json, "Machine-readable output (docs/inspect-json.md)");
   sub->add_flag("--inert", options->inert,
                 "Read whole-model pickles: unknown classes become opaque objects (nothing runs)");
+  sub->add_option("--max-memory", options->max_memory, kMaxMemoryHelp);
   sub->callback([options, exit_code] { *exit_code = RunInspect(*options); });
 }
 

@@ -25,6 +25,7 @@ struct ScanCliOptions {
   std::string act_range;
   bool no_tensors = false;
   ScanOptions scan;
+  std::string max_memory;
   double act_range_pct_lt = -1;
   double act_range_pct_gt = -1;
 };
@@ -197,6 +198,9 @@ int RunScan(ScanCliOptions& o) {
   if (o.act_range_pct_lt >= 0) o.scan.thresholds.act_range_pct_lt = o.act_range_pct_lt;
   if (o.act_range_pct_gt >= 0) o.scan.thresholds.act_range_pct_gt = o.act_range_pct_gt;
   o.scan.read_tensor_files = !o.no_tensors;
+  auto max_memory = MaxMemoryBytes(o.max_memory);
+  if (!max_memory) return ReportError(max_memory.error());
+  o.scan.max_memory = *max_memory;
   if (IsGraphDumpPath(o.dump)) return RunGraphScan(o.dump);
   auto report = ScanDump(o.dump, o.scan);
   if (!report) return ReportError(report.error());
@@ -232,6 +236,7 @@ void SetupScan(CLI::App& app, int* exit_code) {
   cmd->add_option("DUMP", o->dump, "dump root, step folder, rank folder or dump.json")->required();
   cmd->add_option("-o,--output", o->out_dir, "folder for the JSON and CSV files (default: .)");
   cmd->add_option("--dtype", o->dtype, "headroom for one target: fp16, bf16, fp8_e4m3, fp8_e5m2");
+  cmd->add_option("--max-memory", o->max_memory, kMaxMemoryHelp);
   cmd->add_flag("--no-tensors", o->no_tensors,
                 "use dump.json statistics only, even where tensor files exist");
   cmd->add_option("--watch", o->watch,

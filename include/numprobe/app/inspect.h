@@ -21,6 +21,9 @@ namespace numprobe {
 struct InspectOptions {
   // Whole-model pickles are read with unknown classes turned into opaque objects (nothing runs).
   bool inert_pickle = false;
+  // --max-memory: the most one file's decompressed storages may take (memory_limit.h);
+  // 0 = DefaultMaxMemory(). A file over it is refused before allocating (kOutOfRange).
+  uint64_t max_memory = 0;
 };
 
 struct InspectedFile {

@@ -8,6 +8,9 @@
 #include <string>
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "testing/temp_dir.h"
 
@@ -123,6 +126,120 @@ TEST(AtomicOutputTest, AbandonedLibraryOutputIsRemoved) {
     WriteByName(out->LibraryPath(), "half a workbook");
   }
   EXPECT_EQ(dir.EntryCount(), 0u);
+}
+
+// Issue 17 point 5: only a regular file is replaced; a symbolic link is written through.
+
+TEST(AtomicOutputTest, TemporaryNameIsHiddenAndCarriesThePid) {
+  TempDir dir;
+  auto out = AtomicOutput::Create(dir / "out.txt");
+  ASSERT_TRUE(out);
+  const std::string name = fs::path(out->LibraryPath()).filename().string();
+  const std::string prefix = ".out.txt.numprobe-tmp." + std::to_string(::getpid()) + ".";
+  EXPECT_EQ(name.substr(0, prefix.size()), prefix) << name;
+  EXPECT_EQ(name.size(), prefix.size() + 6) << name;
+}
+
+TEST(AtomicOutputTest, DirectoryAtThePathIsRefused) {
+  TempDir dir;
+  fs::create_directory(dir / "out");
+  const Status st = WriteFileAtomically(dir / "out", "x");
+  EXPECT_EQ(st.code(), ErrorCode::kIoError);
+  EXPECT_NE(st.message().find("not a regular file (a directory)"), std::string::npos)
+      << st.message();
+  EXPECT_TRUE(fs::is_directory(dir / "out"));
+  EXPECT_EQ(dir.EntryCount(), 1u);  // no temporary file left
+}
+
+TEST(AtomicOutputTest, FifoAtThePathIsRefusedAndStaysAFifo) {
+  TempDir dir;
+  const fs::path fifo = dir / "out.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const Status st = WriteFileAtomically(fifo, "x");
+  EXPECT_EQ(st.code(), ErrorCode::kIoError);
+  EXPECT_NE(st.message().find("not a regular file (a FIFO)"), std::string::npos) << st.message();
+  EXPECT_TRUE(fs::is_fifo(fifo));
+  EXPECT_EQ(dir.EntryCount(), 1u);
+}
+
+TEST(AtomicOutputTest, DeviceAtThePathIsRefused) {
+  const Status st = WriteFileAtomically("/dev/null", "x");
+  EXPECT_EQ(st.code(), ErrorCode::kIoError);
+  EXPECT_NE(st.message().find("not a regular file (a character device)"), std::string::npos)
+      << st.message();
+  EXPECT_TRUE(fs::is_character_file("/dev/null"));
+}
+
+TEST(AtomicOutputTest, SymbolicLinkIsWrittenThroughToItsFile) {
+  TempDir dir;
+  const fs::path real = dir.Write("real/result.txt", "old");
+  const fs::path link = dir / "link.txt";
+  fs::create_symlink(real, link);
+  ASSERT_TRUE(WriteFileAtomically(link, "new").ok());
+  EXPECT_TRUE(fs::is_symlink(link));  // the link stays
+  EXPECT_EQ(fs::read_symlink(link), real);
+  EXPECT_EQ(ReadFile(real), "new");
+  EXPECT_EQ(dir.EntryCount(), 2u);  // real/ and link.txt: the temporary went beside the file
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir / "real"), fs::directory_iterator()), 1);
+}
+
+TEST(AtomicOutputTest, DanglingOrNonFileSymbolicLinksAreRefused) {
+  TempDir dir;
+  fs::create_symlink(dir / "missing", dir / "dangling");
+  Status st = WriteFileAtomically(dir / "dangling", "x");
+  EXPECT_EQ(st.code(), ErrorCode::kIoError);
+  EXPECT_FALSE(fs::exists(dir / "missing"));
+  fs::create_directory(dir / "folder");
+  fs::create_symlink(dir / "folder", dir / "to_folder");
+  st = WriteFileAtomically(dir / "to_folder", "x");
+  EXPECT_EQ(st.code(), ErrorCode::kIoError);
+  EXPECT_NE(st.message().find("not a regular file"), std::string::npos) << st.message();
+  fs::create_symlink("/dev/null", dir / "to_null");
+  EXPECT_EQ(WriteFileAtomically(dir / "to_null", "x").code(), ErrorCode::kIoError);
+  EXPECT_TRUE(fs::is_symlink(dir / "to_null"));
+  EXPECT_TRUE(fs::is_empty(dir / "folder"));
+}
+
+TEST(AtomicOutputTest, SomethingPutAtThePathBeforeCommitIsNotReplaced) {
+  TempDir dir;
+  auto out = AtomicOutput::Create(dir / "out");
+  ASSERT_TRUE(out);
+  ASSERT_EQ(::mkfifo((dir / "out").c_str(), 0600), 0);  // rename(2) would replace a FIFO
+  EXPECT_EQ(out->Commit().code(), ErrorCode::kIoError);
+  EXPECT_TRUE(fs::is_fifo(dir / "out"));
+}
+
+// A pid that belonged to a process that has exited.
+pid_t DeadPid() {
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return child;
+}
+
+TEST(AtomicOutputTest, StaleTemporariesOfDeadProcessesAreRemoved) {
+  TempDir dir;
+  const std::string dead = std::to_string(DeadPid());
+  const std::string live = std::to_string(::getppid());
+  dir.Write(".out.txt.numprobe-tmp." + dead + ".abc123", "left by a killed run");
+  dir.Write(".other.csv.numprobe-tmp." + dead + ".zzzzzz", "also");
+  dir.Write(".out.txt.numprobe-tmp." + live + ".abc123", "a run still writing");
+  dir.Write("out.txt.numprobe-tmp." + dead + ".abc123", "not hidden: not ours");
+  dir.Write(".out.txt.numprobe-tmp.notapid.abc123", "not ours");
+  dir.Write("keep.txt", "the user's");
+  EXPECT_EQ(RemoveStaleAtomicTemporaries(dir.path()), 2u);
+  EXPECT_EQ(dir.EntryCount(), 4u);
+  EXPECT_TRUE(fs::exists(dir / (".out.txt.numprobe-tmp." + live + ".abc123")));
+}
+
+TEST(AtomicOutputTest, FirstOutputIntoAFolderCleansIt) {
+  TempDir dir;
+  const std::string dead = std::to_string(DeadPid());
+  dir.Write(".report.html.numprobe-tmp." + dead + ".q1w2e3", "half a report");
+  ASSERT_TRUE(WriteFileAtomically(dir / "report.html", "whole").ok());
+  EXPECT_EQ(dir.EntryCount(), 1u);
+  EXPECT_EQ(ReadFile(dir / "report.html"), "whole");
 }
 
 }  // namespace

@@ -1,0 +1,23 @@
+// --max-memory SIZE: the one parser of the option, shared by inspect, scan, compare and diff.
+#include <string>
+
+#include <fmt/format.h>
+
+#include "numprobe/memory_limit.h"
+
+#include "cli.h"
+
+namespace numprobe::cli {
+
+const char* const kMaxMemoryHelp =
+    "Most memory one tensor file's decompressed storages may take, e.g. 4G (default: half the "
+    "physical memory); a file over it is refused before anything is allocated";
+
+Result<uint64_t> MaxMemoryBytes(const std::string& text) {
+  if (text.empty()) return uint64_t{0};
+  auto bytes = ParseByteSize(text);
+  if (!bytes) return bytes.error().WithContext("--max-memory");
+  return *bytes;
+}
+
+}  // namespace numprobe::cli
