@@ -120,15 +120,9 @@ std::string_view Param(std::string_view api, size_t index) {
 }  // namespace
 
 std::string_view ApiOfEntry(std::string_view entry) {
-  const std::vector<std::string_view> parts = SplitDots(entry);
-  // {Prefix}.{api}.{count}.{forward|backward}; an api may hold dots ("linalg.norm").
-  if (parts.size() < 4 || parts[0] == "Module" || parts[0] == "Cell") return {};
-  const std::string_view last = parts.back();
-  if (last != "forward" && last != "backward") return {};
-  if (!IsDigits(parts[parts.size() - 2])) return {};
-  const size_t begin = parts[0].size() + 1;
-  const size_t end = entry.size() - last.size() - parts[parts.size() - 2].size() - 2;
-  return end > begin ? entry.substr(begin, end - begin) : std::string_view();
+  const EntryNameParts parts = ParseEntryName(entry);  // an api may hold dots ("linalg.norm")
+  if (parts.prefix == "Module" || parts.prefix == "Cell") return {};
+  return parts.api;
 }
 
 std::string ArgumentName(std::string_view entry, std::string_view row_name) {

@@ -203,7 +203,7 @@ TEST_F(LayerMappingTest, CompareDumpsPairsTheRowsAsMsprobeDoes) {
   const auto t = LocateDump(kFixture + "/mindspore_data");
   const auto g = LocateDump(kFixture + "/pytorch_data");
   ASSERT_TRUE(t.has_value() && g.has_value());
-  auto table = detail::CompareWithMapping(*t, *g, mapping, nullptr, {});
+  auto table = detail::CompareWithMapping(*t, *g, mapping, nullptr, {}, 0);
   ASSERT_TRUE(table.ok()) << table.error().ToString();
   size_t paired = 0;
   for (const CompareRow& r : table->rows) {
@@ -225,7 +225,7 @@ TEST_F(LayerMappingTest, CompareDumpsPairsTheRowsAsMsprobeDoes) {
   // -am with -lm: msprobe keys the target rows by the API mapping (its precedence) and joins as a
   // data mapping, so Mint.logical_or (Torch.logical_or) no longer finds Tensor.__or__.
   mapping.api_mapping = true;
-  auto am = detail::CompareWithMapping(*t, *g, mapping, nullptr, {});
+  auto am = detail::CompareWithMapping(*t, *g, mapping, nullptr, {}, 0);
   ASSERT_TRUE(am.ok()) << am.error().ToString();
   for (const CompareRow& r : am->rows) {
     const std::string& name = am->target->rows[r.target].name;
@@ -293,7 +293,7 @@ TEST_F(LayerMappingTest, CompareDumpsNeedsConstructJsonOnBothSides) {
   LoadedMapping mapping;
   mapping.layer_mapping = true;
   auto table = detail::CompareWithMapping(*LocateDump(root_ / "t"), *LocateDump(root_ / "g"),
-                                          mapping, nullptr, {});
+                                          mapping, nullptr, {}, 0);
   ASSERT_FALSE(table.ok());
   EXPECT_EQ(table.error().code(), ErrorCode::kInvalidArgument);
   EXPECT_NE(table.error().message().find(
@@ -305,7 +305,7 @@ TEST_F(LayerMappingTest, CompareDumpsNeedsConstructJsonOnBothSides) {
   WriteFile("g/construct.json", "{}");
   mapping.layer_map = Load("TopLayer:\n  net: model\n");
   table = detail::CompareWithMapping(*LocateDump(root_ / "t"), *LocateDump(root_ / "g"), mapping,
-                                     nullptr, {});
+                                     nullptr, {}, 0);
   ASSERT_TRUE(table.ok()) << table.error().ToString();
   bool warned = false;
   for (const std::string& w : table->warnings) {

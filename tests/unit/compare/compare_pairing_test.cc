@@ -51,7 +51,7 @@ class ComparePairingTest : public ::testing::Test {
   std::map<std::string, std::string> Pairs(const DumpLocation& t, const DumpLocation& g,
                                            const LoadedMapping& mapping,
                                            std::map<std::string, MatchKind>* kinds = nullptr) {
-    auto table = detail::CompareWithMapping(t, g, mapping, nullptr, {});
+    auto table = detail::CompareWithMapping(t, g, mapping, nullptr, {}, 0);
     EXPECT_TRUE(table.ok()) << table.error().ToString();
     std::map<std::string, std::string> out;
     if (!table.ok()) return out;
