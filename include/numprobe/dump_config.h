@@ -1,11 +1,12 @@
 // DumpConfig: what to capture, read from msprobe's config.json (every key of every documented
 // version, 8.x and v26: task, dump_path, rank, step, level, async_dump, extra_info, precision,
-// risk_level, ... and the per-task section with scope, list, data_mode, summary_mode, ...) or from
-// MindSpore's dump_config.json (common_dump_settings / e2e_dump_settings). Every key and value is
-// validated when the config is parsed, so a typo fails before training starts: an unknown key or
-// a bad value gives kInvalidArgument with a message naming the key (and the closest known key).
-// A documented key numprobe does not honour is accepted with a warning in `warnings` saying what
-// numprobe does instead (the front ends print them). The config is a plain value type.
+// risk_level, ... and the per-task section with scope, list, data_mode, summary_mode, ...), from
+// MindSpore's dump_config.json (common_dump_settings / e2e_dump_settings), or from the closed-loop
+// dialect (dump / overflow_check / compare / config_check sections; docs/config-dialect.md). Every
+// key and value is validated when the config is parsed, so a typo fails before training starts: an
+// unknown key or a bad value gives kInvalidArgument with a message naming the key (and the closest
+// known key). A documented key numprobe does not honour is accepted with a warning in `warnings`
+// saying what numprobe does instead (the front ends print them). The config is a plain value type.
 #ifndef NUMPROBE_DUMP_CONFIG_H_
 #define NUMPROBE_DUMP_CONFIG_H_
 
@@ -34,6 +35,19 @@ enum class TensorFileFormat : uint8_t { kPt, kNpy };
 // written (an fsync per file: slower, for those who want each file durable before the next).
 enum class TensorDurability : uint8_t { kStep, kFile };
 
+// The closed loop: what the config dialect with dump / overflow_check / compare / config_check
+// sections (docs/config-dialect.md) asks for around the capture. The Dumper does the overflow
+// check; the front ends compare, write report.html and check the configuration at stop().
+struct ClosedLoopConfig {
+  bool overflow_check = false;       // report the first NaN/Inf output, at the step it happens
+  std::vector<int64_t> check_steps;  // steps checked (sorted, unique); empty = every step
+  bool compare = false;              // compare dump_path against compare_base at stop()
+  std::string compare_base;          // the baseline's dump tree
+  std::vector<std::string> metrics;  // compare_metric_names.h names, in the order given
+  bool config_check = false;         // snapshot this run's configuration and compare it at stop()
+  std::string config_base;           // the baseline's config-check snapshot
+};
+
 struct DumpConfig {
   DumpTask task = DumpTask::kStatistics;
   std::string dump_path;
@@ -59,6 +73,10 @@ struct DumpConfig {
   SummaryMode summary_mode = SummaryMode::kStatistics;
   int64_t overflow_nums = 1;  // overflow_check: stop after this many; -1 = unlimited
   TensorFileFormat file_format = TensorFileFormat::kPt;
+
+  // The closed loop, set by its dialect only (closed_loop_dialect); kept by Override.
+  bool closed_loop_dialect = false;
+  ClosedLoopConfig loop;
 
   // The task the config asked for (msprobe's name: "acc_check", "nan_check", ...); `task` is what
   // numprobe captures for it.

@@ -110,7 +110,8 @@ class Dumper {
   const DumpConfig& config() const;
   int64_t step() const;
   // Whether records of the current step are kept: started, step and rank selected, and
-  // overflow_check's overflow_nums not reached.
+  // overflow_check's overflow_nums not reached; or looked at for NaN/Inf only, when the closed
+  // loop's overflow check (DumpConfig::loop) covers a step that is not dumped.
   bool active() const;
   // The folder of the current step (whether it exists yet or not).
   std::filesystem::path rank_dir() const;
@@ -182,7 +183,7 @@ class Dumper {
   // Records waiting for ResolvePending.
   int64_t pending_records() const;
 
-  // overflow_check: the first overflow not yet taken, once.
+  // overflow_check, and the closed loop's overflow check: the first overflow not yet taken, once.
   std::optional<OverflowReport> TakeOverflowReport();
 
  private:

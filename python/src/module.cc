@@ -21,7 +21,8 @@ namespace py = pybind11;
 
 namespace numprobe {
 
-void BindPrecheck(py::module_& m);  // precheck_module.cc
+void BindPrecheck(py::module_& m);    // precheck_module.cc
+void BindClosedLoop(py::module_& m);  // loop_module.cc
 
 namespace {
 
@@ -285,6 +286,7 @@ PYBIND11_MODULE(_numprobe, m) {
   ErrorType() = PyErr_NewException("numprobe.Error", PyExc_RuntimeError, nullptr);
   m.attr("Error") = py::handle(ErrorType());
   BindPrecheck(m);
+  BindClosedLoop(m);
 
   m.def(
       "register_torch",
@@ -348,13 +350,30 @@ PYBIND11_MODULE(_numprobe, m) {
       .def_readonly("requested_task", &DumpConfig::requested_task)
       .def_readonly("dump_forward", &DumpConfig::dump_forward)
       .def_readonly("dump_backward", &DumpConfig::dump_backward)
+      .def_readonly("dump_input", &DumpConfig::dump_input)
+      .def_readonly("dump_output", &DumpConfig::dump_output)
       .def_property_readonly("risk_level",
                              [](const DumpConfig& c) {
                                static const char* names[] = {"ALL", "CORE", "FOCUS"};
                                return std::string(names[static_cast<int>(c.risk_level)]);
                              })
-      .def_property_readonly("summary_mode", [](const DumpConfig& c) {
-        return std::string(c.summary_mode == SummaryMode::kMd5 ? "md5" : "statistics");
+      .def_property_readonly(
+          "summary_mode",
+          [](const DumpConfig& c) {
+            return std::string(c.summary_mode == SummaryMode::kMd5 ? "md5" : "statistics");
+          })
+      .def_readonly("closed_loop_dialect", &DumpConfig::closed_loop_dialect)
+      .def_property_readonly("loop", [](const DumpConfig& c) {
+        // The closed loop's sections (DumpConfig::loop) as a dict.
+        py::dict d;
+        d["overflow_check"] = c.loop.overflow_check;
+        d["check_steps"] = c.loop.check_steps;
+        d["compare"] = c.loop.compare;
+        d["compare_base"] = c.loop.compare_base;
+        d["metrics"] = c.loop.metrics;
+        d["config_check"] = c.loop.config_check;
+        d["config_base"] = c.loop.config_base;
+        return d;
       });
 
   py::class_<Dumper>(m, "Dumper")

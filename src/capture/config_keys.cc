@@ -6,6 +6,8 @@
 
 #include "numprobe/enum_names.h"
 
+#include "core/json.h"
+
 namespace numprobe::config_detail {
 namespace {
 
@@ -91,9 +93,8 @@ std::string KindName(const JsonValue& v) {
   static constexpr EnumNameEntry<JsonValue::Kind> kKinds[] = {
       {JsonValue::Kind::kNull, "null"},       {JsonValue::Kind::kBool, "a boolean"},
       {JsonValue::Kind::kInt, "a number"},    {JsonValue::Kind::kBigInt, "a number"},
-      {JsonValue::Kind::kDouble, "a number"},
-      {JsonValue::Kind::kString, "a string"}, {JsonValue::Kind::kArray, "a list"},
-      {JsonValue::Kind::kObject, "an object"}};
+      {JsonValue::Kind::kDouble, "a number"}, {JsonValue::Kind::kString, "a string"},
+      {JsonValue::Kind::kArray, "a list"},    {JsonValue::Kind::kObject, "an object"}};
   return std::string(NameIn(kKinds, v.kind(), "a value"));
 }
 
@@ -182,6 +183,118 @@ Result<std::vector<int64_t>> GetIndexList(std::string_view key, const JsonValue&
   std::sort(values.begin(), values.end());
   values.erase(std::unique(values.begin(), values.end()), values.end());
   return values;
+}
+
+Result<std::vector<int64_t>> GetStepSelection(std::string_view key, const JsonValue& v) {
+  NUMPROBE_ASSIGN_OR_RETURN(std::string text, GetString(key, v));
+  if (text == "all") return std::vector<int64_t>();
+  // Each "|"-separated part is read as a step list's item ("3" or "4-6").
+  JsonValue parts = JsonValue::MakeArray();
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t bar = text.find('|', start);
+    const size_t end = bar == std::string::npos ? text.size() : bar;
+    parts.array().push_back(JsonValue::String(text.substr(start, end - start)));
+    if (bar == std::string::npos) break;
+    start = bar + 1;
+  }
+  return GetIndexList(key, parts);
+}
+
+Status SetInputOutputMode(std::string_view key, const JsonValue& v, bool /*apply*/, DumpConfig* c) {
+  NUMPROBE_ASSIGN_OR_RETURN(int64_t mode, GetInt(key, v));
+  if (mode < 0 || mode > 2) return KeyError(key, "must be 0 (both), 1 (inputs) or 2 (outputs)");
+  c->dump_input = mode != 2;
+  c->dump_output = mode != 1;
+  return Status::Ok();
+}
+
+std::string MsprobeJsonOf(const DumpConfig& c) {
+  const auto strings = [](const std::vector<std::string>& items) {
+    JsonValue list = JsonValue::MakeArray();
+    for (const std::string& item : items) list.array().push_back(JsonValue::String(item));
+    return list;
+  };
+  const auto ints = [](const std::vector<int64_t>& items) {
+    JsonValue list = JsonValue::MakeArray();
+    for (int64_t item : items) list.array().push_back(JsonValue::Int(item));
+    return list;
+  };
+  JsonValue root = JsonValue::MakeObject();
+  const std::string task(c.task_name());
+  root.Set("task", JsonValue::String(task));
+  root.Set("dump_path", JsonValue::String(c.dump_path));
+  root.Set("step", ints(c.steps));
+  root.Set("rank", ints(c.ranks));
+  root.Set("level", JsonValue::String(std::string(c.level_name())));
+  root.Set("precision", JsonValue::String(c.precision == StatsPrecision::kHigh ? "high" : "low"));
+  JsonValue section = JsonValue::MakeObject();
+  section.Set("scope", strings(c.scope));
+  section.Set("list", strings(c.list));
+  JsonValue modes = JsonValue::MakeArray();
+  if (c.dump_input && !c.dump_output) modes.array().push_back(JsonValue::String("input"));
+  if (c.dump_output && !c.dump_input) modes.array().push_back(JsonValue::String("output"));
+  if (c.dump_forward && !c.dump_backward) modes.array().push_back(JsonValue::String("forward"));
+  if (c.dump_backward && !c.dump_forward) modes.array().push_back(JsonValue::String("backward"));
+  if (modes.array().empty()) modes.array().push_back(JsonValue::String("all"));
+  section.Set("data_mode", std::move(modes));
+  if (c.summary_mode == SummaryMode::kMd5) section.Set("summary_mode", JsonValue::String("md5"));
+  if (c.task == DumpTask::kOverflowCheck) {
+    section.Set("overflow_nums", JsonValue::Int(c.overflow_nums));
+  }
+  if (c.task != DumpTask::kStatistics) {
+    section.Set("file_format",
+                JsonValue::String(c.file_format == TensorFileFormat::kNpy ? "npy" : "pt"));
+  }
+  root.Set(task, std::move(section));
+  return ToJson(root, -1);
+}
+
+Status SetScope(std::string_view key, const JsonValue& v, bool apply, DumpConfig* c) {
+  NUMPROBE_ASSIGN_OR_RETURN(auto scope, GetStringList(key, v));
+  if (!scope.empty() && scope.size() != 2) {
+    return KeyError(key, "expected exactly two names (the start and the end of the range), got " +
+                             std::to_string(scope.size()));
+  }
+  if (apply) c->scope = std::move(scope);
+  return Status::Ok();
+}
+
+Status SetList(std::string_view key, const JsonValue& v, bool apply, DumpConfig* c) {
+  NUMPROBE_ASSIGN_OR_RETURN(auto list, GetStringList(key, v));
+  for (const std::string& item : list) {
+    if (item.empty()) return KeyError(key, "contains an empty name");
+  }
+  if (apply) c->list = std::move(list);
+  return Status::Ok();
+}
+
+Status SetTensorFileFormat(std::string_view key, const JsonValue& v, bool apply, DumpConfig* c) {
+  NUMPROBE_ASSIGN_OR_RETURN(size_t i, GetChoice(key, v, {"pt", "npy", "bin"}));
+  if (!apply) return Status::Ok();
+  if (i == 2) {
+    AddKeyWarning(key, "bin: numprobe writes .npy tensor files instead of MindSpore's .bin", c);
+    i = 1;
+  }
+  c->file_format = static_cast<TensorFileFormat>(i);
+  return Status::Ok();
+}
+
+Status SetDumpPath(std::string_view key, const JsonValue& v, bool /*apply*/, DumpConfig* c) {
+  NUMPROBE_ASSIGN_OR_RETURN(c->dump_path, GetString(key, v));
+  if (c->dump_path.empty()) return KeyError(key, "must not be empty");
+  return Status::Ok();
+}
+
+Status SetRank(std::string_view key, const JsonValue& v, bool /*apply*/, DumpConfig* c) {
+  NUMPROBE_ASSIGN_OR_RETURN(c->ranks, GetIndexList(key, v));
+  return Status::Ok();
+}
+
+Status SetLevel(std::string_view key, const JsonValue& v, bool /*apply*/, DumpConfig* c) {
+  NUMPROBE_ASSIGN_OR_RETURN(size_t i, GetChoice(key, v, {"L0", "L1", "mix", "L2", "debug"}));
+  c->level = static_cast<DumpLevel>(i);
+  return Status::Ok();
 }
 
 Status CheckBool(std::string_view key, const JsonValue& v, bool /*apply*/, DumpConfig* /*c*/) {

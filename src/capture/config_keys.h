@@ -36,6 +36,12 @@ struct ConfigKey {
 Status ApplyConfigKeys(std::span<const ConfigKey> keys, std::string_view section,
                        const JsonValue& object, bool apply, DumpConfig* config);
 
+// The handler of a section whose keys are the table `kKeys`.
+template <const auto& kKeys>
+Status ApplySection(std::string_view key, const JsonValue& v, bool apply, DumpConfig* c) {
+  return ApplyConfigKeys(kKeys, key, v, apply, c);
+}
+
 // "config key 'x': what".
 Status KeyError(std::string_view key, std::string_view what);
 // " (did you mean 'y'?)" for the known name closest to `key`, or "" when none is close.
@@ -54,6 +60,27 @@ Result<size_t> GetChoice(std::string_view key, const JsonValue& v,
 // rank / step lists: ints, "3" or inclusive ranges "4-6"; sorted and de-duplicated.
 Result<std::vector<int64_t>> GetIndexList(std::string_view key, const JsonValue& v);
 
+// MindSpore's step syntax, also the closed-loop dialect's: "0|5-8|100-120", or "all" (an empty
+// list: every step).
+Result<std::vector<int64_t>> GetStepSelection(std::string_view key, const JsonValue& v);
+
+// 0 (inputs and outputs), 1 (inputs only) or 2 (outputs only) into dump_input / dump_output
+// (MindSpore's input_output, the closed-loop dialect's dump_input_output).
+Status SetInputOutputMode(std::string_view key, const JsonValue& v, bool apply, DumpConfig* c);
+
+// The msprobe config.json with the same meaning as `c` (the source_json of a config read from
+// another dialect, which Override edits and parses again).
+std::string MsprobeJsonOf(const DumpConfig& c);
+
+// Handlers of keys several dialects share (msprobe's config.json and the closed-loop dialect).
+// scope: two names or none; list: non-empty names; file_format: pt, npy, or bin (read as npy).
+Status SetScope(std::string_view key, const JsonValue& v, bool apply, DumpConfig* c);
+Status SetList(std::string_view key, const JsonValue& v, bool apply, DumpConfig* c);
+Status SetTensorFileFormat(std::string_view key, const JsonValue& v, bool apply, DumpConfig* c);
+Status SetDumpPath(std::string_view key, const JsonValue& v, bool apply, DumpConfig* c);
+Status SetRank(std::string_view key, const JsonValue& v, bool apply, DumpConfig* c);
+Status SetLevel(std::string_view key, const JsonValue& v, bool apply, DumpConfig* c);
+
 // Handlers that only validate the value's type, for keys numprobe does not honour.
 Status CheckBool(std::string_view key, const JsonValue& v, bool apply, DumpConfig* config);
 Status CheckString(std::string_view key, const JsonValue& v, bool apply, DumpConfig* config);
@@ -64,6 +91,13 @@ Status CheckAny(std::string_view key, const JsonValue& v, bool apply, DumpConfig
 
 // MindSpore's dump_config.json (a root with "common_dump_settings"), as DumpConfig::Parse reads it.
 Result<DumpConfig> ParseMindSporeDumpConfig(const JsonValue& root);
+
+// Whether `root` is written in the closed-loop dialect: it has a dump, compare or config_check
+// section, or an overflow_check section with enable / check_step (msprobe's overflow_check
+// section has neither).
+bool IsClosedLoopConfig(const JsonValue& root);
+// The closed-loop dialect (docs/config-dialect.md), as DumpConfig::Parse reads it.
+Result<DumpConfig> ParseClosedLoopConfig(const JsonValue& root);
 
 }  // namespace numprobe::config_detail
 

@@ -23,21 +23,7 @@ Status SetPath(std::string_view key, const JsonValue& v, bool /*apply*/, DumpCon
 
 // "0|5-8|100-120" or "all".
 Status SetIteration(std::string_view key, const JsonValue& v, bool /*apply*/, DumpConfig* c) {
-  NUMPROBE_ASSIGN_OR_RETURN(std::string text, GetString(key, v));
-  if (text == "all") {
-    c->steps.clear();
-    return Status::Ok();
-  }
-  JsonValue parts = JsonValue::MakeArray();
-  size_t start = 0;
-  while (start <= text.size()) {
-    const size_t bar = text.find('|', start);
-    const size_t end = bar == std::string::npos ? text.size() : bar;
-    parts.array().push_back(JsonValue::String(text.substr(start, end - start)));
-    if (bar == std::string::npos) break;
-    start = bar + 1;
-  }
-  NUMPROBE_ASSIGN_OR_RETURN(c->steps, GetIndexList(key, parts));
+  NUMPROBE_ASSIGN_OR_RETURN(c->steps, GetStepSelection(key, v));
   return Status::Ok();
 }
 
@@ -46,14 +32,6 @@ Status SetSavedData(std::string_view key, const JsonValue& v, bool /*apply*/, Du
   if (c->task != DumpTask::kOverflowCheck) {
     c->task = i == 1 ? DumpTask::kStatistics : DumpTask::kTensor;
   }
-  return Status::Ok();
-}
-
-Status SetInputOutput(std::string_view key, const JsonValue& v, bool /*apply*/, DumpConfig* c) {
-  NUMPROBE_ASSIGN_OR_RETURN(int64_t mode, GetInt(key, v));
-  if (mode < 0 || mode > 2) return KeyError(key, "must be 0 (both), 1 (inputs) or 2 (outputs)");
-  c->dump_input = mode != 2;
-  c->dump_output = mode != 1;
   return Status::Ok();
 }
 
@@ -133,7 +111,7 @@ constexpr std::array<ConfigKey, 14> kCommonKeys = {{
      "numprobe writes msprobe's dump tree (step{N}/rank{R}/), which has no net_name level"},
     {"iteration", &SetIteration, ""},
     {"saved_data", &SetSavedData, ""},
-    {"input_output", &SetInputOutput, ""},
+    {"input_output", &SetInputOutputMode, ""},
     {"kernels", &SetKernels, ""},
     {"support_device", &CheckList, "numprobe dumps every device; select ranks with msprobe's rank"},
     {"statistic_category", &CheckStringList,
@@ -155,46 +133,10 @@ constexpr std::array<ConfigKey, 7> kE2eKeys = {{
     {"save_kernel_args", &CheckBool, "numprobe does not save kernel arguments"},
 }};
 
-Status SetCommon(std::string_view key, const JsonValue& v, bool apply, DumpConfig* c) {
-  return ApplyConfigKeys(kCommonKeys, key, v, apply, c);
-}
-
-Status SetE2e(std::string_view key, const JsonValue& v, bool apply, DumpConfig* c) {
-  return ApplyConfigKeys(kE2eKeys, key, v, apply, c);
-}
-
 constexpr std::array<ConfigKey, 2> kRootKeys = {{
-    {"common_dump_settings", &SetCommon, ""},
-    {"e2e_dump_settings", &SetE2e, ""},
+    {"common_dump_settings", &ApplySection<kCommonKeys>, ""},
+    {"e2e_dump_settings", &ApplySection<kE2eKeys>, ""},
 }};
-
-// The msprobe config.json with the same meaning (what Override edits and parses again).
-std::string AsMsprobeJson(const DumpConfig& c) {
-  JsonValue root = JsonValue::MakeObject();
-  const std::string task(c.task_name());
-  root.Set("task", JsonValue::String(task));
-  root.Set("dump_path", JsonValue::String(c.dump_path));
-  JsonValue steps = JsonValue::MakeArray();
-  for (int64_t s : c.steps) steps.array().push_back(JsonValue::Int(s));
-  root.Set("step", std::move(steps));
-  root.Set("level", JsonValue::String(std::string(c.level_name())));
-  root.Set("precision", JsonValue::String(c.precision == StatsPrecision::kHigh ? "high" : "low"));
-  JsonValue section = JsonValue::MakeObject();
-  JsonValue list = JsonValue::MakeArray();
-  for (const std::string& k : c.list) list.array().push_back(JsonValue::String(k));
-  section.Set("list", std::move(list));
-  JsonValue modes = JsonValue::MakeArray();
-  if (c.dump_input && !c.dump_output) modes.array().push_back(JsonValue::String("input"));
-  if (c.dump_output && !c.dump_input) modes.array().push_back(JsonValue::String("output"));
-  if (modes.array().empty()) modes.array().push_back(JsonValue::String("all"));
-  section.Set("data_mode", std::move(modes));
-  if (c.task == DumpTask::kOverflowCheck) {
-    section.Set("overflow_nums", JsonValue::Int(c.overflow_nums));
-  }
-  if (c.task == DumpTask::kTensor) section.Set("file_format", JsonValue::String("npy"));
-  root.Set(task, std::move(section));
-  return ToJson(root, -1);
-}
 
 }  // namespace
 
@@ -218,7 +160,7 @@ Result<DumpConfig> ParseMindSporeDumpConfig(const JsonValue& root) {
                 "MindSpore dump config read: numprobe dumps framework APIs (level L1) into "
                 "msprobe's dump tree, not graph kernels into rank_{id}/{net}/{graph}/{iteration}/",
                 &config);
-  config.source_json = AsMsprobeJson(config);
+  config.source_json = MsprobeJsonOf(config);
   NUMPROBE_RETURN_IF_ERROR(config.Validate());
   return config;
 }

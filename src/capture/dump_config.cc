@@ -27,6 +27,12 @@ using config_detail::GetInt;
 using config_detail::GetString;
 using config_detail::GetStringList;
 using config_detail::KeyError;
+using config_detail::SetDumpPath;
+using config_detail::SetLevel;
+using config_detail::SetList;
+using config_detail::SetRank;
+using config_detail::SetScope;
+using config_detail::SetTensorFileFormat;
 
 constexpr std::array<std::string_view, 3> kTaskNames = {"statistics", "tensor", "overflow_check"};
 constexpr std::array<std::string_view, 5> kLevelNames = {"L0", "L1", "mix", "L2", "debug"};
@@ -71,25 +77,6 @@ const TaskSpec* FindTask(std::string_view name) {
 }
 
 // --- Handlers of the task sections' keys.
-
-Status SetScope(std::string_view key, const JsonValue& v, bool apply, DumpConfig* c) {
-  NUMPROBE_ASSIGN_OR_RETURN(auto scope, GetStringList(key, v));
-  if (!scope.empty() && scope.size() != 2) {
-    return KeyError(key, "expected exactly two names (the start and the end of the range), got " +
-                             std::to_string(scope.size()));
-  }
-  if (apply) c->scope = std::move(scope);
-  return Status::Ok();
-}
-
-Status SetList(std::string_view key, const JsonValue& v, bool apply, DumpConfig* c) {
-  NUMPROBE_ASSIGN_OR_RETURN(auto list, GetStringList(key, v));
-  for (const std::string& item : list) {
-    if (item.empty()) return KeyError(key, "contains an empty name");
-  }
-  if (apply) c->list = std::move(list);
-  return Status::Ok();
-}
 
 Status SetTensorList(std::string_view key, const JsonValue& v, bool apply, DumpConfig* c) {
   NUMPROBE_ASSIGN_OR_RETURN(auto list, GetStringList(key, v));
@@ -154,17 +141,6 @@ Status CheckCheckMode(std::string_view key, const JsonValue& v, bool /*apply*/, 
   return GetChoice(key, v, {"all", "aicore", "atomic"}).status();
 }
 
-Status SetFileFormat(std::string_view key, const JsonValue& v, bool apply, DumpConfig* c) {
-  NUMPROBE_ASSIGN_OR_RETURN(size_t i, GetChoice(key, v, {"pt", "npy", "bin"}));
-  if (!apply) return Status::Ok();
-  if (i == 2) {
-    AddKeyWarning(key, "bin: numprobe writes .npy tensor files instead of MindSpore's .bin", c);
-    i = 1;
-  }
-  c->file_format = static_cast<TensorFileFormat>(i);
-  return Status::Ok();
-}
-
 using config_detail::CheckAny;
 using config_detail::CheckBool;
 using config_detail::CheckInt;
@@ -204,7 +180,7 @@ const std::vector<SectionSpec>& SectionSpecs() {
         {"precision", &CheckString,
          "numprobe takes the statistics precision from the top-level precision key"}}},
       {"tensor",
-       {{"file_format", &SetFileFormat, ""},
+       {{"file_format", &SetTensorFileFormat, ""},
         {"bench_path", &CheckString,
          "numprobe does not diff md5 checksums live against bench_path; compare two dumps "
          "instead"},
@@ -226,7 +202,7 @@ const std::vector<SectionSpec>& SectionSpecs() {
         {"check_mode", &CheckCheckMode,
          "numprobe checks API outputs for NaN/Inf; AI Core / Atomic kernel overflow modes do not "
          "apply"},
-        {"file_format", &SetFileFormat, ""}}},
+        {"file_format", &SetTensorFileFormat, ""}}},
       {"acc_check",
        {{"white_list", &CheckStringList,
          "numprobe's capture does not use the pre-check's API lists"},
@@ -292,25 +268,8 @@ const std::vector<ConfigKey>* SectionKeys(std::string_view task) {
 
 // --- Handlers of the top-level keys.
 
-Status SetDumpPath(std::string_view key, const JsonValue& v, bool /*apply*/, DumpConfig* c) {
-  NUMPROBE_ASSIGN_OR_RETURN(c->dump_path, GetString(key, v));
-  if (c->dump_path.empty()) return KeyError(key, "must not be empty");
-  return Status::Ok();
-}
-
-Status SetRank(std::string_view key, const JsonValue& v, bool /*apply*/, DumpConfig* c) {
-  NUMPROBE_ASSIGN_OR_RETURN(c->ranks, GetIndexList(key, v));
-  return Status::Ok();
-}
-
 Status SetStep(std::string_view key, const JsonValue& v, bool /*apply*/, DumpConfig* c) {
   NUMPROBE_ASSIGN_OR_RETURN(c->steps, GetIndexList(key, v));
-  return Status::Ok();
-}
-
-Status SetLevel(std::string_view key, const JsonValue& v, bool /*apply*/, DumpConfig* c) {
-  NUMPROBE_ASSIGN_OR_RETURN(size_t i, GetChoice(key, v, {"L0", "L1", "mix", "L2", "debug"}));
-  c->level = static_cast<DumpLevel>(i);
   return Status::Ok();
 }
 
@@ -420,6 +379,7 @@ Result<DumpConfig> DumpConfig::Parse(std::string_view json_text) {
   if (root.Find("common_dump_settings") != nullptr) {
     return config_detail::ParseMindSporeDumpConfig(root);
   }
+  if (config_detail::IsClosedLoopConfig(root)) return config_detail::ParseClosedLoopConfig(root);
   DumpConfig config;
   config.source_json = ToJson(root, -1);
   // The task decides which section applies, so read it first.
@@ -474,6 +434,10 @@ Status DumpConfig::Override(std::string_view key, std::string_view json_value) {
       parsed.warnings.push_back(std::move(w));
     }
   }
+  // A closed-loop config's source_json is its dump section in msprobe's keys: its other sections
+  // stay as they were.
+  parsed.closed_loop_dialect = closed_loop_dialect;
+  parsed.loop = std::move(loop);
   *this = std::move(parsed);
   return Status::Ok();
 }

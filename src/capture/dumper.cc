@@ -1,6 +1,7 @@
 // Dumper: records ops into msprobe's dump tree with a crash-safe journal.
 #include "numprobe/dumper.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -387,6 +388,16 @@ struct Dumper::Impl {
     const int64_t r = rank.value_or(0);
     return config.StepSelected(step) && config.RankSelected(r);
   }
+  // The closed loop's overflow check (DumpConfig::loop): every output of a checked step is looked
+  // at for NaN/Inf, and the first one found is reported, whether the step is dumped or not.
+  bool Checking() const {
+    const ClosedLoopConfig& loop = config.loop;
+    if (!loop.overflow_check || config.task == DumpTask::kOverflowCheck) return false;
+    const bool step_checked =
+        loop.check_steps.empty() ||
+        std::binary_search(loop.check_steps.begin(), loop.check_steps.end(), step);
+    return step_checked && config.RankSelected(rank.value_or(0));
+  }
   bool Terminated() const {
     return config.task == DumpTask::kOverflowCheck && config.overflow_nums != -1 &&
            overflow_count >= config.overflow_nums;
@@ -394,7 +405,8 @@ struct Dumper::Impl {
   // A forked child (a DataLoader worker) inherits the Dumper and its shared journal mapping: it
   // must not record into the parent's files.
   bool Active() const {
-    return started && !closed && ::getpid() == owner_pid && Selected() && !Terminated();
+    return started && !closed && ::getpid() == owner_pid && (Selected() || Checking()) &&
+           !Terminated();
   }
 
   // ---- filtering ----
@@ -559,7 +571,7 @@ struct Dumper::Impl {
   Result<JsonValue> ConvertTop(const DumpValue& v, std::string_view entry,
                                std::string_view category, bool* nonfinite) {
     Walk w{entry, category};
-    w.files = WantsFiles(entry);
+    w.files = Selected() && WantsFiles(entry);
     auto out = Convert(v, w, 0);
     if (out && nonfinite != nullptr) *nonfinite = *nonfinite || w.nonfinite;
     return out;
@@ -573,6 +585,17 @@ struct Dumper::Impl {
       return Status::Ok();
     }
     return CommitNow(name, std::move(part));
+  }
+
+  // A record of a non-overflow_check task: reported when the closed loop checks for NaN/Inf and it
+  // has some, kept when its step is dumped.
+  Status Keep(std::string_view name, JsonValue part, bool nonfinite) {
+    if (nonfinite && Checking()) NoteOverflow(name, part);
+    if (!Selected()) {  // a step that is only checked
+      part_pending = false;
+      return Status::Ok();
+    }
+    return Commit(name, std::move(part));
   }
 
   Status CommitNow(std::string_view name, JsonValue part) {
@@ -856,7 +879,8 @@ Status Dumper::RecordForwardInputs(std::string_view name, const DumpValue& args,
   std::lock_guard lock(impl_->mu);
   Impl& d = *impl_;
   d.EnterLocked(name);
-  if (!d.Active() || !d.config.dump_forward || !d.config.dump_input || !d.SelectedLocked(name)) {
+  if (!d.Active() || !d.Selected() || !d.config.dump_forward || !d.config.dump_input ||
+      !d.SelectedLocked(name)) {
     return Status::Ok();
   }
   bool nonfinite = false;
@@ -908,7 +932,7 @@ Status Dumper::RecordForwardOutputs(std::string_view name, const DumpValue& outp
           }
           if (it != d.pending_inputs.end()) d.pending_inputs.erase(it);
         } else {
-          st = d.Commit(name, std::move(part));
+          st = d.Keep(name, std::move(part), nonfinite);
         }
       }
     }
@@ -947,8 +971,9 @@ Status Dumper::RecordBackward(std::string_view name, const DumpValue& grad_outpu
   if (d.config.task == DumpTask::kOverflowCheck) {
     if (!out_nonfinite) return Status::Ok();
     d.NoteOverflow(name, part);
+    return d.Commit(name, std::move(part));
   }
-  return d.Commit(name, std::move(part));
+  return d.Keep(name, std::move(part), out_nonfinite);
 }
 
 Status Dumper::RecordParameterGrad(std::string_view entry, std::string_view param,
@@ -966,14 +991,15 @@ Status Dumper::RecordParameterGrad(std::string_view entry, std::string_view para
   if (d.config.task == DumpTask::kOverflowCheck) {
     if (!w.nonfinite) return Status::Ok();
     d.NoteOverflow(entry, part);
+    return d.Commit(entry, std::move(part));
   }
-  return d.Commit(entry, std::move(part));
+  return d.Keep(entry, std::move(part), w.nonfinite);
 }
 
 Status Dumper::RecordDebug(std::string_view name, const DumpValue& value) {
   std::lock_guard lock(impl_->mu);
   Impl& d = *impl_;
-  if (!d.Active()) return Status::Ok();
+  if (!d.Active() || !d.Selected()) return Status::Ok();
   Impl::Walk w{name, "debug"};
   w.files = d.config.task == DumpTask::kTensor;
   NUMPROBE_ASSIGN_OR_RETURN(JsonValue v, d.Convert(value, w, 0));
@@ -997,7 +1023,7 @@ Status Dumper::AddCast(std::string_view name, const DumpValue& input, const Dump
                        const std::vector<std::string>& stack) {
   std::lock_guard lock(impl_->mu);
   Impl& d = *impl_;
-  if (!d.Active() || !d.track_casts) return Status::Ok();
+  if (!d.Active() || !d.Selected() || !d.track_casts) return Status::Ok();
   if (input.kind() != DumpValue::Kind::kTensor || output.kind() != DumpValue::Kind::kTensor) {
     return Status::InvalidArgument(std::string(name) + ": a cast records two tensors");
   }
@@ -1023,7 +1049,10 @@ void Dumper::AddStack(std::string_view name, std::vector<std::string> frames) {
   std::lock_guard lock(impl_->mu);
   Impl& d = *impl_;
   if (!d.Active() || !d.config.extra_info) return;
-  if (d.config.task == DumpTask::kOverflowCheck) d.stack_by_name[std::string(name)] = frames;
+  if (d.config.task == DumpTask::kOverflowCheck || d.Checking()) {
+    d.stack_by_name[std::string(name)] = frames;
+  }
+  if (!d.Selected()) return;
   (void)d.journal.AppendStack(name, frames);
   d.stacks.Add(name, std::move(frames));
 }

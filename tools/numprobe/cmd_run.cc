@@ -1,7 +1,8 @@
 // numprobe run [--config CONFIG.json] -- COMMAND...: runs an unmodified Python training script
 // with capture on (the config: --config, NUMPROBE_CONFIG or MindSpore's MINDSPORE_DUMP_CONFIG). The
 // config goes to the child through NUMPROBE_CONFIG and numprobe's boot folder (a sitecustomize that
-// starts the debugger) is put first on PYTHONPATH.
+// starts the debugger) is put first on PYTHONPATH. A COMMAND that is a script (train.py ...) is run
+// by the Python interpreter: $NUMPROBE_PYTHON, else the one numprobe was built with, else python3.
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -30,6 +31,15 @@ std::string PackageRoot() {
 }
 
 namespace {
+
+// The interpreter that runs a bare script.
+std::string PythonInterpreter() {
+  if (const char* env = std::getenv("NUMPROBE_PYTHON"); env != nullptr && *env != '\0') return env;
+#ifdef NUMPROBE_PYTHON_EXECUTABLE
+  if (std::filesystem::exists(NUMPROBE_PYTHON_EXECUTABLE)) return NUMPROBE_PYTHON_EXECUTABLE;
+#endif
+  return "python3";
+}
 
 struct RunOptions {
   std::string config;
@@ -70,8 +80,10 @@ int Run(const RunOptions& opt) {
   if (pid < 0)
     return ReportError(Status::IoError(std::string("fork failed: ") + std::strerror(errno)));
   if (pid == 0) {
+    std::vector<std::string> command = opt.command;
+    if (command.front().ends_with(".py")) command.insert(command.begin(), PythonInterpreter());
     std::vector<char*> argv;
-    for (const std::string& a : opt.command) argv.push_back(const_cast<char*>(a.c_str()));
+    for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
     ::execvp(argv[0], argv.data());
     std::fprintf(stderr, "numprobe: error: cannot run %s: %s\n", argv[0], std::strerror(errno));
@@ -91,7 +103,9 @@ void SetupRun(CLI::App& app, int* exit_code) {
   auto opt = std::make_shared<RunOptions>();
   CLI::App* sub = app.add_subcommand(
       "run", "Run a training script unmodified, with capture on: run -- python train.py");
-  sub->footer("Example: numprobe run --config c.json -- python train.py");
+  sub->footer(
+      "Example: numprobe run --config c.json -- python train.py   (or: numprobe run --config "
+      "c.json train.py)");
   sub->add_option("--config", opt->config,
                   "config.json (msprobe keys) or MindSpore's dump_config.json; default: "
                   "$NUMPROBE_CONFIG, then $MINDSPORE_DUMP_CONFIG");

@@ -42,7 +42,8 @@ class _Starter:
     def after_optimizer_step(self):
         self.steps_seen += 1
         if self.debugger._runtime.running:
-            self.debugger.stop()
+            # Not stop(): a closed-loop config's compare and report come at exit, once.
+            self.debugger._stop_recording()
             self.debugger.step()
 
 

@@ -71,6 +71,8 @@ class _Runtime:
         self.param_handles = {}
         self.stack_cache = {}
         self.on_overflow = None
+        # overflow_check's task, or the closed loop's overflow_check section beside a dump.
+        self.check_overflow = config.task == "overflow_check" or config.loop["overflow_check"]
         # casts.json: narrowing casts are noted at L1 and mix, where the cast APIs are wrapped.
         self.track_casts = self.level in ("L1", "mix")
         if self.track_casts:
@@ -170,7 +172,7 @@ class _Runtime:
                 if collect:
                     recorded = args + tuple(kwargs.values()) if distributed else _as_tuple(out)
                     dumper.record_forward_outputs(forward_name, recorded)
-                    if self.config.task == "overflow_check":
+                    if self.check_overflow:
                         self.report_overflow()
                 else:
                     dumper.leave(forward_name)
@@ -210,7 +212,7 @@ class _Runtime:
                 self.update_construct(backward_name, self.api_parent, is_api=True)
                 if collect:
                     self.dumper.record_backward(backward_name, grad_outputs, grad_inputs)
-                    if self.config.task == "overflow_check":
+                    if self.check_overflow:
                         self.report_overflow()
             finally:
                 self.inner -= 1
@@ -311,7 +313,7 @@ class _Runtime:
                 self.update_construct(name)
                 self.dumper.add_construct(name, None)
                 self.dumper.record_backward(name, grad_output, grad_input)
-                if self.config.task == "overflow_check":
+                if self.check_overflow:
                     self.report_overflow()
             finally:
                 self.inner -= 1
@@ -323,7 +325,7 @@ class _Runtime:
         prefix = module._numprobe_prefix
         params = {n: p for n, p in module.named_parameters(recurse=False)}
         self.dumper.record_forward(name, _as_tuple(args), {}, _as_tuple(output), params)
-        if self.config.task == "overflow_check":
+        if self.check_overflow:
             self.report_overflow()
         if params and self.config.dump_backward:
             self.hook_param_grads(prefix[:-1], params)
@@ -362,7 +364,7 @@ class _Runtime:
             self.inner += 1
             try:
                 self.dumper.record_param_grad(entry, param_name, param.grad)
-                if self.config.task == "overflow_check":
+                if self.check_overflow:
                     self.report_overflow()
             finally:
                 self.inner -= 1
@@ -394,7 +396,7 @@ class _Runtime:
         self.inner += 1
         try:
             self.dumper.record_forward_outputs(name, _as_tuple(out))
-            if self.config.task == "overflow_check":
+            if self.check_overflow:
                 self.report_overflow()
         finally:
             self.inner -= 1

@@ -12,12 +12,13 @@ import atexit
 import json
 import os
 import random
+import shutil
 import sys
 
 import torch
 
 from .. import _numprobe
-from . import _runtime, _tensors
+from . import _closed_loop, _runtime, _tensors
 
 _DEFAULTS = {"task": "statistics", "level": "L1", "rank": [], "step": []}
 
@@ -68,6 +69,9 @@ class PrecisionDebugger:
         self.config = config
         self.dumper = _numprobe.Dumper(config, rank=_current_rank())
         self._runtime = _runtime._Runtime(config, self.dumper)
+        # The closed-loop dialect's compare / report / config_check at stop() (_closed_loop.py).
+        self._loop = _closed_loop.ClosedLoop(config) if config.closed_loop_dialect else None
+        self._resumed = False  # the current step was begun by step(), not by start()
         _runtime.CURRENT = self._runtime
         if config.level in ("L1", "mix"):
             self._runtime.wrap_apis()
@@ -111,6 +115,9 @@ class PrecisionDebugger:
             raise _numprobe.Error("invalid_argument: level L0 needs start(model=...)")
         self.dumper.start()
         rt.running = True
+        self._resumed = False
+        if self._loop is not None:
+            self._loop.pending = True
         if self.config.level == "L2":
             rt.start_dispatch()
 
@@ -125,11 +132,38 @@ class PrecisionDebugger:
         self._runtime.unwrap_custom_api(module, api)
 
     def stop(self):
+        """Ends recording (dump.json and its companions are written). With a closed-loop config,
+        also the end of the run: compare against compare.base_path with report.html written into
+        dump_path, and config_check (_closed_loop.py)."""
+        resumed = self._resumed
+        self._stop_recording()
+        if self._loop is not None:
+            if resumed and self.dumper.entry_count == 0:
+                self._drop_empty_step()
+            self._loop.finish(self._loop_model())
+
+    def _drop_empty_step(self):
+        """The step that step() began recorded nothing (stop() came right after the last step()):
+        its folder goes, so that the dump tree has no empty trailing step."""
+        rank_dir = self.dumper.rank_dir
+        if os.path.isdir(rank_dir) and not os.path.exists(os.path.join(rank_dir, "debug.json")):
+            self.dumper.step_forward()  # closes the step's journal: nothing more is written there
+            shutil.rmtree(rank_dir)
+            try:
+                os.rmdir(os.path.dirname(rank_dir))
+            except OSError:  # other ranks' folders are there
+                pass
+
+    def _stop_recording(self):
         rt = self._runtime
         rt.running = False
         rt.stop_dispatch()
         _tensors.flush(rt)
         self.dumper.stop()
+
+    def _loop_model(self):
+        roots = self._runtime.model_roots
+        return roots[0] if roots else None
 
     def forward_backward_dump_end(self):
         """msprobe 8.x's alias of stop()."""
@@ -137,11 +171,17 @@ class PrecisionDebugger:
 
     def step(self):
         rt = self._runtime
+        # A closed-loop config is written for start() once, step() per step, stop() at the end:
+        # recording goes on into the next step.
+        resume = rt.running and self._loop is not None
         rt.running = False
         rt.stop_dispatch()
         _tensors.flush(rt)
         self.dumper.step_forward()
         rt.reset_step()
+        if resume:
+            self.start()
+            self._resumed = True
 
     def save(self, var, name, save_backward=True):
         """Records `var` (a tensor, number, string or a nested structure of them) into debug.json
@@ -182,6 +222,9 @@ class PrecisionDebugger:
                 self.dumper.close()
             except _numprobe.Error:
                 pass
+            # `numprobe run` ends its steps without stop(): the closed loop runs at exit.
+            if self._loop is not None and self._loop.pending:
+                self._loop.finish(self._loop_model())
 
 
 def seed_all(seed=1234, mode=False, rm_dropout=False):
