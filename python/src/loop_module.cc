@@ -10,7 +10,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include "numprobe/compare_metric_names.h"
+#include "numprobe/compare.h"
 #include "numprobe/compare_trees.h"
 #include "numprobe/config_check.h"
 #include "numprobe/divergence.h"

@@ -11,7 +11,7 @@
 #include <array>
 #include <string>
 
-#include "numprobe/compare_metric_names.h"
+#include "numprobe/compare.h"
 #include "numprobe/json_value.h"
 
 #include "capture/config_keys.h"
