@@ -40,7 +40,7 @@ TensorView Contiguous(uintptr_t ptr, int dtype, const std::vector<int64_t>& shap
 }
 
 PrecheckStatus StatusOf(const std::string& text) {
-  const auto s = ParsePrecheckStatus(text);
+  const auto s = EnumFromName<PrecheckStatus>(text);
   if (!s) ThrowIfError(Status::InvalidArgument("unknown status '" + text + "'"));
   return *s;
 }
@@ -58,11 +58,11 @@ py::dict RowToDict(const PrecheckRow& r) {
   py::list columns;
   for (const auto& c : r.columns) columns.append(Opt(c));
   d["columns"] = columns;
-  d["status"] = std::string(PrecheckStatusName(r.status));
+  d["status"] = std::string(EnumName(r.status));
   d["message"] = r.message;
   d["standard"] = r.standard;
-  d["standard_result"] = std::string(PrecheckStatusName(r.standard_result));
-  d["verdict"] = std::string(PrecheckStatusName(r.verdict()));
+  d["standard_result"] = std::string(EnumName(r.standard_result));
+  d["verdict"] = std::string(EnumName(r.verdict()));
   d["reason"] = r.reason;
   d["worst_index"] = r.worst_index;
   d["worst_device"] = Opt(r.worst_device);
@@ -96,10 +96,10 @@ PrecheckRow RowFromDict(const py::dict& d) {
 py::dict ApiToDict(const PrecheckApiResult& a) {
   py::dict d;
   d["api"] = a.api;
-  d["forward"] = std::string(PrecheckStatusName(a.forward));
-  d["backward"] = std::string(PrecheckStatusName(a.backward));
+  d["forward"] = std::string(EnumName(a.forward));
+  d["backward"] = std::string(EnumName(a.backward));
   d["message"] = a.message;
-  d["verdict"] = std::string(PrecheckStatusName(a.verdict));
+  d["verdict"] = std::string(EnumName(a.verdict));
   d["dropout"] = a.dropout;
   py::list fwd;
   py::list bwd;
@@ -205,7 +205,7 @@ void BindPrecheck(py::module_& m) {
   m.def(
       "precheck_dropout",
       [](int64_t bench_zeros, int64_t device_zeros, int64_t numel) {
-        return std::string(PrecheckStatusName(JudgeDropout(bench_zeros, device_zeros, numel)));
+        return std::string(EnumName(JudgeDropout(bench_zeros, device_zeros, numel)));
       },
       "msprobe's dropout rule on the zero counts.");
   m.def(
@@ -304,8 +304,8 @@ void BindPrecheck(py::module_& m) {
         for (const PrecheckCompareApi& a : r.apis) {
           py::dict x;
           x["api"] = a.api;
-          x["forward"] = std::string(PrecheckStatusName(a.forward));
-          x["backward"] = std::string(PrecheckStatusName(a.backward));
+          x["forward"] = std::string(EnumName(a.forward));
+          x["backward"] = std::string(EnumName(a.backward));
           x["message"] = a.message;
           apis.append(x);
         }
@@ -337,7 +337,7 @@ void BindPrecheck(py::module_& m) {
         py::list findings;
         for (const PlanFinding& f : r.findings) {
           py::dict x;
-          x["severity"] = std::string(PlanSeverityName(f.severity));
+          x["severity"] = std::string(EnumName(f.severity));
           x["kind"] = f.kind;
           x["op"] = f.op;
           x["tensor"] = f.tensor;

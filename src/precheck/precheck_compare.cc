@@ -87,7 +87,7 @@ enum Col : size_t {
   kMessage,
 };
 
-std::string Name(PrecheckStatus s) { return std::string(PrecheckStatusName(s)); }
+std::string Name(PrecheckStatus s) { return std::string(EnumName(s)); }
 
 // The parts of a detail row name: (bare API, API, direction), e.g. ("matmul", "Torch.matmul.0",
 // "forward") of "Torch.matmul.0.forward.output.0"; empty API for a name of another shape.
@@ -377,7 +377,7 @@ Result<PrecheckCompareReport> ComparePrecheckDetails(const fs::path& device_deta
         row.cells[kName] = dev.name;
         row.cells[kMessage] = why;
       } else {
-        row.cells[kAlgorithm] = std::string(PrecheckAlgorithmName(standard));
+        row.cells[kAlgorithm] = std::string(NameIn(kPrecheckAlgorithmNames, standard));
       }
     }
     row.result = status;
@@ -442,9 +442,9 @@ Result<PrecheckCompareFiles> WritePrecheckCompare(const PrecheckCompareReport& r
     str("api");
     str(a.api);
     str("forward");
-    str(PrecheckStatusName(a.forward));
+    str(EnumName(a.forward));
     str("backward");
-    str(PrecheckStatusName(a.backward));
+    str(EnumName(a.backward));
     str("message");
     str(a.message);
     w.EndObject();

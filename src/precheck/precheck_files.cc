@@ -86,10 +86,10 @@ std::vector<std::string> ResultHeader() {
 std::vector<std::string> DetailCells(const PrecheckRow& r) {
   std::vector<std::string> cells = {r.name, r.bench_dtype, r.device_dtype, r.shape};
   for (const auto& v : r.columns) cells.push_back(Cell(v));
-  cells.emplace_back(PrecheckStatusName(r.status));
+  cells.emplace_back(EnumName(r.status));
   cells.push_back(r.message);
   cells.push_back(r.standard);
-  cells.emplace_back(r.standard.empty() ? "" : PrecheckStatusName(r.standard_result));
+  cells.emplace_back(r.standard.empty() ? "" : EnumName(r.standard_result));
   cells.push_back(r.reason);
   cells.push_back(r.worst_index >= 0 ? std::to_string(r.worst_index) : "");
   cells.push_back(r.worst_device ? detail::PyFloatRepr(*r.worst_device) : "");
@@ -99,9 +99,9 @@ std::vector<std::string> DetailCells(const PrecheckRow& r) {
 }
 
 std::vector<std::string> ResultCells(const PrecheckApiResult& a) {
-  return {a.api, std::string(PrecheckStatusName(a.forward)),
-          std::string(PrecheckStatusName(a.backward)), a.message,
-          std::string(PrecheckStatusName(a.verdict))};
+  return {a.api, std::string(EnumName(a.forward)),
+          std::string(EnumName(a.backward)), a.message,
+          std::string(EnumName(a.verdict))};
 }
 
 // ---- reading ----
@@ -178,15 +178,15 @@ Status WriteTwin(const PrecheckFiles& files, const PrecheckRunInfo& info,
       opt(r.columns[c]);
     }
     str("status");
-    str(PrecheckStatusName(r.status));
+    str(EnumName(r.status));
     str("message");
     str(r.message);
     str("standard");
     str(r.standard);
     str("standard_result");
-    str(r.standard.empty() ? "" : PrecheckStatusName(r.standard_result));
+    str(r.standard.empty() ? "" : EnumName(r.standard_result));
     str("verdict");
-    str(PrecheckStatusName(r.verdict()));
+    str(EnumName(r.verdict()));
     str("reason");
     str(r.reason);
     str("worst_index");
@@ -239,13 +239,13 @@ Status WriteTwin(const PrecheckFiles& files, const PrecheckRunInfo& info,
     str("api");
     str(a.api);
     str("forward");
-    str(PrecheckStatusName(a.forward));
+    str(EnumName(a.forward));
     str("backward");
-    str(PrecheckStatusName(a.backward));
+    str(EnumName(a.backward));
     str("message");
     str(a.message);
     str("verdict");
-    str(PrecheckStatusName(a.verdict));
+    str(EnumName(a.verdict));
     str("rows");
     w.StartArray();
     for (const auto* rows : {&a.forward_rows, &a.backward_rows}) {
@@ -325,7 +325,7 @@ Result<std::vector<PrecheckRow>> DetailsOf(const CsvRecords& t, const fs::path& 
     for (size_t c = 0; c < kColumns.size(); ++c) {
       r.columns[c] = ParseCell(get(column(kColumns[c].header)));
     }
-    const auto status = ParsePrecheckStatus(get(status_col));
+    const auto status = EnumFromName<PrecheckStatus>(get(status_col));
     if (!status) {
       return Status::Corrupt(
           fmt::format("{}: line {}: unknown Status \"{}\"", path.string(), i + 1, get(status_col)));
@@ -334,7 +334,7 @@ Result<std::vector<PrecheckRow>> DetailsOf(const CsvRecords& t, const fs::path& 
     r.message = get(column("Message"));
     r.standard = get(column("Standard"));
     r.standard_result =
-        ParsePrecheckStatus(get(column("Standard Result"))).value_or(PrecheckStatus::kNone);
+        EnumFromName<PrecheckStatus>(get(column("Standard Result"))).value_or(PrecheckStatus::kNone);
     r.reason = get(column("Reason"));
     if (const std::string w = get(column("Worst Index")); !w.empty()) {
       double v = 0;
@@ -380,8 +380,8 @@ Result<std::vector<PrecheckApiResult>> ReadPrecheckResults(const fs::path& path)
     };
     PrecheckApiResult a;
     a.api = get("API name");
-    const auto fwd = ParsePrecheckStatus(get("Forward Test Success"));
-    const auto bwd = ParsePrecheckStatus(get("Backward Test Success"));
+    const auto fwd = EnumFromName<PrecheckStatus>(get("Forward Test Success"));
+    const auto bwd = EnumFromName<PrecheckStatus>(get("Backward Test Success"));
     if (a.api.empty() || !fwd || !bwd) {
       return Status::Corrupt(
           fmt::format("{}: line {}: malformed result row", path.string(), i + 1));
@@ -389,7 +389,7 @@ Result<std::vector<PrecheckApiResult>> ReadPrecheckResults(const fs::path& path)
     a.forward = *fwd;
     a.backward = *bwd;
     a.message = get("Message");
-    a.verdict = ParsePrecheckStatus(get(kVerdictColumn)).value_or(PrecheckStatus::kNone);
+    a.verdict = EnumFromName<PrecheckStatus>(get(kVerdictColumn)).value_or(PrecheckStatus::kNone);
     apis.push_back(std::move(a));
   }
   return apis;

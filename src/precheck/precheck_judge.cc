@@ -57,7 +57,7 @@ void FillStandardColumns(PrecheckStandard standard, const PrecheckMetrics& m, Pr
 // numprobe's verdict by the output's standard, from this run alone where that is possible.
 void JudgeStandard(PrecheckStandard standard, DType dtype, const PrecheckThresholds& t,
                    const PrecheckMetrics& m, PrecheckRow* r) {
-  r->standard = std::string(PrecheckStandardName(standard));
+  r->standard = std::string(EnumName(standard));
   auto verdict = [&](bool pass, std::string reason) {
     r->standard_result = pass ? PrecheckStatus::kPass : PrecheckStatus::kError;
     r->reason = std::move(reason);
@@ -117,7 +117,7 @@ PrecheckRow JudgeBuiltinOutput(std::string name, std::string bench_type, std::st
   r.bench_dtype = std::move(bench_type);
   r.device_dtype = std::move(device_type);
   if (equal) r.columns[kPcErrorRate] = 0.0;
-  r.standard = std::string(PrecheckStandardName(PrecheckStandard::kBinaryConsistency));
+  r.standard = std::string(EnumName(PrecheckStandard::kBinaryConsistency));
   r.standard_result = r.status;
   r.reason = equal ? "the values are equal" : "the values differ";
   return r;
@@ -145,7 +145,7 @@ PrecheckRow JudgeTensorOutput(const TensorOutputInfo& info, const PrecheckMetric
     r.columns[kPcErrorRate] = m.error_rate;
     r.status = m.error_rate == 0 ? PrecheckStatus::kPass : PrecheckStatus::kError;
     r.message = fmt::format("Current {} data, only perform binary comparison.", NumpyName(dtype));
-    r.standard = std::string(PrecheckStandardName(PrecheckStandard::kBinaryConsistency));
+    r.standard = std::string(EnumName(PrecheckStandard::kBinaryConsistency));
     r.standard_result = r.status;
     r.reason = fmt::format("binary consistency: {:.6g} of the elements differ", m.error_rate);
     return r;
@@ -165,7 +165,7 @@ PrecheckRow JudgeTensorOutput(const TensorOutputInfo& info, const PrecheckMetric
       r.reason = fmt::format(
           "{} standard on a gradient: judged against a reference device's run (numprobe "
           "precheck-compare); this run alone is judged by msprobe's Status",
-          PrecheckStandardName(standard));
+          EnumName(standard));
     }
   } else {
     msg += fmt::format("The data type {} is not supported for new precision standard.",

@@ -491,17 +491,6 @@ int Rank(PlanSeverity s) {
 
 }  // namespace
 
-std::string_view PlanSeverityName(PlanSeverity severity) {
-  switch (severity) {
-    case PlanSeverity::kError:
-      return "error";
-    case PlanSeverity::kWarning:
-      return "warning";
-    default:
-      return "info";
-  }
-}
-
 int64_t PlanReport::Count(PlanSeverity severity) const {
   return std::count_if(findings.begin(), findings.end(),
                        [&](const PlanFinding& f) { return f.severity == severity; });
@@ -569,7 +558,7 @@ Status WritePlanReport(const PlanReport& report, const fs::path& dir, std::strin
   std::string csv(detail::kUtf8Bom);
   csv += detail::CsvWriterLine({"Severity", "Kind", "Op", "Tensor", "Detail", "Advice", "Value"});
   for (const PlanFinding& f : report.findings) {
-    csv += detail::CsvWriterLine({std::string(PlanSeverityName(f.severity)), f.kind, f.op, f.tensor,
+    csv += detail::CsvWriterLine({std::string(EnumName(f.severity)), f.kind, f.op, f.tensor,
                                   f.detail, f.advice, fmt::format("{:g}", f.value)});
   }
   rapidjson::StringBuffer buffer;
@@ -591,7 +580,7 @@ Status WritePlanReport(const PlanReport& report, const fs::path& dir, std::strin
   str("counts");
   w.StartObject();
   for (PlanSeverity s : {PlanSeverity::kError, PlanSeverity::kWarning, PlanSeverity::kInfo}) {
-    str(PlanSeverityName(s));
+    str(EnumName(s));
     w.Int64(report.Count(s));
   }
   w.EndObject();
@@ -600,7 +589,7 @@ Status WritePlanReport(const PlanReport& report, const fs::path& dir, std::strin
   for (const PlanFinding& f : report.findings) {
     w.StartObject();
     str("severity");
-    str(PlanSeverityName(f.severity));
+    str(EnumName(f.severity));
     str("kind");
     str(f.kind);
     str("op");

@@ -65,36 +65,6 @@ bool In(const std::string_view (&list)[N], std::string_view name) {
 
 }  // namespace
 
-std::string_view PrecheckStandardName(PrecheckStandard standard) {
-  switch (standard) {
-    case PrecheckStandard::kAbsoluteThreshold:
-      return "absolute_threshold";
-    case PrecheckStandard::kBinaryConsistency:
-      return "binary_consistency";
-    case PrecheckStandard::kUlp:
-      return "ulp_compare";
-    case PrecheckStandard::kThousandth:
-      return "thousandth_threshold";
-    default:
-      return "benchmark";
-  }
-}
-
-std::string_view PrecheckAlgorithmName(PrecheckStandard standard) {
-  switch (standard) {
-    case PrecheckStandard::kAbsoluteThreshold:
-      return "绝对阈值法";
-    case PrecheckStandard::kBinaryConsistency:
-      return "二进制一致法";
-    case PrecheckStandard::kUlp:
-      return "ULP误差比对法";
-    case PrecheckStandard::kThousandth:
-      return "双千指标法";
-    default:
-      return "标杆比对法";
-  }
-}
-
 PrecheckStandard StandardFor(std::string_view api, DType output) {
   if (!IsFloating(output)) return PrecheckStandard::kBinaryConsistency;
   if (In(kBinaryConsistency, api)) return PrecheckStandard::kBinaryConsistency;
@@ -151,32 +121,6 @@ std::optional<PrecheckThresholds> ThresholdsFor(DType output) {
   for (const auto& [dtype, thresholds] : kTable) {
     if (dtype == output) return thresholds;
   }
-  return std::nullopt;
-}
-
-std::string_view PrecheckStatusName(PrecheckStatus status) {
-  switch (status) {
-    case PrecheckStatus::kPass:
-      return "pass";
-    case PrecheckStatus::kWarning:
-      return "warning";
-    case PrecheckStatus::kError:
-      return "error";
-    case PrecheckStatus::kSkip:
-      return "SKIP";
-    default:
-      return " ";
-  }
-}
-
-std::optional<PrecheckStatus> ParsePrecheckStatus(std::string_view text) {
-  for (auto s : {PrecheckStatus::kNone, PrecheckStatus::kPass, PrecheckStatus::kWarning,
-                 PrecheckStatus::kError, PrecheckStatus::kSkip}) {
-    if (text == PrecheckStatusName(s)) return s;
-  }
-  if (text.empty()) return PrecheckStatus::kNone;
-  if (text == "TRUE" || text == "True") return PrecheckStatus::kPass;  // msprobe 8.x
-  if (text == "FALSE" || text == "False") return PrecheckStatus::kError;
   return std::nullopt;
 }
 

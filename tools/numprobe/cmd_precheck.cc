@@ -195,7 +195,7 @@ int RunPlan(const PrecheckArgs& a) {
     const PlanFinding& f = r.findings[i];
     const std::string where = f.tensor.empty() ? f.op : f.tensor;
     std::printf("  %-7s %-18s %s%s%s\n           -> %s\n",
-                std::string(PlanSeverityName(f.severity)).c_str(), f.kind.c_str(), where.c_str(),
+                std::string(EnumName(f.severity)).c_str(), f.kind.c_str(), where.c_str(),
                 where.empty() ? "" : ": ", f.detail.c_str(), f.advice.c_str());
   }
   if (r.findings.size() > kShown) {
@@ -286,8 +286,8 @@ int RunCompareArgs(const std::vector<std::string>& raw) {
   for (const PrecheckCompareApi& api : report->apis) {
     if (api.forward == PrecheckStatus::kError || api.backward == PrecheckStatus::kError) {
       std::printf("  error  %s  forward %s, backward %s\n", api.api.c_str(),
-                  std::string(PrecheckStatusName(api.forward)).c_str(),
-                  std::string(PrecheckStatusName(api.backward)).c_str());
+                  std::string(EnumName(api.forward)).c_str(),
+                  std::string(EnumName(api.backward)).c_str());
     }
   }
   std::printf("  wrote %s, %s, %s\n", files->result_csv.string().c_str(),

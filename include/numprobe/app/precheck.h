@@ -30,6 +30,7 @@
 #include <string_view>
 #include <vector>
 
+#include "numprobe/enum_names.h"
 #include "numprobe/dtype.h"
 #include "numprobe/result.h"
 #include "numprobe/tensor.h"
@@ -46,10 +47,20 @@ enum class PrecheckStandard : uint8_t {
   kUlp,
   kThousandth,
 };
-// "benchmark", "absolute_threshold", "binary_consistency", "ulp_compare", "thousandth_threshold".
-std::string_view PrecheckStandardName(PrecheckStandard standard);
-// msprobe's names in its 比对算法 column: "标杆比对法", "绝对阈值法", ...
-std::string_view PrecheckAlgorithmName(PrecheckStandard standard);
+inline constexpr EnumNameEntry<PrecheckStandard> kPrecheckStandardNames[] = {
+    {PrecheckStandard::kBenchmark, "benchmark"},
+    {PrecheckStandard::kAbsoluteThreshold, "absolute_threshold"},
+    {PrecheckStandard::kBinaryConsistency, "binary_consistency"},
+    {PrecheckStandard::kUlp, "ulp_compare"},
+    {PrecheckStandard::kThousandth, "thousandth_threshold"}};
+constexpr const auto& EnumNameTable(PrecheckStandard /*unused*/) { return kPrecheckStandardNames; }
+// msprobe's names in its 比对算法 column (NameIn(kPrecheckAlgorithmNames, standard)).
+inline constexpr EnumNameEntry<PrecheckStandard> kPrecheckAlgorithmNames[] = {
+    {PrecheckStandard::kBenchmark, "标杆比对法"},
+    {PrecheckStandard::kAbsoluteThreshold, "绝对阈值法"},
+    {PrecheckStandard::kBinaryConsistency, "二进制一致法"},
+    {PrecheckStandard::kUlp, "ULP误差比对法"},
+    {PrecheckStandard::kThousandth, "双千指标法"}};
 
 // The standard of an output of API `api` (the bare name: "matmul", "__add__") of dtype `output`:
 // non-float outputs are judged by binary consistency, float ones by their API's class.
@@ -103,8 +114,13 @@ Result<PrecheckMetrics> PrecheckTensorPair(const TensorView& device, const Tenso
 
 // Statuses as msprobe writes them: "pass", "warning", "error", "SKIP", and " " for none.
 enum class PrecheckStatus : uint8_t { kNone, kPass, kWarning, kError, kSkip };
-std::string_view PrecheckStatusName(PrecheckStatus status);
-std::optional<PrecheckStatus> ParsePrecheckStatus(std::string_view text);
+inline constexpr EnumNameEntry<PrecheckStatus> kPrecheckStatusNames[] = {
+    {PrecheckStatus::kNone, " "},
+    {PrecheckStatus::kPass, "pass"},
+    {PrecheckStatus::kWarning, "warning"},
+    {PrecheckStatus::kError, "error"},
+    {PrecheckStatus::kSkip, "SKIP"}};
+constexpr const auto& EnumNameTable(PrecheckStatus /*unused*/) { return kPrecheckStatusNames; }
 // The worse of two (error > warning > pass > SKIP > none).
 PrecheckStatus WorseStatus(PrecheckStatus a, PrecheckStatus b);
 

@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "numprobe/enum_names.h"
 #include "numprobe/dtype.h"
 #include "numprobe/result.h"
 
@@ -42,7 +43,9 @@ inline constexpr std::string_view kPlanSettingsFile = "precheck_settings.json";
 Result<PlanSettings> ReadPlanSettings(const std::filesystem::path& path);
 
 enum class PlanSeverity : uint8_t { kInfo, kWarning, kError };
-std::string_view PlanSeverityName(PlanSeverity severity);  // "info", "warning", "error"
+inline constexpr EnumNameEntry<PlanSeverity> kPlanSeverityNames[] = {
+    {PlanSeverity::kInfo, "info"}, {PlanSeverity::kWarning, "warning"}, {PlanSeverity::kError, "error"}};
+constexpr const auto& EnumNameTable(PlanSeverity /*unused*/) { return kPlanSeverityNames; }
 
 struct PlanFinding {
   PlanSeverity severity = PlanSeverity::kWarning;
