@@ -261,3 +261,27 @@ def test_load_refuses_pickled_code(tmp_path):
     assert info.value.code == 3
     inert = numprobe.load(tmp_path / "model.pt", inert=True)
     assert any(k.endswith("weight") for k in inert)
+
+
+# ---- the type stub ----
+
+def test_stub_names_every_binding():
+    import ast
+
+    import numprobe._numprobe as module
+
+    stub = os.path.join(os.path.dirname(module.__file__), "_numprobe.pyi")
+    assert os.path.isfile(stub), "the stub is installed beside the module"
+    with open(stub, encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    declared = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            declared.add(node.name)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            declared.add(node.target.id)
+        elif isinstance(node, ast.Assign):
+            declared.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    bound = {n for n in dir(module) if not n.startswith("__")}
+    declared.discard("_Path")  # the stub's own alias
+    assert bound == declared
