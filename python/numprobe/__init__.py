@@ -24,15 +24,16 @@ __version__ = "0.1.0"
 __all__ = ["DiffResult", "DumpConfig", "Dumper", "Error", "FileAccessError", "FormatError",
            "InspectResult", "InternalError", "NotFoundError", "RejectedError", "ScanResult",
            "UnsupportedError", "UsageError", "diff", "inspect", "load", "load_dump_json",
-           "precheck", "read_journal", "scan", "stats", "tensor_stats"]
+           "precheck", "read_journal", "scan", "stats", "tensor_stats", "troubleshooter"]
 
 
 def __getattr__(name):
-    # numprobe.precheck (the pre-check, callable) imports torch: loaded on first use only.
-    if name == "precheck":
+    # numprobe.precheck (the pre-check, callable) imports torch, and numprobe.troubleshooter
+    # (TroubleShooter's compare names) is rarely needed: both are loaded on first use only.
+    if name in ("precheck", "troubleshooter"):
         import importlib
 
-        return importlib.import_module(".precheck", __name__)
+        return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module 'numprobe' has no attribute {name!r}")
 
 

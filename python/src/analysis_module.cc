@@ -481,6 +481,29 @@ void BindAnalysis(py::module_& m) {
           "numpy_native",
           [](const TensorMemory& t) { return *BufferFormat(t.tensor.tensor.dtype()) != 0; })
       .def("float32_copy", &Float32Copy);
+  // The figures of `a` against `b` (DiffTensorValues, as diff computes them per pair).
+  m.def(
+      "_tensor_diff",
+      [](const TensorMemory& a, const TensorMemory& b, double rtol, double atol) {
+        Result<DiffMetrics> result = [&] {
+          py::gil_scoped_release release;
+          return DiffTensorValues(a.tensor.tensor.view(), b.tensor.tensor.view(), rtol, atol);
+        }();
+        const DiffMetrics f = ValueOrThrow(std::move(result));
+        py::dict d;
+        d["numel"] = f.numel;
+        d["close"] = f.close;
+        d["allclose"] = f.allclose;
+        d["allclose_ratio"] = f.allclose_ratio;
+        d["cosine"] = f.cosine;
+        d["mean_abs"] = f.mean_abs;
+        d["max_abs"] = f.max_abs;
+        d["max_rel"] = f.max_rel;
+        d["nan_mismatch"] = f.nan_mismatch;
+        d["inf_mismatch"] = f.inf_mismatch;
+        return d;
+      },
+      py::arg("a"), py::arg("b"), py::arg("rtol"), py::arg("atol"));
   m.def(
       "_load",
       [](const fs::path& path, bool inert) {

@@ -5,8 +5,8 @@ import glob
 import json
 import os
 import re
-import struct
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -18,6 +18,9 @@ SOURCE = os.environ.get("NUMPROBE_SOURCE_DIR",
                         os.path.join(os.path.dirname(__file__), "..", ".."))
 FIXTURES = os.path.join(SOURCE, "tests", "fixtures", "msprobe")
 NUMPROBE_BIN = os.environ.get("NUMPROBE_BIN", "")
+
+sys.path.insert(0, os.path.join(SOURCE, "tests", "golden"))
+from gen_diff import write_ckpt, write_safetensors  # noqa: E402 (the golden files' writers)
 
 needs_cli = pytest.mark.skipif(not NUMPROBE_BIN, reason="NUMPROBE_BIN (the numprobe command) unset")
 
@@ -205,27 +208,14 @@ def test_inspect_save_matches_cli_json(tmp_path):
 
 # ---- load ----
 
-def write_safetensors(path, tensors):
-    header, blobs, offset = {}, [], 0
-    for name, array in tensors.items():
-        data = array.tobytes()
-        header[name] = {"dtype": {"float32": "F32", "int64": "I64"}[array.dtype.name],
-                        "shape": list(array.shape), "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    text = json.dumps(header).encode()
-    text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
-
-
 def test_load_numpy_views_without_copy(tmp_path):
     x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
     i = np.arange(5, dtype=np.int64)
     np.save(tmp_path / "x.npy", x)
     np.savez(tmp_path / "xs.npz", x=x, i=i)
-    write_safetensors(tmp_path / "x.safetensors", {"x": x, "i": i})
-    for name in ("x.npy", "xs.npz", "x.safetensors"):
+    write_safetensors(tmp_path / "x.safetensors", [("x", x), ("i", i)])
+    write_ckpt(tmp_path / "x.ckpt", [("x", x), ("i", i)])
+    for name in ("x.npy", "xs.npz", "x.safetensors", "x.ckpt"):
         loaded = numprobe.load(tmp_path / name)
         arr = loaded["x"]
         np.testing.assert_array_equal(arr, x)
