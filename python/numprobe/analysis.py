@@ -23,6 +23,21 @@ def file_timestamp() -> str:
     return time.strftime("%Y%m%d%H%M%S", time.localtime())
 
 
+def write_text_atomically(path: PathLike, text: str) -> str:
+    """Writes `text` to `path` through a temporary file renamed over it, so that a reader never
+    sees half a file (the Python side's one atomic writer; the C++ writers have core's)."""
+    path = os.fspath(path)
+    tmp = f"{path}.tmp{os.getpid()}"
+    try:
+        with open(tmp, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+    return path
+
+
 class ScanResult:
     """The report of `numprobe scan`: the first NaN/Inf (``first_anomaly``), every birth of
     NaN/Inf (``anomalies``), watchpoint ``hits`` and precision ``headroom`` per target dtype."""
@@ -166,11 +181,7 @@ class InspectResult:
         path = os.fspath(path)
         if os.path.isdir(path):
             path = os.path.join(path, "inspect.json")
-        tmp = path + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(self._json + "\n")
-        os.replace(tmp, path)
-        return path
+        return write_text_atomically(path, self._json + "\n")
 
     def __str__(self) -> str:
         return self._text

@@ -25,6 +25,7 @@ docs/python-api.md:
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 import os
@@ -32,6 +33,7 @@ import re
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _numprobe
+from .analysis import write_text_atomically
 
 PathLike = Union[str, "os.PathLike[str]"]
 NameMapList = List[Tuple[Optional[str], Optional[str]]]
@@ -254,13 +256,11 @@ def _print_table(title: str, columns: List[str], rows: List[List[str]]) -> None:
 
 
 def _write_csv(path: PathLike, columns: List[str], rows: List[List[str]]) -> None:
-    path = os.fspath(path)
-    tmp = path + ".tmp"
-    with open(tmp, "w", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f)
-        writer.writerow(columns)
-        writer.writerows(rows)
-    os.replace(tmp, path)
+    text = io.StringIO(newline="")
+    writer = csv.writer(text)
+    writer.writerow(columns)
+    writer.writerows(rows)
+    write_text_atomically(path, text.getvalue())
 
 
 def _shape_text(shape: Optional[Tuple[int, ...]]) -> str:
@@ -494,9 +494,5 @@ def get_weight_map(pt_model=None, weight_map_save_path: Optional[PathLike] = Non
         pprint(name_map)
         pprint(value_map)
     if weight_map_save_path is not None:
-        path = os.fspath(weight_map_save_path)
-        tmp = path + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump([name_map, value_map], f, indent=4)
-        os.replace(tmp, path)
+        write_text_atomically(weight_map_save_path, json.dumps([name_map, value_map], indent=4))
     return name_map, value_map
