@@ -17,11 +17,11 @@
 #include <unistd.h>
 
 #include "numprobe/compare.h"
-#include "numprobe/compare_writer.h"
 #include "numprobe/divergence.h"
 #include "numprobe/dump_layout.h"
 
 #include "bench_util.h"
+#include "compare/compare_writer.h"
 
 namespace numprobe::bench {
 namespace {

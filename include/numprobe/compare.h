@@ -19,7 +19,10 @@
 #include "numprobe/compare_mapping.h"
 #include "numprobe/dump.h"
 #include "numprobe/dump_layout.h"
+#include "numprobe/enum_names.h"
+#include "numprobe/progress.h"
 #include "numprobe/result.h"
+#include "numprobe/verdict.h"
 
 namespace numprobe {
 
@@ -28,11 +31,11 @@ class ThreadPool;
 // msprobe's three modes: task "tensor" -> kTensor; task "statistics" -> kMd5 when a tensor leaf
 // carries "md5", else kStatistics.
 enum class CompareMode : uint8_t { kStatistics, kTensor, kMd5 };
-std::string_view CompareModeName(CompareMode mode);  // "statistics", "tensor", "md5"
-
-// The Result column: msprobe's three levels plus numprobe's "unmatched".
-enum class ResultLevel : uint8_t { kPass, kWarning, kError, kUnmatched };
-std::string_view ResultLevelName(ResultLevel level);  // "pass", "warning", "error", "unmatched"
+inline constexpr EnumNameEntry<CompareMode> kCompareModeNames[] = {
+    {CompareMode::kStatistics, "statistics"},
+    {CompareMode::kTensor, "tensor"},
+    {CompareMode::kMd5, "md5"}};
+constexpr const auto& EnumNameTable(CompareMode /*unused*/) { return kCompareModeNames; }
 
 // One metric cell as msprobe writes it: a number, a percentage, or one of its tokens.
 struct MetricCell {
@@ -86,8 +89,12 @@ enum class MatchKind : uint8_t {
   kDtypeMismatch,  // a golden row of this name whose dtype cannot be compared (msprobe: N/A)
 };
 
-// "exact", "fuzzy", "mapped", "aligned", "none", "dtype" (the Match column).
-std::string_view MatchKindName(MatchKind kind);
+// The Match column.
+inline constexpr EnumNameEntry<MatchKind> kMatchKindNames[] = {
+    {MatchKind::kExact, "exact"},   {MatchKind::kFuzzy, "fuzzy"},
+    {MatchKind::kMapped, "mapped"}, {MatchKind::kAligned, "aligned"},
+    {MatchKind::kNone, "none"},     {MatchKind::kDtypeMismatch, "dtype"}};
+constexpr const auto& EnumNameTable(MatchKind /*unused*/) { return kMatchKindNames; }
 
 struct CompareRow {
   uint32_t target = 0;  // index into the target DumpFile's rows
@@ -97,7 +104,9 @@ struct CompareRow {
   // MeanRelativeErr, NormRelativeErr. Tensor mode: Cosine, EucDist, MaxAbsErr, MaxRelativeErr,
   // One Thousandth Err Ratio, Five Thousandths Err Ratio (first six). Md5 mode: unused.
   std::array<MetricCell, 8> metrics;
-  ResultLevel result = ResultLevel::kPass;
+  // The Result column: msprobe's pass/warning/error, or numprobe's "unmatched" for a row without
+  // a golden counterpart.
+  Verdict result = Verdict::kPass;
   std::vector<uint8_t> messages;  // Err_message entries (see MessageText)
   std::optional<TensorExtras> extras;
   // numprobe's error estimate for the row (relative to the golden's magnitude; see divergence.h);
@@ -132,12 +141,14 @@ struct CompareTable {
 
 struct CompareOptions {
   ThreadPool* pool = nullptr;  // tensor mode; nullptr = ThreadPool::Default()
-  CompareMapping mapping;      // -fm, -dm, -cm, -am and the alignment of unpaired rows
+  CompareMapping mapping;      // -fm, -dm, -cm, -am, -lm and the alignment of unpaired rows
+  ProgressCallback progress;   // tensor mode: each tensor pair compared ("tensor pairs")
 };
 
 // Compares one pair of dumps. kInvalidArgument when the tasks differ or are not comparable;
 // kCorrupt / kNotFound / kIoError from reading the JSON files (tensor files that cannot be read
-// make their rows "unsupported", as in msprobe).
+// make their rows "unsupported", as in msprobe); errors of the mapping files as
+// compare_mapping.h says.
 Result<CompareTable> CompareDumps(const DumpLocation& target, const DumpLocation& golden,
                                   const CompareOptions& options = {});
 

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <string>
@@ -17,17 +18,24 @@
 #include <utility>
 #include <vector>
 
+#include "numprobe/enum_names.h"
 #include "numprobe/result.h"
 #include "numprobe/stats.h"
 #include "numprobe/tensor.h"
+#include "numprobe/verdict.h"
 
 namespace numprobe {
 
 enum class CheckCategory : uint8_t { kEnv, kPip, kDataset, kWeights, kHyperparameters, kRandom };
-inline constexpr int kCheckCategoryCount = 6;
-// "env", "pip", "dataset", "weights", "hyperparameters", "random".
-std::string_view CheckCategoryName(CheckCategory category);
-std::optional<CheckCategory> ParseCheckCategory(std::string_view name);
+inline constexpr EnumNameEntry<CheckCategory> kCheckCategoryNames[] = {
+    {CheckCategory::kEnv, "env"},
+    {CheckCategory::kPip, "pip"},
+    {CheckCategory::kDataset, "dataset"},
+    {CheckCategory::kWeights, "weights"},
+    {CheckCategory::kHyperparameters, "hyperparameters"},
+    {CheckCategory::kRandom, "random"}};
+constexpr const auto& EnumNameTable(CheckCategory /*unused*/) { return kCheckCategoryNames; }
+inline constexpr int kCheckCategoryCount = std::size(kCheckCategoryNames);
 // The order reports list categories in, the likeliest actionable difference first:
 // hyperparameters, random (seeds and RNG), env, pip (packages), dataset, weights.
 inline constexpr CheckCategory kCheckCategoryOrder[kCheckCategoryCount] = {
@@ -112,25 +120,22 @@ std::map<std::string, std::string> ArgvHyperparameters(const std::vector<std::st
 // SHA-256 of a file as 64 hex digits. kUnsupported in a build without OpenSSL.
 Result<std::string> Sha256OfFile(const std::filesystem::path& path);
 
-enum class CheckLevel : uint8_t { kPass, kWarning, kError };
-std::string_view CheckLevelName(CheckLevel level);  // "pass", "warning", "error"
-
 struct CheckItem {
   CheckCategory category = CheckCategory::kEnv;
   std::string name;    // in snapshot A
   std::string name_b;  // in snapshot B when matched under another name (alias, NPU/GPU pair)
   std::optional<std::string> a;
   std::optional<std::string> b;
-  CheckLevel level = CheckLevel::kPass;
+  Verdict level = Verdict::kPass;  // pass, warning or error
   std::string note;
 };
 
 struct CheckReport {
   std::string a_label;
   std::string b_label;
-  std::vector<CheckItem> items;  // by category (in kCheckCategoryOrder), then name
-  CheckLevel Summary(CheckCategory category) const;
-  bool differs() const;  // any warning or error
+  std::vector<CheckItem> items;                   // by category (in kCheckCategoryOrder), then name
+  Verdict Summary(CheckCategory category) const;  // the worst level of the category
+  bool differs() const;                           // any warning or error
 };
 
 CheckReport CompareSnapshots(const Snapshot& a, const Snapshot& b, std::string a_label = "A",

@@ -18,8 +18,10 @@
 #include <utility>
 #include <vector>
 
+#include "numprobe/enum_names.h"
 #include "numprobe/result.h"
 #include "numprobe/tensor_file.h"
+#include "numprobe/verdict.h"
 
 namespace numprobe {
 
@@ -43,7 +45,12 @@ Result<DiffSource> LoadDiffSource(const std::filesystem::path& path,
 
 // How a pair was found.
 enum class PairRule : uint8_t { kExact, kFramework, kUserMap, kShapeAligned };
-std::string_view PairRuleName(PairRule rule);  // "exact", "framework", "map", "shape-aligned"
+inline constexpr EnumNameEntry<PairRule> kPairRuleNames[] = {
+    {PairRule::kExact, "exact"},
+    {PairRule::kFramework, "framework"},
+    {PairRule::kUserMap, "map"},
+    {PairRule::kShapeAligned, "shape-aligned"}};
+constexpr const auto& EnumNameTable(PairRule /*unused*/) { return kPairRuleNames; }
 
 // What pairing looks at.
 struct TensorKey {
@@ -144,20 +151,34 @@ struct DiffMetrics {
 Result<DiffMetrics> DiffTensorValues(const TensorView& a, const TensorView& b, double rtol,
                                      double atol, ThreadPool* pool = nullptr);
 
-enum class DiffStatus : uint8_t {
-  kEqual,          // every element within tolerance
-  kDiffers,        // some element outside tolerance
-  kShapeMismatch,  // shapes not compatible: not compared
-  kUnsupported,    // not compared (complex values); `note` says why
+// Why a pair's values were not compared.
+enum class DiffSkip : uint8_t {
+  kNone,           // they were compared
+  kShapeMismatch,  // shapes not compatible
+  kUnsupported,    // complex values; `note` says why
 };
-std::string_view DiffStatusName(DiffStatus status);  // "equal", "differs", "shape mismatch", ...
+// The texts of the status column for pairs not compared.
+inline constexpr EnumNameEntry<DiffSkip> kDiffSkipNames[] = {
+    {DiffSkip::kNone, ""},
+    {DiffSkip::kShapeMismatch, "shape mismatch"},
+    {DiffSkip::kUnsupported, "not compared"}};
+constexpr const auto& EnumNameTable(DiffSkip /*unused*/) { return kDiffSkipNames; }
 
 struct DiffRow {
   TensorPairIndex pair;
-  DiffStatus status = DiffStatus::kEqual;
-  DiffMetrics metrics;  // valid for kEqual and kDiffers
+  // kPass: every element within tolerance; kError: some element outside it, or shapes not
+  // compatible; kNone: not compared (kUnsupported).
+  Verdict verdict = Verdict::kPass;
+  DiffSkip skip = DiffSkip::kNone;
+  DiffMetrics metrics;  // valid when compared()
   std::string note;
+
+  bool compared() const { return skip == DiffSkip::kNone; }
 };
+
+// The status column: "equal" (pass), "differs" (error), or why the pair was not compared
+// ("shape mismatch", "not compared").
+std::string_view DiffStatusText(const DiffRow& row);
 
 struct DiffOptions {
   double rtol = 1e-4;  // TroubleShooter's defaults
@@ -176,7 +197,8 @@ struct DiffReport {
   std::vector<size_t> only_b;
   std::vector<std::string> warnings;
 
-  int64_t CountStatus(DiffStatus status) const;
+  int64_t CountCompared(Verdict verdict) const;  // compared pairs of this verdict
+  int64_t CountSkipped(DiffSkip skip) const;     // pairs not compared for this reason
   // Unpaired tensors that count against the diff (IsFrameworkOnlyName() ones do not).
   int64_t CountFailingUnpaired() const;
   // Every pair equal and nothing unpaired that counts.

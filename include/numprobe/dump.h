@@ -18,6 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "numprobe/enum_names.h"
 #include "numprobe/result.h"
 
 namespace numprobe {
@@ -52,7 +53,13 @@ class PyValue {
 
 // Which part of an API call a row belongs to (msprobe's "state"). Keyword arguments are inputs.
 enum class RowState : uint8_t { kInput, kOutput, kParameters, kParametersGrad, kDebug };
-std::string_view RowStateName(RowState state);  // "input", "output", "parameters", ...
+inline constexpr EnumNameEntry<RowState> kRowStateNames[] = {
+    {RowState::kInput, "input"},
+    {RowState::kOutput, "output"},
+    {RowState::kParameters, "parameters"},
+    {RowState::kParametersGrad, "parameters_grad"},
+    {RowState::kDebug, "debug"}};
+constexpr const auto& EnumNameTable(RowState /*unused*/) { return kRowStateNames; }
 
 inline constexpr int kStatMax = 0;
 inline constexpr int kStatMin = 1;

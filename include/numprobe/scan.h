@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "numprobe/dtype.h"
+#include "numprobe/enum_names.h"
 #include "numprobe/json_value.h"
 #include "numprobe/result.h"
 
@@ -34,17 +35,34 @@ enum class Watchpoint : uint8_t {
   kTensorTooLarge,        // a floating tensor with finite max|x| > tensor_abs_max
   kActivationRange,       // an activation's output range or in-range percentage off limits
 };
-inline constexpr int kWatchpointCount = 8;
-
-// "gradient_all_zero", "gradient_vanishing", ... (MindInsight's condition ids, lower case).
-std::string_view WatchpointName(Watchpoint watchpoint);
-std::optional<Watchpoint> ParseWatchpoint(std::string_view name);
+// MindInsight's condition ids, lower case.
+inline constexpr EnumNameEntry<Watchpoint> kWatchpointNames[] = {
+    {Watchpoint::kGradientAllZero, "gradient_all_zero"},
+    {Watchpoint::kGradientVanishing, "gradient_vanishing"},
+    {Watchpoint::kGradientExploding, "gradient_exploding"},
+    {Watchpoint::kWeightNotChanged, "weight_not_changed"},
+    {Watchpoint::kWeightChangeTooLarge, "weight_change_too_large"},
+    {Watchpoint::kWeightChangeTooSmall, "weight_change_too_small"},
+    {Watchpoint::kTensorTooLarge, "tensor_too_large"},
+    {Watchpoint::kActivationRange, "activation_range"}};
+constexpr const auto& EnumNameTable(Watchpoint /*unused*/) { return kWatchpointNames; }
+inline constexpr int kWatchpointCount = std::size(kWatchpointNames);
 
 // Thresholds of the watchpoints; the defaults are documented in docs/scan.md.
-// The command-line names of headroom targets: "fp16", "bf16", "fp8_e4m3", "fp8_e5m2" (and
-// "fp8_e4m3fnuz", "fp8_e5m2fnuz").
-std::string_view HeadroomTargetName(DType target);
-std::optional<DType> ParseHeadroomTarget(std::string_view name);
+// The command-line names of headroom targets (another dtype's name is its dtype.h name).
+inline constexpr EnumNameEntry<DType> kHeadroomTargetNames[] = {
+    {DType::kF16, "fp16"},
+    {DType::kBF16, "bf16"},
+    {DType::kF8E4M3FN, "fp8_e4m3"},
+    {DType::kF8E5M2, "fp8_e5m2"},
+    {DType::kF8E4M3FNUZ, "fp8_e4m3fnuz"},
+    {DType::kF8E5M2FNUZ, "fp8_e5m2fnuz"}};
+constexpr std::string_view HeadroomTargetName(DType target) {
+  return NameIn(kHeadroomTargetNames, target, Name(target));
+}
+constexpr std::optional<DType> ParseHeadroomTarget(std::string_view name) {
+  return FromNameIn<DType>(kHeadroomTargetNames, name);
+}
 
 struct ScanThresholds {
   double grad_norm_min = 1e-8;
@@ -97,7 +115,11 @@ enum class AnomalyKind : uint8_t {
   kCommunication,  // every sender's input finite, this rank's output not
   kInheritedInput  // the first op of a rank whose inputs were already non-finite (data, weights)
 };
-std::string_view AnomalyKindName(AnomalyKind kind);  // "compute", "communication", "input"
+inline constexpr EnumNameEntry<AnomalyKind> kAnomalyKindNames[] = {
+    {AnomalyKind::kCompute, "compute"},
+    {AnomalyKind::kCommunication, "communication"},
+    {AnomalyKind::kInheritedInput, "input"}};
+constexpr const auto& EnumNameTable(AnomalyKind /*unused*/) { return kAnomalyKindNames; }
 
 struct AnomalyNode {
   AnomalyKind kind = AnomalyKind::kCompute;

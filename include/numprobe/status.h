@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include "numprobe/enum_names.h"
+
 namespace numprobe {
 
 enum class ErrorCode {
@@ -23,8 +25,22 @@ enum class ErrorCode {
   kInternal,         // a bug in numprobe
 };
 
-// The name of `code`, e.g. "corrupt".
-std::string_view ErrorCodeName(ErrorCode code);
+inline constexpr EnumNameEntry<ErrorCode> kErrorCodeNames[] = {
+    {ErrorCode::kOk, "OK"},
+    {ErrorCode::kInvalidArgument, "invalid argument"},
+    {ErrorCode::kNotFound, "not found"},
+    {ErrorCode::kIoError, "I/O error"},
+    {ErrorCode::kCorrupt, "corrupt"},
+    {ErrorCode::kUnsupported, "unsupported"},
+    {ErrorCode::kOutOfRange, "out of range"},
+    {ErrorCode::kRejected, "rejected"},
+    {ErrorCode::kInternal, "internal error"}};
+constexpr const auto& EnumNameTable(ErrorCode /*unused*/) { return kErrorCodeNames; }
+
+// The name of `code`, e.g. "corrupt"; "unknown" for a value outside the enum.
+constexpr std::string_view ErrorCodeName(ErrorCode code) {
+  return NameIn(kErrorCodeNames, code, "unknown");
+}
 
 class [[nodiscard]] Status {
  public:

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "numprobe/buffer.h"
+#include "numprobe/enum_names.h"
 #include "numprobe/result.h"
 #include "numprobe/tensor.h"
 
@@ -30,8 +31,11 @@ enum class FileFormat {
   kMindSporeCkpt,
 };
 
-// "npy", "npz", "safetensors", "pt", "ckpt", "unknown".
-std::string_view FormatName(FileFormat format);
+inline constexpr EnumNameEntry<FileFormat> kFileFormatNames[] = {
+    {FileFormat::kUnknown, "unknown"}, {FileFormat::kNpy, "npy"},
+    {FileFormat::kNpz, "npz"},         {FileFormat::kSafetensors, "safetensors"},
+    {FileFormat::kTorch, "pt"},        {FileFormat::kMindSporeCkpt, "ckpt"}};
+constexpr const auto& EnumNameTable(FileFormat /*unused*/) { return kFileFormatNames; }
 
 // Guesses the format from the first bytes of a file (at least 16 where available) and its path.
 // A MindSpore checkpoint without the .ckpt extension is recognised only when `head` holds its

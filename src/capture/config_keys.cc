@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <charconv>
 
+#include "numprobe/enum_names.h"
+
 namespace numprobe::config_detail {
 namespace {
 
@@ -86,23 +88,13 @@ Status ApplyConfigKeys(std::span<const ConfigKey> keys, std::string_view section
 }
 
 std::string KindName(const JsonValue& v) {
-  switch (v.kind()) {
-    case JsonValue::Kind::kNull:
-      return "null";
-    case JsonValue::Kind::kBool:
-      return "a boolean";
-    case JsonValue::Kind::kInt:
-    case JsonValue::Kind::kBigInt:
-    case JsonValue::Kind::kDouble:
-      return "a number";
-    case JsonValue::Kind::kString:
-      return "a string";
-    case JsonValue::Kind::kArray:
-      return "a list";
-    case JsonValue::Kind::kObject:
-      return "an object";
-  }
-  return "a value";
+  static constexpr EnumNameEntry<JsonValue::Kind> kKinds[] = {
+      {JsonValue::Kind::kNull, "null"},       {JsonValue::Kind::kBool, "a boolean"},
+      {JsonValue::Kind::kInt, "a number"},    {JsonValue::Kind::kBigInt, "a number"},
+      {JsonValue::Kind::kDouble, "a number"},
+      {JsonValue::Kind::kString, "a string"}, {JsonValue::Kind::kArray, "a list"},
+      {JsonValue::Kind::kObject, "an object"}};
+  return std::string(NameIn(kKinds, v.kind(), "a value"));
 }
 
 Result<std::string> GetString(std::string_view key, const JsonValue& v) {

@@ -185,13 +185,10 @@ std::vector<Op> Analyzer::Ops(DivergenceReport* report) const {
     const size_t end = EntryEnd(table_, begin);
     const uint32_t entry = tf_.rows[table_.rows[begin].target].entry;
     const std::string& name = tf_.entries[entry].name;
-    const auto [last, second] = LastTwoParts(name);
-    const bool is_grad = last == "parameters_grad" || second == "parameters_grad";
-    const bool is_fwd = last == "forward" || second == "forward";
-    const bool is_bwd = last == "backward" || second == "backward";
+    const EntryNameParts parsed = ParseEntryName(name);
     // Parameter gradients repeat backward outputs; other entries are not ops.
-    if (!is_grad && (is_fwd || is_bwd)) {
-      const bool bwd = is_bwd && !is_fwd;
+    if (parsed.is_call()) {
+      const bool bwd = parsed.backward();
       (bwd ? backward : forward).push_back({entry, begin, end, bwd});
       ++report->ops_examined;
     }
@@ -714,7 +711,7 @@ DivergenceReport Analyzer::Run() {
       }
       other.end = EntryEnd(table_, other.begin);
       other.entry = tf_.rows[row->target].entry;
-      other.backward = !HasPart(tf_.entries[other.entry].name, "forward");
+      other.backward = !ParseEntryName(tf_.entries[other.entry].name).forward();
       first_exceeding = &other;
     }
     Candidate c = Fallback(*first_exceeding);

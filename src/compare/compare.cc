@@ -12,55 +12,12 @@
 #include "numprobe/divergence.h"
 
 #include "compare/compare_internal.h"
+#include "compare/loaded_mapping.h"
 #include "core/py_format.h"
 #include "msprobe/dump_journal.h"
 #include "msprobe/entry_name.h"
 
 namespace numprobe {
-
-std::string_view CompareModeName(CompareMode mode) {
-  switch (mode) {
-    case CompareMode::kStatistics:
-      return "statistics";
-    case CompareMode::kTensor:
-      return "tensor";
-    case CompareMode::kMd5:
-      return "md5";
-  }
-  return "statistics";
-}
-
-std::string_view MatchKindName(MatchKind kind) {
-  switch (kind) {
-    case MatchKind::kExact:
-      return "exact";
-    case MatchKind::kFuzzy:
-      return "fuzzy";
-    case MatchKind::kMapped:
-      return "mapped";
-    case MatchKind::kAligned:
-      return "aligned";
-    case MatchKind::kNone:
-      return "none";
-    case MatchKind::kDtypeMismatch:
-      return "dtype";
-  }
-  return "none";
-}
-
-std::string_view ResultLevelName(ResultLevel level) {
-  switch (level) {
-    case ResultLevel::kPass:
-      return "pass";
-    case ResultLevel::kWarning:
-      return "warning";
-    case ResultLevel::kError:
-      return "error";
-    case ResultLevel::kUnmatched:
-      return "unmatched";
-  }
-  return "pass";
-}
 
 std::string MetricCell::Text() const {
   std::string out;
@@ -69,9 +26,17 @@ std::string MetricCell::Text() const {
 }
 
 void MetricCell::AppendText(std::string* out) const {
+  // The texts of msprobe's tokens (the other kinds are numbers).
+  static constexpr EnumNameEntry<Kind> kTokens[] = {{Kind::kEmpty, ""},
+                                                    {Kind::kZero, "0"},
+                                                    {Kind::kNA, "N/A"},
+                                                    {Kind::kNan, "Nan"},
+                                                    {Kind::kInf, "inf"},
+                                                    {Kind::kNegInf, "-inf"},
+                                                    {Kind::kDiff, "Diff"},
+                                                    {Kind::kUnsupported, "unsupported"},
+                                                    {Kind::kShapeUnmatched, "shape unmatched"}};
   switch (kind) {
-    case Kind::kEmpty:
-      return;
     case Kind::kValue:
       if (std::isinf(value)) {
         *out += value > 0 ? " inf" : " -inf";
@@ -86,30 +51,8 @@ void MetricCell::AppendText(std::string* out) const {
       detail::AppendPyFloatRepr(value, out);
       *out += '%';
       return;
-    case Kind::kZero:
-      *out += '0';
-      return;
-    case Kind::kNA:
-      *out += "N/A";
-      return;
-    case Kind::kNan:
-      *out += "Nan";
-      return;
-    case Kind::kInf:
-      *out += "inf";
-      return;
-    case Kind::kNegInf:
-      *out += "-inf";
-      return;
-    case Kind::kDiff:
-      *out += "Diff";
-      return;
-    case Kind::kUnsupported:
-      *out += "unsupported";
-      return;
-    case Kind::kShapeUnmatched:
-      *out += "shape unmatched";
-      return;
+    default:
+      *out += NameIn(kTokens, kind);
   }
 }
 
@@ -146,15 +89,6 @@ std::string ReplaceAll(const std::string& text, const std::string& from) {
   return out;
 }
 
-std::string Join(const std::vector<std::string_view>& parts, size_t count) {
-  std::string out;
-  for (size_t i = 0; i < count; ++i) {
-    if (i > 0) out += '.';
-    out += parts[i];
-  }
-  return out;
-}
-
 }  // namespace
 
 std::vector<std::optional<std::string>> CompareKeys(const DumpFile& file, bool renumber_backward,
@@ -167,26 +101,17 @@ std::vector<std::optional<std::string>> CompareKeys(const DumpFile& file, bool r
       for (uint32_t r = e.first_row; r < end; ++r) keys[r] = file.rows[r].name;
       continue;
     }
-    // msprobe's split_data_name_components.
-    const auto parts = SplitDots(e.name);
-    const std::string_view last = parts.back();
-    const std::string_view second =
-        parts.size() >= 2 ? parts[parts.size() - 2] : std::string_view();
-    std::string op_no_number;
-    bool backward = false;
-    if (last == "parameters_grad" || second == "parameters_grad") {
-      op_no_number = parts.size() > 1 ? Join(parts, parts.size() - 1) : "";
-    } else if (last == "forward" || second == "forward" || last == "backward" ||
-               second == "backward") {
-      backward = !(last == "forward" || second == "forward");
-      op_no_number = parts.size() > 2 ? Join(parts, parts.size() - 2) : "";
-    }
+    // msprobe's split_data_name_components, which ParseEntryName follows.
+    const EntryNameParts parsed = ParseEntryName(e.name);
+    const auto [last, second] = LastTwoParts(e.name);
+    const std::string op_no_number(parsed.op);
+    const bool backward = parsed.backward();
     if (op_no_number.empty()) continue;  // msprobe skips entries it cannot name
     uint32_t order = 0;
     if (backward) order = backward_count[op_no_number]++;
     for (uint32_t r = e.first_row; r < end; ++r) {
       const std::string& name = file.rows[r].name;
-      if (!renumber_backward || !backward || parts.size() < 2) {
+      if (!renumber_backward || !backward) {  // (a backward entry has 3 parts or more)
         keys[r] = name;
         continue;
       }
@@ -373,7 +298,7 @@ void CompareTable::CsvCells(size_t i, std::vector<std::string>* out) const {
       break;
   }
   put(t_rg == g_rg ? "True" : "False");
-  put(ResultLevelName(row.result));
+  put(EnumName(row.result));
   if (row.messages.empty()) {
     put("[]");
   } else {
@@ -429,12 +354,15 @@ void CompareTable::CsvCells(size_t i, std::vector<std::string>* out) const {
   } else {
     put(row.error > row.tolerance ? "differs" : "ok");
   }
-  put(MatchKindName(row.match));
+  put(EnumName(row.match));
   out->resize(k);
 }
 
-Result<CompareTable> CompareDumps(const DumpLocation& target, const DumpLocation& golden,
-                                  const CompareOptions& options) {
+namespace detail {
+
+Result<CompareTable> CompareWithMapping(const DumpLocation& target, const DumpLocation& golden,
+                                        const LoadedMapping& loaded, ThreadPool* pool,
+                                        const ProgressCallback& progress) {
   CompareTable table;
   NUMPROBE_ASSIGN_OR_RETURN(auto t_file, ReadDumpJson(target.dump_json));
   NUMPROBE_ASSIGN_OR_RETURN(auto g_file, ReadDumpJson(golden.dump_json));
@@ -473,7 +401,7 @@ Result<CompareTable> CompareDumps(const DumpLocation& target, const DumpLocation
   }
 
   const bool debug = IsDebugFile(target) && IsDebugFile(golden);
-  CompareMapping mapping = options.mapping;
+  LoadedMapping mapping = loaded;
   if (mapping.layer_mapping) {
     // -lm: msprobe's layer mapping from construct.json and stack.json, as a data mapping.
     ConstructMap constructs[2];
@@ -504,16 +432,25 @@ Result<CompareTable> CompareDumps(const DumpLocation& target, const DumpLocation
       mapping.align = false;
     }
   }
-  detail::PairRows(&table, mapping, debug);
+  PairRows(&table, mapping, debug);
 
   if (table.mode == CompareMode::kStatistics) {
-    for (CompareRow& row : table.rows) detail::FillStatisticsCells(table, &row);
+    for (CompareRow& row : table.rows) FillStatisticsCells(table, &row);
   } else if (table.mode == CompareMode::kTensor) {
-    detail::FillTensorCells(&table, target, golden, options.pool);
+    FillTensorCells(&table, target, golden, pool, progress);
   }
-  detail::ApplyResultRules(&table);
+  ApplyResultRules(&table);
   AssessRows(&table);
   return table;
+}
+
+}  // namespace detail
+
+Result<CompareTable> CompareDumps(const DumpLocation& target, const DumpLocation& golden,
+                                  const CompareOptions& options) {
+  NUMPROBE_ASSIGN_OR_RETURN(const detail::LoadedMapping mapping,
+                            detail::LoadMapping(options.mapping));
+  return detail::CompareWithMapping(target, golden, mapping, options.pool, options.progress);
 }
 
 }  // namespace numprobe

@@ -8,11 +8,13 @@
 #include <vector>
 
 #include "numprobe/compare.h"
-#include "numprobe/compare_mapping.h"
 #include "numprobe/dump.h"
 #include "numprobe/dump_layout.h"
+#include "numprobe/progress.h"
 
 namespace numprobe::detail {
+
+struct LoadedMapping;
 
 // Err_message entries. The msprobe ones are its exact texts.
 enum MessageId : uint8_t {
@@ -71,15 +73,22 @@ std::string MsToPtApiKey(const std::string& name);
 // Pairs the rows of table->target with table->golden per `mapping` (exact keys, -dm/-cm/-am,
 // -fm), applies msprobe's dtype rule, then aligns what is left (mapping.align) and appends a
 // CompareRow per target row msprobe parses.
-void PairRows(CompareTable* table, const CompareMapping& mapping, bool debug_files);
+void PairRows(CompareTable* table, const LoadedMapping& mapping, bool debug_files);
+
+// CompareDumps with the mapping files already read (compare_trees.cc reads them once for every
+// rank).
+Result<CompareTable> CompareWithMapping(const DumpLocation& target, const DumpLocation& golden,
+                                        const LoadedMapping& mapping, ThreadPool* pool,
+                                        const ProgressCallback& progress);
 
 // The statistics-mode cells (Max diff .. NormRelativeErr) of one row.
 void FillStatisticsCells(const CompareTable& table, CompareRow* row);
 
 // Tensor mode: reads the tensor files of every row and fills msprobe's six cells, the extras and
-// the row error. Unreadable files make their rows "unsupported" and add a table warning.
+// the row error. Unreadable files make their rows "unsupported" and add a table warning. Each
+// finished pair is reported to `progress` (may be empty) as "tensor pairs".
 void FillTensorCells(CompareTable* table, const DumpLocation& target, const DumpLocation& golden,
-                     ThreadPool* pool);
+                     ThreadPool* pool, const ProgressCallback& progress);
 
 // msprobe's pass/warning/error rules over every API's rows, then numprobe's "unmatched".
 void ApplyResultRules(CompareTable* table);

@@ -38,22 +38,8 @@ constexpr int kNormRelCol = 7;     // statistics: NormRelativeErr
 constexpr int kCosineCol = 0;      // tensor: Cosine
 constexpr int kThousandthCol = 4;  // tensor: One Thousandth Err Ratio
 
-int Rank(ResultLevel level) {
-  switch (level) {
-    case ResultLevel::kPass:
-      return 0;
-    case ResultLevel::kWarning:
-      return 1;
-    case ResultLevel::kError:
-      return 2;
-    case ResultLevel::kUnmatched:
-      return 3;
-  }
-  return 0;
-}
-
-void Mark(CompareRow* row, ResultLevel level, MessageId message) {
-  if (Rank(level) > Rank(row->result)) row->result = level;
+void Mark(CompareRow* row, Verdict level, MessageId message) {
+  row->result = Worse(row->result, level);
   row->messages.push_back(message);
 }
 
@@ -130,7 +116,7 @@ class ApiRules {
   ApiRules(CompareTable* table, size_t begin, size_t end) : t_(*table) {
     for (size_t i = begin; i < end; ++i) {
       CompareRow& row = t_.rows[i];
-      row.result = ResultLevel::kPass;
+      row.result = Verdict::kPass;
       row.messages.clear();
       const std::string& name = t_.target->rows[row.target].name;
       (name.find(".output.") != std::string::npos ? outputs_ : inputs_).push_back(i);
@@ -205,7 +191,7 @@ class ApiRules {
       const DumpRow& r = Target(i);
       if (IsInfOrNan(SummaryOf(*t_.target, r.stats[kStatMax])) ||
           IsInfOrNan(SummaryOf(*t_.target, r.stats[kStatMin]))) {
-        Mark(&t_.rows[i], ResultLevel::kError, kMsgInfNan);
+        Mark(&t_.rows[i], Verdict::kError, kMsgInfNan);
       }
     }
   }
@@ -215,7 +201,7 @@ class ApiRules {
     if (std::fabs(Extreme(t_, inputs_, kNormRelCol, false)) >= 0.1) return;
     for (const size_t i : outputs_) {
       if (std::fabs(Str2Float(t_.rows[i].metrics[kNormRelCol])) > 0.5) {
-        Mark(&t_.rows[i], ResultLevel::kError, kMsgNormRelErr);
+        Mark(&t_.rows[i], Verdict::kError, kMsgNormRelErr);
       }
     }
   }
@@ -224,7 +210,7 @@ class ApiRules {
     if (ignore_ != Ignore::kNone || outputs_.empty()) return;
     const double in = Extreme(t_, inputs_, kThousandthCol, true);
     const double out = Extreme(t_, outputs_, kThousandthCol, true);
-    if (in > 0.9 && out < 0.1) Mark(&t_.rows[outputs_[0]], ResultLevel::kError, kMsgOneThousandth);
+    if (in > 0.9 && out < 0.1) Mark(&t_.rows[outputs_[0]], Verdict::kError, kMsgOneThousandth);
   }
 
   void RequiresGrad() {
@@ -232,7 +218,7 @@ class ApiRules {
       const DumpRow* g = Golden(i);
       if (g == nullptr) continue;
       if (RequiresGradText(*t_.target, Target(i)) != RequiresGradText(*t_.golden, *g)) {
-        Mark(&t_.rows[i], ResultLevel::kError, kMsgRequiresGrad);
+        Mark(&t_.rows[i], Verdict::kError, kMsgRequiresGrad);
       }
     }
   }
@@ -252,7 +238,7 @@ class ApiRules {
       if (t_.target->Text(r.shape) != "[]") continue;
       if (!PyEqual(SummaryOf(*t_.target, r.stats[kStatMax]),
                    SummaryOf(*t_.golden, g->stats[kStatMax]))) {
-        Mark(&t_.rows[i], ResultLevel::kError, kMsgScalarParams);
+        Mark(&t_.rows[i], Verdict::kError, kMsgScalarParams);
       }
     }
   }
@@ -271,7 +257,7 @@ class ApiRules {
       const std::string& t_dtype = t_.target->Text(Target(i).dtype);
       const std::string& g_dtype = t_.golden->Text(g->dtype);
       if (!t_dtype.empty() && !g_dtype.empty() && t_dtype != g_dtype) {
-        Mark(&t_.rows[i], ResultLevel::kError, kMsgDtype);
+        Mark(&t_.rows[i], Verdict::kError, kMsgDtype);
       }
     }
   }
@@ -281,7 +267,7 @@ class ApiRules {
       const DumpRow* g = Golden(i);
       if (g == nullptr) continue;
       if (t_.target->Text(Target(i).shape) != t_.golden->Text(g->shape)) {
-        Mark(&t_.rows[i], ResultLevel::kError, kMsgShape);
+        Mark(&t_.rows[i], Verdict::kError, kMsgShape);
       }
     }
   }
@@ -291,15 +277,14 @@ class ApiRules {
     const double in = std::fabs(Extreme(t_, inputs_, kNormRelCol, false));
     const double out = std::fabs(Extreme(t_, outputs_, kNormRelCol, false));
     const bool warn = in == 0 ? out > 0.1 : out / in > 10;
-    if (warn) Mark(&t_.rows[outputs_[0]], ResultLevel::kWarning, kMsgNormRelWarn);
+    if (warn) Mark(&t_.rows[outputs_[0]], Verdict::kWarning, kMsgNormRelWarn);
   }
 
   void CosineWarn() {
     if (ignore_ != Ignore::kNone || outputs_.empty()) return;
     const double in = Extreme(t_, inputs_, kCosineCol, true);
     const double out = Extreme(t_, outputs_, kCosineCol, true);
-    if (in > 0.9 && in - out > 0.1)
-      Mark(&t_.rows[outputs_[0]], ResultLevel::kWarning, kMsgCosineWarn);
+    if (in > 0.9 && in - out > 0.1) Mark(&t_.rows[outputs_[0]], Verdict::kWarning, kMsgCosineWarn);
   }
 
   void Crc32() {
@@ -309,7 +294,7 @@ class ApiRules {
       const std::string bench = g != nullptr ? g->md5.value_or("N/A") : "N/A";
       if (npu == bench) continue;
       const bool missing = npu == "N/A" || npu == "Nan" || bench == "N/A" || bench == "Nan";
-      Mark(&t_.rows[i], missing ? ResultLevel::kWarning : ResultLevel::kError,
+      Mark(&t_.rows[i], missing ? Verdict::kWarning : Verdict::kError,
            missing ? kMsgCrc32Unmatched : kMsgCrc32Differs);
     }
   }
@@ -341,7 +326,7 @@ void ApplyResultRules(CompareTable* table) {
   }
   for (CompareRow& row : table->rows) {
     if (row.paired()) continue;
-    row.result = ResultLevel::kUnmatched;
+    row.result = Verdict::kUnmatched;
     row.messages.insert(row.messages.begin(), row.match == MatchKind::kDtypeMismatch
                                                   ? kMsgDtypeIncomparable
                                                   : kMsgUnmatched);

@@ -24,13 +24,13 @@
 #include <unordered_map>
 #include <vector>
 
-#include "numprobe/compare_mapping.h"
 #include "numprobe/dump.h"
 
 #include "compare/compare_internal.h"
+#include "compare/loaded_mapping.h"
 #include "msprobe/entry_name.h"
 
-namespace numprobe {
+namespace numprobe::detail {
 namespace {
 
 constexpr std::string_view kTopLayer = "TopLayer";
@@ -44,7 +44,7 @@ std::string Join(const std::vector<std::string_view>& parts, size_t from, size_t
   return out;
 }
 
-std::vector<std::string_view> Split(std::string_view s) { return detail::SplitDots(s); }
+std::vector<std::string_view> Split(std::string_view s) { return SplitDots(s); }
 
 struct Item {
   std::string data_name;
@@ -408,4 +408,4 @@ std::vector<std::pair<std::string, std::string>> LayerDataMapping(
   return out;
 }
 
-}  // namespace numprobe
+}  // namespace numprobe::detail

@@ -1,16 +1,16 @@
 // Mapping files (yaml-cpp) and the built-in MindSpore -> PyTorch API table.
-#include "numprobe/compare_mapping.h"
-
 #include <algorithm>
 #include <string>
 
 #include <fmt/format.h>
 
+#include "compare/loaded_mapping.h"
+
 #ifdef NUMPROBE_WITH_YAML
 #include <yaml-cpp/yaml.h>
 #endif
 
-namespace numprobe {
+namespace numprobe::detail {
 namespace {
 
 #ifdef NUMPROBE_WITH_YAML
@@ -204,6 +204,29 @@ Result<LayerMapping> LoadLayerMapping(const std::filesystem::path& path) {
   return Status::Unsupported(path.string() +
                              ": mapping files need yaml-cpp, which this build left out");
 #endif
+}
+
+Result<LoadedMapping> LoadMapping(const CompareMapping& mapping) {
+  LoadedMapping out;
+  out.fuzzy = mapping.fuzzy;
+  out.align = mapping.align;
+  if (!mapping.data_mapping_file.empty()) {
+    NUMPROBE_ASSIGN_OR_RETURN(out.data_map, LoadStringMap(mapping.data_mapping_file));
+    out.data_mapping = true;
+  }
+  out.cell_mapping = mapping.cell_mapping;
+  if (mapping.cell_mapping && !mapping.cell_mapping_file.empty()) {
+    NUMPROBE_ASSIGN_OR_RETURN(out.cell_map, LoadStringMap(mapping.cell_mapping_file));
+  }
+  out.api_mapping = mapping.api_mapping;
+  if (mapping.api_mapping && !mapping.api_mapping_file.empty()) {
+    NUMPROBE_ASSIGN_OR_RETURN(out.api_args, LoadApiArgMappings(mapping.api_mapping_file));
+  }
+  if (!mapping.layer_mapping_file.empty()) {
+    NUMPROBE_ASSIGN_OR_RETURN(out.layer_map, LoadLayerMapping(mapping.layer_mapping_file));
+    out.layer_mapping = true;
+  }
+  return out;
 }
 
 const std::vector<std::pair<std::string_view, std::string_view>>& BuiltinMsToPtApis() {
@@ -516,4 +539,4 @@ const std::vector<std::pair<std::string_view, std::string_view>>& BuiltinMsToPtA
   return kTable;
 }
 
-}  // namespace numprobe
+}  // namespace numprobe::detail

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "compare/compare_internal.h"
+#include "compare/loaded_mapping.h"
 #include "msprobe/entry_name.h"
 
 namespace numprobe::detail {
@@ -40,7 +41,7 @@ std::string ApiName(const std::string& name) {
 }
 
 // msprobe's process_cell_mapping.
-std::string CellKey(const std::string& name, const CompareMapping& m) {
+std::string CellKey(const std::string& name, const LoadedMapping& m) {
   static const std::regex kDirection(R"(\.(forward|backward)\.)");
   if (name.empty()) return "N/A";
   if (!HasPart(name, "parameters_grad") && !std::regex_search(name, kDirection)) return "N/A";
@@ -84,7 +85,7 @@ std::string ApiKey(const std::string& name) {
 }
 
 // msprobe's modify_compare_data_with_user_mapping: argument positions of a user -am YAML.
-void ApplyUserApiMapping(const DumpFile& target, const DumpFile& golden, const CompareMapping& m,
+void ApplyUserApiMapping(const DumpFile& target, const DumpFile& golden, const LoadedMapping& m,
                          std::vector<std::optional<std::string>>* keys) {
   std::map<std::string, std::vector<uint32_t>> ms_rows;
   std::map<std::string, bool> pt_apis;
@@ -184,24 +185,14 @@ std::string CrossDtype(const std::string& d) {
 // API name without its call count, for the alignment: "Functional.linear.3.forward" ->
 // "Functional.linear.forward"; "Module.fc1.Linear.forward.0" -> "Module.fc1.Linear.forward".
 std::string WithoutCallCount(const std::string& entry) {
-  auto parts = SplitDots(entry);
-  const size_t n = parts.size();
-  std::string out;
-  auto is_dir = [](std::string_view p) { return p == "forward" || p == "backward"; };
-  size_t skip = n;
-  if (n >= 2 && is_dir(parts[n - 2]) && IsDigits(parts[n - 1])) skip = n - 1;
-  if (n >= 2 && is_dir(parts[n - 1]) && IsDigits(parts[n - 2])) skip = n - 2;
-  for (size_t i = 0; i < n; ++i) {
-    if (i == skip) continue;
-    if (!out.empty()) out += '.';
-    out += parts[i];
-  }
-  return out;
+  const EntryNameParts parts = ParseEntryName(entry);
+  if (!parts.is_call() || parts.call.empty() || parts.op.empty()) return entry;
+  return std::string(parts.op) + (parts.forward() ? ".forward" : ".backward");
 }
 
 class Pairing {
  public:
-  Pairing(CompareTable* table, const CompareMapping& m, bool debug)
+  Pairing(CompareTable* table, const LoadedMapping& m, bool debug)
       : t_(*table), m_(m), debug_(debug) {}
 
   void Run() {
@@ -471,7 +462,7 @@ class Pairing {
   }
 
   CompareTable& t_;
-  const CompareMapping& m_;
+  const LoadedMapping& m_;
   bool debug_;
 };
 
@@ -479,7 +470,7 @@ class Pairing {
 
 std::string MsToPtApiKey(const std::string& name) { return ApiKey(name); }
 
-void PairRows(CompareTable* table, const CompareMapping& mapping, bool debug_files) {
+void PairRows(CompareTable* table, const LoadedMapping& mapping, bool debug_files) {
   Pairing(table, mapping, debug_files).Run();
 }
 

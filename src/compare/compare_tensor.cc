@@ -2,17 +2,16 @@
 // "-1" = no file), read them (memory-mapped), and compute the pair's metrics. Rows run in parallel
 // over the thread pool; a row whose files are large runs alone with its chunks spread over the
 // pool instead, so memory stays bounded by a few tensors and every row uses every thread. Results
-// do not depend on the thread count (compare_metrics.h).
+// do not depend on the thread count (compare_metrics.h). Each finished pair is reported to the
+// caller's progress callback.
 #include <algorithm>
 #include <atomic>
-#include <cstdio>
 #include <filesystem>
 #include <mutex>
 #include <string>
 #include <tuple>
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include "numprobe/compare_metrics.h"
 #include "numprobe/tensor_file.h"
@@ -41,8 +40,8 @@ struct Job {
 class TensorRows {
  public:
   TensorRows(CompareTable* table, const DumpLocation& target, const DumpLocation& golden,
-             ThreadPool* pool)
-      : table_(*table), target_(target), golden_(golden), pool_(pool) {}
+             ThreadPool* pool, const ProgressCallback& progress)
+      : table_(*table), target_(target), golden_(golden), pool_(pool), progress_(progress) {}
 
   void Run() {
     std::vector<Job> small;
@@ -53,11 +52,9 @@ class TensorRows {
       (job->bytes > kLargePairBytes ? large : small).push_back(std::move(*job));
     }
     total_ = small.size() + large.size();
-    progress_ = ::isatty(2) != 0 && total_ > 1;
     pool_->ParallelFor(static_cast<int64_t>(small.size()),
                        [&](int64_t k) { Compare(small[static_cast<size_t>(k)], nullptr); });
     for (const Job& job : large) Compare(job, pool_);
-    if (progress_) std::fprintf(stderr, "\r%*s\r", 60, "");
     if (failures_ > kMaxWarnings) {
       table_.warnings.push_back(
           fmt::format("{} more tensor files could not be read", failures_ - kMaxWarnings));
@@ -121,10 +118,7 @@ class TensorRows {
       if (m.extras.has_value()) row.error = m.rel_l2;
     }
     const size_t done = ++done_;
-    if (progress_ && (done % 16 == 0 || done == total_)) {
-      std::lock_guard<std::mutex> lock(mu_);
-      std::fprintf(stderr, "\rcompare: %zu/%zu tensor pairs", done, total_);
-    }
+    if (progress_) progress_(done, total_, "tensor pairs");
   }
 
   void Warn(std::string message) {
@@ -140,14 +134,15 @@ class TensorRows {
   std::atomic<size_t> done_{0};
   std::atomic<size_t> failures_{0};
   size_t total_ = 0;
-  bool progress_ = false;
+  const ProgressCallback& progress_;
 };
 
 }  // namespace
 
 void FillTensorCells(CompareTable* table, const DumpLocation& target, const DumpLocation& golden,
-                     ThreadPool* pool) {
-  TensorRows(table, target, golden, pool != nullptr ? pool : &ThreadPool::Default()).Run();
+                     ThreadPool* pool, const ProgressCallback& progress) {
+  TensorRows(table, target, golden, pool != nullptr ? pool : &ThreadPool::Default(), progress)
+      .Run();
 }
 
 }  // namespace numprobe::detail

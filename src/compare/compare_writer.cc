@@ -1,4 +1,4 @@
-#include "numprobe/compare_writer.h"
+#include "compare/compare_writer.h"
 
 #include <cmath>
 #include <cstdio>
@@ -76,7 +76,7 @@ Status WriteCompareJson(const CompareTable& table, const fs::path& path,
   w.Key("numprobe_compare");
   w.Int(1);
   w.Key("mode");
-  str(std::string(CompareModeName(table.mode)));
+  str(std::string(EnumName(table.mode)));
   w.Key("target");
   str(target_label);
   w.Key("golden");
@@ -85,12 +85,12 @@ Status WriteCompareJson(const CompareTable& table, const fs::path& path,
   w.StartArray();
   for (const std::string& h : table.Header()) str(h);
   w.EndArray();
-  int64_t counts[4] = {0, 0, 0, 0};  // by ResultLevel
+  std::array<int64_t, std::size(kVerdictNames)> counts{};  // by Verdict
   w.Key("rows");
   w.StartArray();
   std::vector<std::string> cells;
   for (size_t i = 0; i < table.rows.size(); ++i) {
-    ++counts[static_cast<int>(table.rows[i].result)];
+    ++counts[static_cast<size_t>(table.rows[i].result)];
     w.StartArray();
     table.CsvCells(i, &cells);
     for (const std::string& cell : cells) {
@@ -107,10 +107,12 @@ Status WriteCompareJson(const CompareTable& table, const fs::path& path,
   w.EndArray();
   w.Key("counts");
   w.StartObject();
-  for (int level = 0; level < 4; ++level) {
-    const std::string name(ResultLevelName(static_cast<ResultLevel>(level)));
-    w.Key(name);
-    w.Int64(counts[level]);
+  // The verdicts of the Result column, in msprobe's order, then numprobe's.
+  for (const Verdict v :
+       {Verdict::kPass, Verdict::kWarning, Verdict::kError, Verdict::kUnmatched}) {
+    const std::string name(EnumName(v));
+    w.Key(name.c_str());
+    w.Int64(counts[static_cast<size_t>(v)]);
   }
   w.EndObject();
   w.EndObject();

@@ -6,9 +6,8 @@
 
 #include <fmt/format.h>
 
-#include "numprobe/compare_writer.h"
-
 #include "compare/compare_internal.h"
+#include "compare/compare_writer.h"
 #include "compare/xlsx_table.h"
 #include "core/atomic_file.h"
 #include "core/captured_stderr.h"

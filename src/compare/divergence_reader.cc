@@ -1,10 +1,10 @@
-// divergence_{ts}.json read back into DivergenceReport (numprobe/divergence.h); the writer is
+// divergence_{ts}.json read back into DivergenceReport (compare/divergence_file.h); the writer is
 // divergence_writer.cc.
+#include "compare/divergence_file.h"
+
 #include <cmath>
 #include <limits>
 #include <string>
-
-#include "numprobe/divergence.h"
 
 #include "core/json.h"
 

@@ -1,4 +1,6 @@
 // divergence_{ts}.json and msprobe's diff_analyze_{ts}.json.
+#include "compare/divergence_file.h"
+
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -6,9 +8,6 @@
 
 #include <fmt/format.h>
 #include <rapidjson/stringbuffer.h>
-
-#include "numprobe/divergence.h"
-#include "numprobe/status.h"
 
 #include "compare/compare_internal.h"
 #include "core/atomic_file.h"
@@ -177,7 +176,7 @@ Status WriteDivergenceJson(const std::vector<RankDivergence>& ranks,
     w.Key("rank");
     Str(w, r.rank);
     w.Key("mode");
-    Str(w, std::string(CompareModeName(r.table->mode)));
+    Str(w, std::string(EnumName(r.table->mode)));
     w.Key("ops_examined");
     w.Int64(r.report.ops_examined);
     w.Key("rows_over_tolerance");

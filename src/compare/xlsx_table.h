@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "numprobe/compare_writer.h"
+#include "compare/compare_writer.h"
 #include "numprobe/status.h"
 
 namespace numprobe::detail {

@@ -27,24 +27,10 @@ namespace numprobe {
 
 namespace {
 
-constexpr std::array<std::string_view, kCheckCategoryCount> kCategoryNames = {
-    "env", "pip", "dataset", "weights", "hyperparameters", "random"};
-
 constexpr size_t kMaxProbeOutput = size_t{16} << 20;
 constexpr size_t kMaxSnapshotBytes = size_t{256} << 20;
 
 }  // namespace
-
-std::string_view CheckCategoryName(CheckCategory category) {
-  return kCategoryNames[static_cast<size_t>(category)];
-}
-
-std::optional<CheckCategory> ParseCheckCategory(std::string_view name) {
-  for (size_t i = 0; i < kCategoryNames.size(); ++i) {
-    if (kCategoryNames[i] == name) return static_cast<CheckCategory>(i);
-  }
-  return std::nullopt;
-}
 
 int CheckCategoryRank(CheckCategory category) {
   for (int i = 0; i < kCheckCategoryCount; ++i) {
@@ -280,7 +266,7 @@ Status ApplySet(const std::string& spec, Snapshot* s) {
   if (dot == std::string::npos || eq == std::string::npos || dot > eq || dot + 1 == eq) {
     return Status::InvalidArgument(fmt::format("--set {}: expected CATEGORY.NAME=VALUE", spec));
   }
-  const auto category = ParseCheckCategory(std::string_view{spec}.substr(0, dot));
+  const auto category = EnumFromName<CheckCategory>(std::string_view{spec}.substr(0, dot));
   if (!category) {
     return Status::InvalidArgument(fmt::format(
         "--set {}: category must be env, pip, dataset, weights, hyperparameters or random", spec));
@@ -375,7 +361,7 @@ std::string SnapshotToJson(const Snapshot& snapshot) {
   for (const auto& a : snapshot.command) str(a);
   w.EndArray();
   for (int c = 0; c < kCheckCategoryCount; ++c) {
-    const std::string_view name = kCategoryNames[static_cast<size_t>(c)];
+    const std::string_view name = EnumName(static_cast<CheckCategory>(c));
     w.Key(name);
     w.StartObject();
     for (const auto& [k, v] : snapshot.items[c]) {
@@ -423,7 +409,7 @@ Result<Snapshot> ParseSnapshot(std::string_view json) {
   list_member("command", &s.command);
   list_member("warnings", &s.warnings);
   for (int c = 0; c < kCheckCategoryCount; ++c) {
-    const std::string name(kCategoryNames[static_cast<size_t>(c)]);
+    const std::string name(EnumName(static_cast<CheckCategory>(c)));
     const JsonValue* it = doc.Find(name);
     if (it == nullptr) continue;
     if (!it->is_object()) return Status::Corrupt(fmt::format("\"{}\" is not an object", name));

@@ -24,29 +24,17 @@
 
 namespace numprobe {
 
-std::string_view CheckLevelName(CheckLevel level) {
-  switch (level) {
-    case CheckLevel::kPass:
-      return "pass";
-    case CheckLevel::kWarning:
-      return "warning";
-    case CheckLevel::kError:
-      return "error";
-  }
-  return "pass";
-}
-
-CheckLevel CheckReport::Summary(CheckCategory category) const {
-  CheckLevel level = CheckLevel::kPass;
+Verdict CheckReport::Summary(CheckCategory category) const {
+  Verdict level = Verdict::kPass;
   for (const CheckItem& item : items) {
-    if (item.category == category) level = std::max(level, item.level);
+    if (item.category == category) level = Worse(level, item.level);
   }
   return level;
 }
 
 bool CheckReport::differs() const {
   return std::any_of(items.begin(), items.end(),
-                     [](const CheckItem& i) { return i.level != CheckLevel::kPass; });
+                     [](const CheckItem& i) { return i.level != Verdict::kPass; });
 }
 
 namespace {
@@ -86,29 +74,29 @@ const std::string* FindEnv(const Snapshot& s, std::string_view name) {
 
 bool IsMasked(const std::optional<std::string>& v) { return v && v->starts_with("<masked"); }
 
-CheckLevel LevelOf(CheckCategory category, const std::string& name,
-                   const std::optional<std::string>& a, const std::optional<std::string>& b,
-                   std::string* note) {
-  if (a == b) return CheckLevel::kPass;
+Verdict LevelOf(CheckCategory category, const std::string& name,
+                const std::optional<std::string>& a, const std::optional<std::string>& b,
+                std::string* note) {
+  if (a == b) return Verdict::kPass;
   const bool one_sided = !a || !b;
   if (one_sided) *note = !a ? "only in B" : "only in A";
   switch (category) {
     case CheckCategory::kEnv:
       if (detail::IsSessionEnvName(name)) {
         *note = "session-specific; ignored";
-        return CheckLevel::kPass;
+        return Verdict::kPass;
       }
-      return detail::IsNumericsEnvName(name) ? CheckLevel::kError : CheckLevel::kWarning;
+      return detail::IsNumericsEnvName(name) ? Verdict::kError : Verdict::kWarning;
     case CheckCategory::kPip:
-      return detail::IsKeyLibrary(name) ? CheckLevel::kError : CheckLevel::kWarning;
+      return detail::IsKeyLibrary(name) ? Verdict::kError : Verdict::kWarning;
     case CheckCategory::kRandom:
     case CheckCategory::kHyperparameters:
-      return one_sided ? CheckLevel::kWarning : CheckLevel::kError;
+      return one_sided ? Verdict::kWarning : Verdict::kError;
     case CheckCategory::kDataset:
     case CheckCategory::kWeights:
-      return CheckLevel::kError;
+      return Verdict::kError;
   }
-  return CheckLevel::kError;
+  return Verdict::kError;
 }
 
 void AddItem(CheckReport* report, CheckCategory category, std::string name, std::string name_b,
@@ -141,7 +129,7 @@ std::string PrefixOf(std::string_view dotted) {
 void SoftenEqualStatistics(CheckReport* report, CheckCategory category, const Items& a,
                            const Items& b) {
   for (CheckItem& item : report->items) {
-    if (item.category != category || item.level != CheckLevel::kError || !item.a || !item.b) {
+    if (item.category != category || item.level != Verdict::kError || !item.a || !item.b) {
       continue;
     }
     const bool file_item = item.a->starts_with("sha256:") || item.a->starts_with("size:");
@@ -157,7 +145,7 @@ void SoftenEqualStatistics(CheckReport* report, CheckCategory category, const It
       }
     }
     if (any && equal) {
-      item.level = CheckLevel::kWarning;
+      item.level = Verdict::kWarning;
       item.note = "bytes differ, tensor statistics equal";
     }
   }
@@ -188,8 +176,8 @@ CheckReport CompareSnapshots(const Snapshot& a, const Snapshot& b, std::string a
               std::string(vb != nullptr ? *vb : pair.unset),
               (va != nullptr) && (vb != nullptr) ? "" : "unset means its default");
       // An error for a setting known to change results, whatever its name.
-      if (report.items.back().level == CheckLevel::kWarning) {
-        report.items.back().level = CheckLevel::kError;
+      if (report.items.back().level == Verdict::kWarning) {
+        report.items.back().level = Verdict::kError;
       }
     }
   }
@@ -256,12 +244,12 @@ constexpr std::string_view kAbsent = "(absent)";
 Status WriteCheckCsv(const CheckReport& report, const std::filesystem::path& path) {
   std::string out = "Category,Name,Name B,Value A,Value B,Level,Note\n";
   for (const CheckItem& i : report.items) {
-    const std::string cells[] = {std::string(CheckCategoryName(i.category)),
+    const std::string cells[] = {std::string(EnumName(i.category)),
                                  i.name,
                                  i.name_b,
                                  i.a ? *i.a : std::string(kAbsent),
                                  i.b ? *i.b : std::string(kAbsent),
-                                 std::string(CheckLevelName(i.level)),
+                                 std::string(EnumName(i.level)),
                                  i.note};
     detail::AppendCsvLine(cells, &out);
   }
@@ -283,15 +271,15 @@ Status WriteCheckJson(const CheckReport& report, const std::filesystem::path& pa
   w.Key("summary");
   w.StartObject();
   for (const CheckCategory category : kCheckCategoryOrder) {
-    const std::string_view name = CheckCategoryName(category);
+    const std::string_view name = EnumName(category);
     w.Key(name);
-    str(CheckLevelName(report.Summary(category)));
+    str(EnumName(report.Summary(category)));
   }
   w.EndObject();
   w.Key("counts");
   w.StartObject();
-  for (CheckLevel level : {CheckLevel::kPass, CheckLevel::kWarning, CheckLevel::kError}) {
-    const std::string_view name = CheckLevelName(level);
+  for (Verdict level : {Verdict::kPass, Verdict::kWarning, Verdict::kError}) {
+    const std::string_view name = EnumName(level);
     w.Key(name);
     w.Int64(std::count_if(report.items.begin(), report.items.end(),
                           [&](const CheckItem& i) { return i.level == level; }));
@@ -302,7 +290,7 @@ Status WriteCheckJson(const CheckReport& report, const std::filesystem::path& pa
   for (const CheckItem& i : report.items) {
     w.StartObject();
     w.Key("category");
-    str(CheckCategoryName(i.category));
+    str(EnumName(i.category));
     w.Key("name");
     str(i.name);
     w.Key("name_b");
@@ -312,7 +300,7 @@ Status WriteCheckJson(const CheckReport& report, const std::filesystem::path& pa
     w.Key("b");
     i.b ? str(*i.b) : static_cast<void>(w.Null());
     w.Key("level");
-    str(CheckLevelName(i.level));
+    str(EnumName(i.level));
     w.Key("note");
     str(i.note);
     w.EndObject();
@@ -339,25 +327,23 @@ Status WriteCheckXlsx(const CheckReport& report, const std::filesystem::path& pa
   format_set_bg_color(red, 0xFF0000);
   lxw_format* yellow = workbook_add_format(wb);
   format_set_bg_color(yellow, 0xFFFF00);
-  auto level_format = [&](CheckLevel level) {
-    return level == CheckLevel::kError ? red : level == CheckLevel::kWarning ? yellow : nullptr;
+  auto level_format = [&](Verdict level) {
+    return level == Verdict::kError ? red : level == Verdict::kWarning ? yellow : nullptr;
   };
   lxw_worksheet* summary = workbook_add_worksheet(wb, "summary");
   worksheet_write_string(summary, 0, 0, "file_name", bold);
   worksheet_write_string(summary, 0, 1, "pass_check", bold);
   for (int c = 0; c < kCheckCategoryCount; ++c) {
     const CheckCategory category = kCheckCategoryOrder[c];
-    const CheckLevel level = report.Summary(category);
+    const Verdict level = report.Summary(category);
     const auto row = static_cast<lxw_row_t>(c + 1);
-    worksheet_write_string(summary, row, 0, std::string(CheckCategoryName(category)).c_str(),
-                           nullptr);
-    worksheet_write_string(summary, row, 1, std::string(CheckLevelName(level)).c_str(),
+    worksheet_write_string(summary, row, 0, std::string(EnumName(category)).c_str(), nullptr);
+    worksheet_write_string(summary, row, 1, std::string(EnumName(level)).c_str(),
                            level_format(level));
   }
   const char* const header[] = {"name", "name_b", "value_a", "value_b", "level", "note"};
   for (const CheckCategory category : kCheckCategoryOrder) {
-    lxw_worksheet* sheet =
-        workbook_add_worksheet(wb, std::string(CheckCategoryName(category)).c_str());
+    lxw_worksheet* sheet = workbook_add_worksheet(wb, std::string(EnumName(category)).c_str());
     for (size_t col = 0; col < std::size(header); ++col) {
       worksheet_write_string(sheet, 0, static_cast<lxw_col_t>(col), header[col], bold);
     }
@@ -370,7 +356,7 @@ Status WriteCheckXlsx(const CheckReport& report, const std::filesystem::path& pa
       worksheet_write_string(sheet, row, 1, cell(i.name_b).c_str(), nullptr);
       worksheet_write_string(sheet, row, 2, cell(i.a ? *i.a : kAbsent).c_str(), nullptr);
       worksheet_write_string(sheet, row, 3, cell(i.b ? *i.b : kAbsent).c_str(), nullptr);
-      worksheet_write_string(sheet, row, 4, std::string(CheckLevelName(i.level)).c_str(),
+      worksheet_write_string(sheet, row, 4, std::string(EnumName(i.level)).c_str(),
                              level_format(i.level));
       worksheet_write_string(sheet, row, 5, cell(i.note).c_str(), nullptr);
       ++row;

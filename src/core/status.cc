@@ -4,30 +4,6 @@
 
 namespace numprobe {
 
-std::string_view ErrorCodeName(ErrorCode code) {
-  switch (code) {
-    case ErrorCode::kOk:
-      return "OK";
-    case ErrorCode::kInvalidArgument:
-      return "invalid argument";
-    case ErrorCode::kNotFound:
-      return "not found";
-    case ErrorCode::kIoError:
-      return "I/O error";
-    case ErrorCode::kCorrupt:
-      return "corrupt";
-    case ErrorCode::kUnsupported:
-      return "unsupported";
-    case ErrorCode::kOutOfRange:
-      return "out of range";
-    case ErrorCode::kRejected:
-      return "rejected";
-    case ErrorCode::kInternal:
-      return "internal error";
-  }
-  return "unknown";
-}
-
 const std::string& Status::message() const {
   static const std::string kEmpty;
   return state_ ? state_->message : kEmpty;

@@ -151,23 +151,22 @@ Result<DiffMetrics> DiffTensorValues(const TensorView& a, const TensorView& b, d
   return m;
 }
 
-std::string_view DiffStatusName(DiffStatus status) {
-  switch (status) {
-    case DiffStatus::kEqual:
-      return "equal";
-    case DiffStatus::kDiffers:
-      return "differs";
-    case DiffStatus::kShapeMismatch:
-      return "shape mismatch";
-    case DiffStatus::kUnsupported:
-      return "not compared";
-  }
-  return "equal";
+std::string_view DiffStatusText(const DiffRow& row) {
+  // diff's words for the verdict of a compared pair.
+  static constexpr EnumNameEntry<Verdict> kCompared[] = {{Verdict::kPass, "equal"},
+                                                         {Verdict::kError, "differs"}};
+  return row.compared() ? NameIn(kCompared, row.verdict) : EnumName(row.skip);
 }
 
-int64_t DiffReport::CountStatus(DiffStatus status) const {
+int64_t DiffReport::CountCompared(Verdict verdict) const {
+  return std::count_if(rows.begin(), rows.end(), [verdict](const DiffRow& r) {
+    return r.compared() && r.verdict == verdict;
+  });
+}
+
+int64_t DiffReport::CountSkipped(DiffSkip skip) const {
   return std::count_if(rows.begin(), rows.end(),
-                       [status](const DiffRow& r) { return r.status == status; });
+                       [skip](const DiffRow& r) { return r.skip == skip; });
 }
 
 int64_t DiffReport::CountFailingUnpaired() const {
@@ -178,7 +177,7 @@ int64_t DiffReport::CountFailingUnpaired() const {
 }
 
 bool DiffReport::clean() const {
-  return CountStatus(DiffStatus::kEqual) == static_cast<int64_t>(rows.size()) &&
+  return CountCompared(Verdict::kPass) == static_cast<int64_t>(rows.size()) &&
          CountFailingUnpaired() == 0;
 }
 
@@ -210,18 +209,20 @@ Result<DiffReport> DiffSources(DiffSource a, DiffSource b, const DiffOptions& op
     const Tensor& ta = a.tensors[row.pair.a].tensor;
     const Tensor& tb = b.tensors[row.pair.b].tensor;
     if (!ShapesCompatible(ta.shape(), tb.shape())) {
-      row.status = DiffStatus::kShapeMismatch;
+      row.verdict = Verdict::kError;
+      row.skip = DiffSkip::kShapeMismatch;
       return;
     }
     auto m = DiffTensorValues(ta.view(), tb.view(), options.rtol, options.atol,
                               across_pairs ? nullptr : &pool);
     if (!m) {
-      row.status = DiffStatus::kUnsupported;
+      row.verdict = Verdict::kNone;
+      row.skip = DiffSkip::kUnsupported;
       row.note = std::string(m.error().message());
       return;
     }
     row.metrics = std::move(*m);
-    row.status = row.metrics.allclose ? DiffStatus::kEqual : DiffStatus::kDiffers;
+    row.verdict = row.metrics.allclose ? Verdict::kPass : Verdict::kError;
   };
   const auto count = static_cast<int64_t>(report.rows.size());
   if (across_pairs) {

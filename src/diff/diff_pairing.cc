@@ -95,20 +95,6 @@ std::vector<std::pair<size_t, size_t>> AlignShapes(std::span<const TensorKey> a,
 
 }  // namespace
 
-std::string_view PairRuleName(PairRule rule) {
-  switch (rule) {
-    case PairRule::kExact:
-      return "exact";
-    case PairRule::kFramework:
-      return "framework";
-    case PairRule::kUserMap:
-      return "map";
-    case PairRule::kShapeAligned:
-      return "shape-aligned";
-  }
-  return "exact";
-}
-
 std::string CanonicalParamName(std::string_view name) {
   static const std::map<std::string_view, std::string_view> kLeaf = {
       {"gamma", "weight"},

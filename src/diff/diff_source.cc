@@ -97,7 +97,7 @@ Result<DiffSource> LoadDiffSource(const fs::path& path, const ReadOptions& optio
     return Status::NotFound(fmt::format("{}: no such file", path.string()));
   if (!fs::is_directory(st)) {
     NUMPROBE_ASSIGN_OR_RETURN(TensorFile file, ReadTensorFile(path, options));
-    source.kind = std::string(FormatName(file.format));
+    source.kind = std::string(EnumName(file.format));
     source.tensors = std::move(file.tensors);
     for (std::string& w : file.warnings) source.warnings.push_back(path.string() + ": " + w);
     return source;

@@ -29,10 +29,6 @@ std::string Number(double v) {
   return fmt::format("{}", v);
 }
 
-bool Compared(const DiffRow& r) {
-  return r.status == DiffStatus::kEqual || r.status == DiffStatus::kDiffers;
-}
-
 std::string UnpairedStatus(std::string_view name, char side) {
   return fmt::format("only in {}{}", side, IsFrameworkOnlyName(name) ? " (framework-only)" : "");
 }
@@ -52,13 +48,13 @@ Status WriteDiffValuesCsv(const DiffReport& report, const fs::path& path) {
     const NamedTensor& b = report.b.tensors[r.pair.b];
     std::vector<std::string> cells = {a.name,
                                       b.name,
-                                      std::string(PairRuleName(r.pair.rule)),
-                                      std::string(DiffStatusName(r.status)),
+                                      std::string(EnumName(r.pair.rule)),
+                                      std::string(DiffStatusText(r)),
                                       ShapeText(a.tensor.shape()),
                                       ShapeText(b.tensor.shape()),
                                       std::string(Name(a.tensor.dtype())),
                                       std::string(Name(b.tensor.dtype()))};
-    if (Compared(r)) {
+    if (r.compared()) {
       const DiffMetrics& m = r.metrics;
       for (const std::string& cell :
            {std::string(m.allclose ? "True" : "False"), Number(m.allclose_ratio), Number(m.cosine),
@@ -146,14 +142,14 @@ Status WriteDiffJson(const DiffReport& report, const fs::path& path) {
   w.StartObject();
   str("pairs");
   w.Uint64(report.rows.size());
-  const std::pair<const char*, DiffStatus> counts[] = {
-      {"equal", DiffStatus::kEqual},
-      {"differs", DiffStatus::kDiffers},
-      {"shape_mismatch", DiffStatus::kShapeMismatch},
-      {"not_compared", DiffStatus::kUnsupported}};
-  for (const auto& [key, status] : counts) {
+  const std::pair<const char*, int64_t> counts[] = {
+      {"equal", report.CountCompared(Verdict::kPass)},
+      {"differs", report.CountCompared(Verdict::kError)},
+      {"shape_mismatch", report.CountSkipped(DiffSkip::kShapeMismatch)},
+      {"not_compared", report.CountSkipped(DiffSkip::kUnsupported)}};
+  for (const auto& [key, count] : counts) {
     str(key);
-    w.Int64(report.CountStatus(status));
+    w.Int64(count);
   }
   str("only_a");
   w.Uint64(report.only_a.size());
@@ -173,9 +169,9 @@ Status WriteDiffJson(const DiffReport& report, const fs::path& path) {
     str("name_b");
     str(b.name);
     str("rule");
-    str(PairRuleName(r.pair.rule));
+    str(EnumName(r.pair.rule));
     str("status");
-    str(DiffStatusName(r.status));
+    str(DiffStatusText(r));
     str("shape_a");
     shape(a.tensor.shape());
     str("shape_b");
@@ -184,7 +180,7 @@ Status WriteDiffJson(const DiffReport& report, const fs::path& path) {
     str(Name(a.tensor.dtype()));
     str("dtype_b");
     str(Name(b.tensor.dtype()));
-    if (Compared(r)) {
+    if (r.compared()) {
       const DiffMetrics& m = r.metrics;
       str("numel");
       w.Int64(m.numel);

@@ -98,147 +98,80 @@ enum Op : uint8_t {
   kReadOnlyBuffer = 0x98,
 };
 
+// The opcodes' names, as pickletools spells them.
+constexpr EnumNameEntry<Op> kOpNames[] = {{kMark, "MARK"},
+                                          {kStop, "STOP"},
+                                          {kPop, "POP"},
+                                          {kPopMark, "POP_MARK"},
+                                          {kDup, "DUP"},
+                                          {kFloat, "FLOAT"},
+                                          {kInt, "INT"},
+                                          {kBinInt, "BININT"},
+                                          {kBinInt1, "BININT1"},
+                                          {kLong, "LONG"},
+                                          {kBinInt2, "BININT2"},
+                                          {kNone, "NONE"},
+                                          {kPersId, "PERSID"},
+                                          {kBinPersId, "BINPERSID"},
+                                          {kReduce, "REDUCE"},
+                                          {kString, "STRING"},
+                                          {kBinString, "BINSTRING"},
+                                          {kShortBinString, "SHORT_BINSTRING"},
+                                          {kUnicode, "UNICODE"},
+                                          {kBinUnicode, "BINUNICODE"},
+                                          {kAppend, "APPEND"},
+                                          {kBuild, "BUILD"},
+                                          {kGlobalOp, "GLOBAL"},
+                                          {kDict, "DICT"},
+                                          {kEmptyDict, "EMPTY_DICT"},
+                                          {kAppends, "APPENDS"},
+                                          {kGet, "GET"},
+                                          {kBinGet, "BINGET"},
+                                          {kInst, "INST"},
+                                          {kLongBinGet, "LONG_BINGET"},
+                                          {kList, "LIST"},
+                                          {kEmptyList, "EMPTY_LIST"},
+                                          {kObj, "OBJ"},
+                                          {kPut, "PUT"},
+                                          {kBinPut, "BINPUT"},
+                                          {kLongBinPut, "LONG_BINPUT"},
+                                          {kSetItem, "SETITEM"},
+                                          {kTuple, "TUPLE"},
+                                          {kEmptyTuple, "EMPTY_TUPLE"},
+                                          {kSetItems, "SETITEMS"},
+                                          {kBinFloat, "BINFLOAT"},
+                                          {kProto, "PROTO"},
+                                          {kNewObj, "NEWOBJ"},
+                                          {kExt1, "EXT1"},
+                                          {kExt2, "EXT2"},
+                                          {kExt4, "EXT4"},
+                                          {kTuple1, "TUPLE1"},
+                                          {kTuple2, "TUPLE2"},
+                                          {kTuple3, "TUPLE3"},
+                                          {kNewTrue, "NEWTRUE"},
+                                          {kNewFalse, "NEWFALSE"},
+                                          {kLong1, "LONG1"},
+                                          {kLong4, "LONG4"},
+                                          {kBinBytes, "BINBYTES"},
+                                          {kShortBinBytes, "SHORT_BINBYTES"},
+                                          {kShortBinUnicode, "SHORT_BINUNICODE"},
+                                          {kBinUnicode8, "BINUNICODE8"},
+                                          {kBinBytes8, "BINBYTES8"},
+                                          {kEmptySet, "EMPTY_SET"},
+                                          {kAddItems, "ADDITEMS"},
+                                          {kFrozenSetOp, "FROZENSET"},
+                                          {kNewObjEx, "NEWOBJ_EX"},
+                                          {kStackGlobal, "STACK_GLOBAL"},
+                                          {kMemoize, "MEMOIZE"},
+                                          {kFrame, "FRAME"},
+                                          {kByteArray8, "BYTEARRAY8"},
+                                          {kNextBuffer, "NEXT_BUFFER"},
+                                          {kReadOnlyBuffer, "READONLY_BUFFER"}};
+
+// nullptr for a byte that is no opcode.
 const char* OpName(uint8_t op) {
-  switch (op) {
-    case kMark:
-      return "MARK";
-    case kStop:
-      return "STOP";
-    case kPop:
-      return "POP";
-    case kPopMark:
-      return "POP_MARK";
-    case kDup:
-      return "DUP";
-    case kFloat:
-      return "FLOAT";
-    case kInt:
-      return "INT";
-    case kBinInt:
-      return "BININT";
-    case kBinInt1:
-      return "BININT1";
-    case kLong:
-      return "LONG";
-    case kBinInt2:
-      return "BININT2";
-    case kNone:
-      return "NONE";
-    case kPersId:
-      return "PERSID";
-    case kBinPersId:
-      return "BINPERSID";
-    case kReduce:
-      return "REDUCE";
-    case kString:
-      return "STRING";
-    case kBinString:
-      return "BINSTRING";
-    case kShortBinString:
-      return "SHORT_BINSTRING";
-    case kUnicode:
-      return "UNICODE";
-    case kBinUnicode:
-      return "BINUNICODE";
-    case kAppend:
-      return "APPEND";
-    case kBuild:
-      return "BUILD";
-    case kGlobalOp:
-      return "GLOBAL";
-    case kDict:
-      return "DICT";
-    case kEmptyDict:
-      return "EMPTY_DICT";
-    case kAppends:
-      return "APPENDS";
-    case kGet:
-      return "GET";
-    case kBinGet:
-      return "BINGET";
-    case kInst:
-      return "INST";
-    case kLongBinGet:
-      return "LONG_BINGET";
-    case kList:
-      return "LIST";
-    case kEmptyList:
-      return "EMPTY_LIST";
-    case kObj:
-      return "OBJ";
-    case kPut:
-      return "PUT";
-    case kBinPut:
-      return "BINPUT";
-    case kLongBinPut:
-      return "LONG_BINPUT";
-    case kSetItem:
-      return "SETITEM";
-    case kTuple:
-      return "TUPLE";
-    case kEmptyTuple:
-      return "EMPTY_TUPLE";
-    case kSetItems:
-      return "SETITEMS";
-    case kBinFloat:
-      return "BINFLOAT";
-    case kProto:
-      return "PROTO";
-    case kNewObj:
-      return "NEWOBJ";
-    case kExt1:
-      return "EXT1";
-    case kExt2:
-      return "EXT2";
-    case kExt4:
-      return "EXT4";
-    case kTuple1:
-      return "TUPLE1";
-    case kTuple2:
-      return "TUPLE2";
-    case kTuple3:
-      return "TUPLE3";
-    case kNewTrue:
-      return "NEWTRUE";
-    case kNewFalse:
-      return "NEWFALSE";
-    case kLong1:
-      return "LONG1";
-    case kLong4:
-      return "LONG4";
-    case kBinBytes:
-      return "BINBYTES";
-    case kShortBinBytes:
-      return "SHORT_BINBYTES";
-    case kShortBinUnicode:
-      return "SHORT_BINUNICODE";
-    case kBinUnicode8:
-      return "BINUNICODE8";
-    case kBinBytes8:
-      return "BINBYTES8";
-    case kEmptySet:
-      return "EMPTY_SET";
-    case kAddItems:
-      return "ADDITEMS";
-    case kFrozenSetOp:
-      return "FROZENSET";
-    case kNewObjEx:
-      return "NEWOBJ_EX";
-    case kStackGlobal:
-      return "STACK_GLOBAL";
-    case kMemoize:
-      return "MEMOIZE";
-    case kFrame:
-      return "FRAME";
-    case kByteArray8:
-      return "BYTEARRAY8";
-    case kNextBuffer:
-      return "NEXT_BUFFER";
-    case kReadOnlyBuffer:
-      return "READONLY_BUFFER";
-    default:
-      return nullptr;
-  }
+  const std::string_view name = NameIn(kOpNames, static_cast<Op>(op));
+  return name.empty() ? nullptr : name.data();  // the names are string literals
 }
 
 // The legacy torch.save magic number 0x1950a86a20f9469cfc6c as LONG1 bytes (little-endian).
@@ -431,42 +364,6 @@ bool IsCallableGlobal(Global id) {
 
 }  // namespace
 
-std::string_view KindName(Kind kind) {
-  switch (kind) {
-    case Kind::kNone:
-      return "None";
-    case Kind::kBool:
-      return "bool";
-    case Kind::kInt:
-    case Kind::kBigInt:
-      return "int";
-    case Kind::kFloat:
-      return "float";
-    case Kind::kStr:
-      return "str";
-    case Kind::kBytes:
-      return "bytes";
-    case Kind::kTuple:
-      return "tuple";
-    case Kind::kList:
-      return "list";
-    case Kind::kDict:
-      return "dict";
-    case Kind::kSet:
-      return "set";
-    case Kind::kFrozenSet:
-      return "frozenset";
-    case Kind::kGlobal:
-      return "global";
-    case Kind::kCall:
-    case Kind::kObject:
-      return "object";
-    case Kind::kPersistentId:
-      return "persistent id";
-  }
-  return "value";
-}
-
 std::string_view Pickle::text(Ref r) const {
   const Node& n = nodes_[r];
   switch (n.kind) {
@@ -540,7 +437,7 @@ std::string Pickle::Describe(Ref r) const {
       break;
   }
   const auto n_items = items(r).size() / (n.kind == Kind::kDict ? 2 : 1);
-  return fmt::format("{} of {} item{}", KindName(n.kind), n_items, n_items == 1 ? "" : "s");
+  return fmt::format("{} of {} item{}", EnumName(n.kind), n_items, n_items == 1 ? "" : "s");
 }
 
 // The interpreter. One Machine runs one pickle.
@@ -866,7 +763,7 @@ class Machine {
   Status CheckKey(Ref key) const {
     if (!Hashable(key)) {
       return Corrupt(
-          fmt::format("unhashable {} used as a dict key or set item", KindName(KindOf(key))));
+          fmt::format("unhashable {} used as a dict key or set item", EnumName(KindOf(key))));
     }
     const Kind k = KindOf(key);
     if (k == Kind::kTuple || k == Kind::kFrozenSet) {
@@ -1261,7 +1158,7 @@ Result<Ref> Machine::Evaluate(Global id, Ref callable, Ref args) {
 
 Status Machine::DoReduce(Ref callable, Ref args, bool newobj) {
   if (KindOf(args) != Kind::kTuple) {
-    return Corrupt(fmt::format("arguments are a {}, not a tuple", KindName(KindOf(args))));
+    return Corrupt(fmt::format("arguments are a {}, not a tuple", EnumName(KindOf(args))));
   }
   const Kind ck = KindOf(callable);
   if (ck == Kind::kGlobal && p_.global(callable) != Global::kUnknown) {
@@ -1278,7 +1175,7 @@ Status Machine::DoReduce(Ref callable, Ref args, bool newobj) {
       ck == Kind::kGlobal || ck == Kind::kObject || ck == Kind::kPersistentId;
   if (!options_.inert || !opaque_target) {
     return Corrupt(fmt::format("{} on a {} (needs a {})", newobj ? "NEWOBJ" : "REDUCE",
-                               KindName(ck), newobj ? "class" : "callable"));
+                               EnumName(ck), newobj ? "class" : "callable"));
   }
   Ref cls_global = callable;
   if (ck == Kind::kPersistentId) {  // legacy whole-model saves: ('module', cls, file, source)
@@ -1317,7 +1214,7 @@ Status Machine::DoBuild(Ref target, Ref state) {
           return Unsupported("BUILD with a storage (Tensor.set_) on a tensor");
         }
         if (sk != Kind::kNone && sk != Kind::kDict && sk != Kind::kTuple) {
-          return Corrupt(fmt::format("BUILD state of a tensor is a {}", KindName(sk)));
+          return Corrupt(fmt::format("BUILD state of a tensor is a {}", EnumName(sk)));
         }
         RefsOf(target)[2] = state;
         return Status::Ok();
@@ -1339,7 +1236,7 @@ Status Machine::DoAppends(Ref target, std::span<const Ref> items) {
     }
   }
   if (KindOf(list) != Kind::kList) {
-    return Corrupt(fmt::format("{} on a {} (needs a list)", OpName(op_), KindName(KindOf(target))));
+    return Corrupt(fmt::format("{} on a {} (needs a list)", OpName(op_), EnumName(KindOf(target))));
   }
   NUMPROBE_RETURN_IF_ERROR(ChargeItems(items.size()));
   auto& refs = RefsOf(list);
@@ -1358,7 +1255,7 @@ Status Machine::DoSetItems(Ref target, std::span<const Ref> flat) {
     }
   }
   if (KindOf(dict) != Kind::kDict) {
-    return Corrupt(fmt::format("{} on a {} (needs a dict)", OpName(op_), KindName(KindOf(target))));
+    return Corrupt(fmt::format("{} on a {} (needs a dict)", OpName(op_), EnumName(KindOf(target))));
   }
   for (size_t i = 0; i < flat.size(); i += 2) {
     NUMPROBE_RETURN_IF_ERROR(DictSet(dict, flat[i], flat[i + 1]));
@@ -1592,7 +1489,7 @@ Status Machine::Step() {
       NUMPROBE_ASSIGN_OR_RETURN(auto items, PopMark());
       NUMPROBE_ASSIGN_OR_RETURN(Ref target, Top());
       if (KindOf(target) != Kind::kSet) {
-        return Corrupt(fmt::format("ADDITEMS on a {} (needs a set)", KindName(KindOf(target))));
+        return Corrupt(fmt::format("ADDITEMS on a {} (needs a set)", EnumName(KindOf(target))));
       }
       for (Ref item : items) NUMPROBE_RETURN_IF_ERROR(SetAdd(target, item));
       return Status::Ok();
@@ -1637,7 +1534,7 @@ Status Machine::Step() {
       NUMPROBE_ASSIGN_OR_RETURN(Ref module, Pop());
       if (KindOf(name) != Kind::kStr || KindOf(module) != Kind::kStr) {
         return Corrupt(fmt::format("STACK_GLOBAL needs two strings, got {} and {}",
-                                   KindName(KindOf(module)), KindName(KindOf(name))));
+                                   EnumName(KindOf(module)), EnumName(KindOf(name))));
       }
       return DoGlobal(p_.text(module), p_.text(name));
     }
@@ -1657,7 +1554,7 @@ Status Machine::Step() {
       NUMPROBE_ASSIGN_OR_RETURN(Ref cls, Pop());
       if (KindOf(kwargs) != Kind::kDict) {
         return Corrupt(
-            fmt::format("NEWOBJ_EX keyword arguments are a {}", KindName(KindOf(kwargs))));
+            fmt::format("NEWOBJ_EX keyword arguments are a {}", EnumName(KindOf(kwargs))));
       }
       const bool allowlisted = KindOf(cls) == Kind::kGlobal && p_.global(cls) != Global::kUnknown;
       if (allowlisted && !RefsOf(kwargs).empty()) {

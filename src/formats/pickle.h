@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "numprobe/dtype.h"
+#include "numprobe/enum_names.h"
 #include "numprobe/result.h"
 
 namespace numprobe::pickle {
@@ -67,8 +68,17 @@ enum class Global : uint8_t {
   kComplex,                    // builtins.complex
 };
 
-// "None", "int", "list", ... as Python names the type (for messages).
-std::string_view KindName(Kind kind);
+// As Python names the type (for messages).
+inline constexpr EnumNameEntry<Kind> kKindNames[] = {
+    {Kind::kNone, "None"},     {Kind::kBool, "bool"},
+    {Kind::kInt, "int"},       {Kind::kBigInt, "int"},
+    {Kind::kFloat, "float"},   {Kind::kStr, "str"},
+    {Kind::kBytes, "bytes"},   {Kind::kTuple, "tuple"},
+    {Kind::kList, "list"},     {Kind::kDict, "dict"},
+    {Kind::kSet, "set"},       {Kind::kFrozenSet, "frozenset"},
+    {Kind::kGlobal, "global"}, {Kind::kCall, "object"},
+    {Kind::kObject, "object"}, {Kind::kPersistentId, "persistent id"}};
+constexpr const auto& EnumNameTable(Kind /*unused*/) { return kKindNames; }
 
 struct Limits {
   uint64_t max_opcodes = 200'000'000;

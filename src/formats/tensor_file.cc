@@ -63,24 +63,6 @@ bool LooksLikeCkpt(std::span<const std::byte> head) {
 
 }  // namespace
 
-std::string_view FormatName(FileFormat format) {
-  switch (format) {
-    case FileFormat::kNpy:
-      return "npy";
-    case FileFormat::kNpz:
-      return "npz";
-    case FileFormat::kSafetensors:
-      return "safetensors";
-    case FileFormat::kTorch:
-      return "pt";
-    case FileFormat::kMindSporeCkpt:
-      return "ckpt";
-    case FileFormat::kUnknown:
-      break;
-  }
-  return "unknown";
-}
-
 FileFormat DetectFormat(std::span<const std::byte> head, const std::filesystem::path& path) {
   const std::string ext = Extension(path);
   if (StartsWith(head, "\x93NUMPY")) return FileFormat::kNpy;

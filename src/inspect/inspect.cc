@@ -136,7 +136,7 @@ void AppendDumpText(const InspectedDump& d, std::string* out) {
 }
 
 void AppendFileText(const InspectedFile& f, std::string* out) {
-  *out += fmt::format("{}: {}, {} tensor{}\n", f.path, FormatName(f.file.format),
+  *out += fmt::format("{}: {}, {} tensor{}\n", f.path, EnumName(f.file.format),
                       f.file.tensors.size(), f.file.tensors.size() == 1 ? "" : "s");
   // File metadata (safetensors __metadata__, ckpt str values, torch.save format), one line per
   // key, in file order.
@@ -216,7 +216,7 @@ void WriteJsonFile(Writer& w, const InspectedFile& f) {
   w.Key("path");
   w.String(f.path.c_str());
   w.Key("format");
-  w.String(std::string(FormatName(f.file.format)).c_str());
+  w.String(std::string(EnumName(f.file.format)).c_str());
   w.Key("metadata");
   w.StartObject();
   for (const auto& [k, v] : f.file.metadata) {

@@ -31,22 +31,6 @@ double PyValue::as_float() const {
   return std::bit_cast<double>(bits_);
 }
 
-std::string_view RowStateName(RowState state) {
-  switch (state) {
-    case RowState::kInput:
-      return "input";
-    case RowState::kOutput:
-      return "output";
-    case RowState::kParameters:
-      return "parameters";
-    case RowState::kParametersGrad:
-      return "parameters_grad";
-    case RowState::kDebug:
-      return "debug";
-  }
-  return "input";
-}
-
 uint32_t DumpFile::Intern(std::string_view text) {
   auto it = text_ids_.find(text);
   if (it != text_ids_.end()) return it->second;

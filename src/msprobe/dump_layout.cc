@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "numprobe/enum_names.h"
+
 #include "msprobe/dump_journal.h"
 #include "msprobe/folder_number.h"
 
@@ -17,21 +19,14 @@ namespace {
 
 enum class FolderKind { kRank, kStep, kRoot, kMix, kUnknown };
 
-std::string_view KindName(FolderKind kind) {
-  switch (kind) {
-    case FolderKind::kRank:
-      return "a rank folder (dump.json)";
-    case FolderKind::kStep:
-      return "a step folder (rank*/proc* folders)";
-    case FolderKind::kRoot:
-      return "a dump root (step* folders)";
-    case FolderKind::kMix:
-      return "a MindSpore graph/pynative root";
-    case FolderKind::kUnknown:
-      break;
-  }
-  return "an unrecognised folder";
-}
+// What a folder of each kind is, for messages.
+constexpr EnumNameEntry<FolderKind> kFolderKindTexts[] = {
+    {FolderKind::kRank, "a rank folder (dump.json)"},
+    {FolderKind::kStep, "a step folder (rank*/proc* folders)"},
+    {FolderKind::kRoot, "a dump root (step* folders)"},
+    {FolderKind::kMix, "a MindSpore graph/pynative root"},
+    {FolderKind::kUnknown, "an unrecognised folder"}};
+constexpr const auto& EnumNameTable(FolderKind /*unused*/) { return kFolderKindTexts; }
 
 // Subfolders named prefix{N} (or prefix alone when allow_bare), by number; bare = -1.
 std::map<long long, std::string> NumberedDirs(const fs::path& dir, std::string_view prefix,
@@ -150,8 +145,8 @@ Status PairFolders(const fs::path& target, const fs::path& golden, const std::st
   }
   if (t_kind != g_kind) {
     return Status::InvalidArgument(fmt::format("target {} is {} but golden {} is {}",
-                                               target.string(), KindName(t_kind), golden.string(),
-                                               KindName(g_kind)));
+                                               target.string(), EnumName(t_kind), golden.string(),
+                                               EnumName(g_kind)));
   }
   Status first_error;
   switch (t_kind) {

@@ -31,6 +31,70 @@ bool HasPart(std::string_view name, std::string_view part) {
   return false;
 }
 
+EntryNameParts ParseEntryName(std::string_view entry) {
+  EntryNameParts out;
+  const auto [last, second] = LastTwoParts(entry);
+  // The name without its last `n` parts (empty when it has no more than `n`).
+  auto head = [entry](int n) {
+    size_t end = entry.size();
+    for (int k = 0; k < n; ++k) {
+      end = entry.rfind('.', end - 1);
+      if (end == std::string_view::npos || end == 0) return std::string_view();
+    }
+    return entry.substr(0, end);
+  };
+  if (last == "parameters_grad" || second == "parameters_grad") {
+    out.direction = EntryDirection::kParametersGrad;
+    out.op = head(1);
+    return out;
+  }
+  if (last == "forward" || second == "forward") {
+    out.direction = EntryDirection::kForward;
+  } else if (last == "backward" || second == "backward") {
+    out.direction = EntryDirection::kBackward;
+  } else {
+    return out;
+  }
+  out.op = head(2);
+  const bool direction_last = last == "forward" || last == "backward";
+  const std::string_view call = direction_last ? second : last;
+  if (IsDigits(call)) out.call = call;
+  if (direction_last && !out.call.empty()) {
+    const auto parts = SplitDots(entry);
+    if (parts.size() >= 4) {
+      out.prefix = parts.front();
+      const size_t api_begin = parts.front().size() + 1;
+      out.api = entry.substr(api_begin, out.op.size() - api_begin);
+    }
+  }
+  return out;
+}
+
+std::string_view EntryOfRow(std::string_view row_name) {
+  auto is_direction = [](std::string_view s) { return s == "forward" || s == "backward"; };
+  std::string_view parts[3];  // the two parts before the current one, and the current one
+  size_t start = 0;
+  for (size_t i = 0;; ++i) {
+    const size_t dot = row_name.find('.', start);
+    const std::string_view part = row_name.substr(
+        start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
+    parts[0] = parts[1];
+    parts[1] = parts[2];
+    parts[2] = part;
+    if (i >= 1) {
+      if (part == "parameters_grad") return row_name.substr(0, start + part.size());
+      if (part == "input" || part == "output" || part == "parameters" || part == "kwargs") {
+        if (is_direction(parts[1]) || (i >= 2 && IsDigits(parts[1]) && is_direction(parts[0]))) {
+          return row_name.substr(0, start - 1);
+        }
+      }
+    }
+    if (dot == std::string_view::npos) break;
+    start = dot + 1;
+  }
+  return row_name;
+}
+
 bool IsDigits(std::string_view s) {
   if (s.empty()) return false;
   for (const char c : s) {

@@ -95,19 +95,13 @@ struct NameParts {
   std::string api_name, api, direction;
 };
 NameParts SplitName(const std::string& name) {
-  const auto parts = detail::SplitDots(name);
-  auto join = [&](size_t from, size_t to) {
-    std::string out(parts[from]);
-    for (size_t i = from + 1; i < to; ++i) out += "." + std::string(parts[i]);
-    return out;
-  };
+  const std::string_view entry = detail::EntryOfRow(name);
+  const detail::EntryNameParts parts = detail::ParseEntryName(entry);
   NameParts out;
-  if (parts.size() == 6 || parts.size() == 7) {
-    const size_t api_end = parts.size() - 3;  // parts[api_end] is the direction
-    out.api_name = join(1, api_end - 1);
-    out.api = join(0, api_end);
-    out.direction = std::string(parts[api_end]);
-  }
+  if (entry.size() == name.size() || parts.api.empty()) return out;
+  out.api_name = std::string(parts.api);
+  out.api = std::string(entry.substr(0, parts.op.size() + 1 + parts.call.size()));
+  out.direction = parts.forward() ? "forward" : "backward";
   return out;
 }
 

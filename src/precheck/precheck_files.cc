@@ -25,6 +25,7 @@
 #include "core/json_writer.h"
 #include "core/py_format.h"
 #include "core/text_file.h"
+#include "msprobe/entry_name.h"
 #include "precheck/precheck_text.h"
 
 namespace numprobe {
@@ -139,15 +140,14 @@ std::optional<double> ParseCell(std::string_view text) {
 
 // The API of a detail row name: "Functional.relu.0" of "Functional.relu.0.forward.output.1".
 std::string ApiOfRow(const std::string& name, bool* backward) {
-  for (const char* dir : {".forward.", ".backward."}) {
-    const size_t at = name.rfind(dir);
-    if (at != std::string::npos) {
-      *backward = std::strcmp(dir, ".backward.") == 0;
-      return name.substr(0, at);
-    }
+  const std::string_view entry = detail::EntryOfRow(name);
+  const detail::EntryNameParts parts = detail::ParseEntryName(entry);
+  *backward = parts.backward();
+  if (entry.size() == name.size() || parts.api.empty()) {
+    *backward = false;
+    return name;
   }
-  *backward = false;
-  return name;
+  return std::string(entry.substr(0, parts.op.size() + 1 + parts.call.size()));
 }
 
 Status WriteTwin(const PrecheckFiles& files, const PrecheckRunInfo& info,

@@ -158,15 +158,9 @@ bool IsGradient(std::string_view op) {
 // The bare API name of a forward API entry ("softmax" of "Functional.softmax.0.forward",
 // "linalg.inv" of "Torch.linalg.inv.0.forward"), or "" for modules and backward entries.
 std::string ForwardApi(std::string_view entry) {
-  const auto parts = detail::SplitDots(entry);
-  if (parts.size() < 4 || parts.front() == "Module" || parts.back() != "forward") return {};
-  if (!detail::IsDigits(parts[parts.size() - 2])) return {};
-  std::string api(parts[1]);
-  for (size_t i = 2; i + 2 < parts.size(); ++i) {
-    api += '.';
-    api += parts[i];
-  }
-  return api;
+  const detail::EntryNameParts parts = detail::ParseEntryName(entry);
+  if (!parts.forward() || parts.prefix == "Module") return {};
+  return std::string(parts.api);  // empty unless API-shaped
 }
 
 struct OpFacts {

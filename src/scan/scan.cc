@@ -35,65 +35,6 @@
 
 namespace numprobe {
 
-namespace {
-
-constexpr std::array<std::string_view, kWatchpointCount> kWatchpointNames = {
-    "gradient_all_zero",  "gradient_vanishing",      "gradient_exploding",
-    "weight_not_changed", "weight_change_too_large", "weight_change_too_small",
-    "tensor_too_large",   "activation_range"};
-
-}  // namespace
-
-std::string_view WatchpointName(Watchpoint watchpoint) {
-  return kWatchpointNames[static_cast<size_t>(watchpoint)];
-}
-
-std::optional<Watchpoint> ParseWatchpoint(std::string_view name) {
-  for (size_t i = 0; i < kWatchpointNames.size(); ++i) {
-    if (kWatchpointNames[i] == name) return static_cast<Watchpoint>(i);
-  }
-  return std::nullopt;
-}
-
-std::string_view AnomalyKindName(AnomalyKind kind) {
-  switch (kind) {
-    case AnomalyKind::kCompute:
-      return "compute";
-    case AnomalyKind::kCommunication:
-      return "communication";
-    case AnomalyKind::kInheritedInput:
-      return "input";
-  }
-  return "compute";
-}
-
-std::string_view HeadroomTargetName(DType target) {
-  switch (target) {
-    case DType::kF16:
-      return "fp16";
-    case DType::kBF16:
-      return "bf16";
-    case DType::kF8E4M3FN:
-      return "fp8_e4m3";
-    case DType::kF8E5M2:
-      return "fp8_e5m2";
-    case DType::kF8E4M3FNUZ:
-      return "fp8_e4m3fnuz";
-    case DType::kF8E5M2FNUZ:
-      return "fp8_e5m2fnuz";
-    default:
-      return Name(target);
-  }
-}
-
-std::optional<DType> ParseHeadroomTarget(std::string_view name) {
-  for (DType t : {DType::kF16, DType::kBF16, DType::kF8E4M3FN, DType::kF8E5M2, DType::kF8E4M3FNUZ,
-                  DType::kF8E5M2FNUZ}) {
-    if (HeadroomTargetName(t) == name) return t;
-  }
-  return std::nullopt;
-}
-
 bool ScanReport::has_overflow() const {
   return std::any_of(headroom_summary.begin(), headroom_summary.end(),
                      [](const HeadroomSummary& s) { return s.overflow > 0; });

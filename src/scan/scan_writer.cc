@@ -92,7 +92,7 @@ void WriteTensor(JsonWriter& w, const ScanTensor& t) {
 
 void WriteNode(JsonWriter& w, const AnomalyNode& n) {
   w.StartObject();
-  PutStr(w, "kind", AnomalyKindName(n.kind));
+  PutStr(w, "kind", EnumName(n.kind));
   PutStr(w, "scope", n.scope);
   PutInt(w, "step", n.step);
   PutInt(w, "rank", n.rank);
@@ -141,7 +141,7 @@ void WriteThresholds(JsonWriter& w, const ScanThresholds& th) {
 
 void WriteHit(JsonWriter& w, const WatchpointHit& h) {
   w.StartObject();
-  PutStr(w, "watchpoint", WatchpointName(h.watchpoint));
+  PutStr(w, "watchpoint", EnumName(h.watchpoint));
   PutStr(w, "scope", h.scope);
   PutInt(w, "step", h.step);
   PutInt(w, "rank", h.rank);
@@ -241,7 +241,7 @@ std::string ScanJson(const ScanReport& r) {
   w.Key("enabled");
   w.StartArray();
   for (int i = 0; i < kWatchpointCount; ++i) {
-    if (r.options.watch[static_cast<size_t>(i)]) Str(w, WatchpointName(static_cast<Watchpoint>(i)));
+    if (r.options.watch[static_cast<size_t>(i)]) Str(w, EnumName(static_cast<Watchpoint>(i)));
   }
   w.EndArray();
   w.Key("thresholds");
@@ -249,7 +249,7 @@ std::string ScanJson(const ScanReport& r) {
   w.Key("counts");
   w.StartObject();
   std::map<std::string_view, int64_t> counts;
-  for (const auto& h : r.hits) ++counts[WatchpointName(h.watchpoint)];
+  for (const auto& h : r.hits) ++counts[EnumName(h.watchpoint)];
   for (const auto& [name, n] : counts) {
     w.Key(name);
     w.Int64(n);
@@ -326,10 +326,10 @@ std::string AnomaliesCsv(const ScanReport& r) {
     for (const auto& t : n.inputs) ins.push_back(TensorBrief(t));
     std::vector<std::string> outs;
     for (const auto& t : n.outputs) outs.push_back(TensorBrief(t));
-    out += CsvLine({std::to_string(i + 1), std::string(AnomalyKindName(n.kind)),
-                    std::to_string(n.step), std::to_string(n.rank), n.rank_folder, n.op_name,
-                    std::to_string(n.entry_index), Joined(n.module_path, " > "), Joined(ins, "; "),
-                    Joined(outs, "; "), Joined(n.stack, " | ")});
+    out += CsvLine({std::to_string(i + 1), std::string(EnumName(n.kind)), std::to_string(n.step),
+                    std::to_string(n.rank), n.rank_folder, n.op_name, std::to_string(n.entry_index),
+                    Joined(n.module_path, " > "), Joined(ins, "; "), Joined(outs, "; "),
+                    Joined(n.stack, " | ")});
   }
   return out;
 }
@@ -338,7 +338,7 @@ std::string WatchpointsCsv(const ScanReport& r) {
   std::string out = CsvLine({"Watchpoint", "Step", "Rank", "Rank Folder", "Op Name", "Tensor",
                              "Condition", "Actual", "Threshold", "Exact", "Detail"});
   for (const auto& h : r.hits) {
-    out += CsvLine({std::string(WatchpointName(h.watchpoint)), std::to_string(h.step),
+    out += CsvLine({std::string(EnumName(h.watchpoint)), std::to_string(h.step),
                     std::to_string(h.rank), h.rank_folder, h.op_name, h.tensor, h.condition,
                     CsvNumber(h.actual), CsvNumber(h.threshold), h.exact ? "True" : "False",
                     h.detail});
@@ -439,7 +439,7 @@ std::string AnomalyAnalyzeJson(const ScanReport& r) {
       // numprobe's additions; msprobe's readers ignore them.
       PutInt(w, "step", n->step);
       w.Key("kind");
-      w.String(std::string(AnomalyKindName(n->kind)).c_str());
+      w.String(std::string(EnumName(n->kind)).c_str());
       w.EndObject();
     }
     w.EndArray();

@@ -83,9 +83,9 @@ void WriteCell(JsonWriter& w, const Cell& c) {
 
 void WriteLevelCounts(JsonWriter& w, const ResultStore& s) {
   w.StartObject();
-  for (const Level l :
-       {Level::kPass, Level::kWarning, Level::kError, Level::kUnmatched, Level::kNone}) {
-    w.Key(LevelName(l));
+  for (const Verdict l :
+       {Verdict::kPass, Verdict::kWarning, Verdict::kError, Verdict::kUnmatched, Verdict::kNone}) {
+    w.Key(EnumName(l));
     w.Int64(s.LevelCount(l));
   }
   w.EndObject();
@@ -126,7 +126,7 @@ void WriteCulprit(JsonWriter& w, const Run& run, const Culprit& c) {
   w.Key("op");
   w.String(op);
   w.Key("level");
-  w.String(LevelName(c.level));
+  w.String(EnumName(c.level));
   w.Key("why");
   w.String(c.why);
   w.Key("first_row");
@@ -222,7 +222,7 @@ void WriteTreeNodeSummary(JsonWriter& w, const ModelTree& tree, uint32_t id) {
   w.Key("name");
   w.String(n.name);
   w.Key("worst");
-  w.String(LevelName(n.worst));
+  w.String(EnumName(n.worst));
   w.Key("rows");
   w.Uint(n.rows);
   w.Key("children");
@@ -396,11 +396,11 @@ Result<RowQuery> QueryOf(const Run& run, const Params& params) {
     while (start <= r->size()) {
       const size_t comma = std::min(r->find(',', start), r->size());
       const std::string_view name = std::string_view{*r}.substr(start, comma - start);
-      const Level l = ParseLevel(name);
-      if (l == Level::kNone && name != "none") {
+      const std::optional<Verdict> l = EnumFromName<Verdict>(name);
+      if (!l) {
         return Status::InvalidArgument(fmt::format("unknown result '{}'", name.substr(0, 40)));
       }
-      q.levels.push_back(l);
+      q.levels.push_back(*l);
       start = comma + 1;
     }
   }
@@ -490,7 +490,7 @@ ApiResponse Api::Rows(const Params& params) const {
     w.Key("i");
     w.Uint(r);
     w.Key("l");
-    w.String(LevelName(s.level(r)));
+    w.String(EnumName(s.level(r)));
     w.Key("c");
     w.StartArray();
     for (size_t k = 0; k < columns.size(); ++k) WriteCell(w, cells[j * columns.size() + k]);
@@ -518,7 +518,7 @@ ApiResponse Api::Row(const Params& params) const {
   w.Key("i");
   w.Uint(i);
   w.Key("level");
-  w.String(LevelName(s.level(i)));
+  w.String(EnumName(s.level(i)));
   w.Key("op");
   w.String(s.entry_names()[entry]);
   w.Key("cells");
@@ -606,7 +606,7 @@ ApiResponse Api::TreeSearch(const Params& params) const {
     w.Key("name");
     w.String(n.name);
     w.Key("worst");
-    w.String(LevelName(n.worst));
+    w.String(EnumName(n.worst));
     w.Key("rows");
     w.Uint(n.rows);
     w.Key("path");
@@ -634,7 +634,7 @@ std::string Api::TreeJson(size_t run_index) const {
     w.StartArray();
     w.String(n.name);
     w.Int(n.parent);
-    w.String(LevelName(n.worst));
+    w.String(EnumName(n.worst));
     w.Uint(n.rows);
     w.Int(n.entry);
     w.Uint(n.position);
@@ -844,7 +844,7 @@ ApiResponse Api::Trend(const Params& params) const {
       w.Null();
     }
     w.Key("level");
-    w.String(row ? LevelName(r.store->level(*row)) : "none");
+    w.String(row ? EnumName(r.store->level(*row)) : "none");
     w.EndObject();
   }
   w.EndArray();

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "msprobe/entry_name.h"
+
 namespace numprobe::ui {
 
 namespace {
@@ -18,8 +20,8 @@ std::string_view Trim(std::string_view s) {
 
 bool IsModule(std::string_view entry) { return entry.starts_with("Module."); }
 bool IsBackward(std::string_view entry) {
-  return entry.find(".backward") != std::string_view::npos ||
-         entry.find(".parameters_grad") != std::string_view::npos;
+  const detail::EntryDirection d = detail::ParseEntryName(entry).direction;
+  return d == detail::EntryDirection::kBackward || d == detail::EntryDirection::kParametersGrad;
 }
 
 // The part of a row name after its entry: "output.0".
@@ -66,55 +68,55 @@ Findings AnalyzeFindings(const ResultStore& store) {
   std::optional<Culprit> first_failing;
   for (uint32_t e = 0; e < entries.size(); ++e) {
     const std::string& entry = entries[e];
-    Level inputs = Level::kNone;
-    Level outputs = Level::kNone;
+    Verdict inputs = Verdict::kNone;
+    Verdict outputs = Verdict::kNone;
     std::vector<uint32_t> bad_outputs;
     bool inputs_finite = true;
     std::vector<uint32_t> nonfinite_outputs;
     for (const uint32_t row : store.entry_rows(e)) {
       const std::string_view name = NameOf(store, row);
       const bool is_input = IsInputRowName(name, entry);
-      const Level level = store.level(row);
+      const Verdict level = store.level(row);
       if (is_input) {
-        inputs = WorseLevel(inputs, level);
+        inputs = Worse(inputs, level);
         if (nonfinite(row)) inputs_finite = false;
       } else {
-        outputs = WorseLevel(outputs, level);
-        if (level == Level::kError || level == Level::kWarning) bad_outputs.push_back(row);
+        outputs = Worse(outputs, level);
+        if (level == Verdict::kError || level == Verdict::kWarning) bad_outputs.push_back(row);
         if (nonfinite(row)) nonfinite_outputs.push_back(row);
       }
     }
     if (!out.first_anomaly && inputs_finite && !nonfinite_outputs.empty()) {
       Culprit c;
       c.entry = e;
-      c.level = Level::kError;
+      c.level = Verdict::kError;
       c.rows = nonfinite_outputs;
       c.why = fmt::format("inputs finite; {} non-finite", Leaf(NameOf(store, c.rows[0]), entry));
       out.first_anomaly = std::move(c);
     }
     if (!has_result) continue;
-    const Level entry_worst = WorseLevel(inputs, outputs);
-    if (!first_failing && entry_worst == Level::kError) {
+    const Verdict entry_worst = Worse(inputs, outputs);
+    if (!first_failing && entry_worst == Verdict::kError) {
       Culprit c;
       c.entry = e;
-      c.level = Level::kError;
+      c.level = Verdict::kError;
       for (const uint32_t row : store.entry_rows(e)) {
-        if (store.level(row) == Level::kError) c.rows.push_back(row);
+        if (store.level(row) == Verdict::kError) c.rows.push_back(row);
       }
       c.why = "first op with an error row (no op has agreeing inputs and a failing output)";
       first_failing = std::move(c);
     }
-    const bool inputs_agree = inputs != Level::kWarning && inputs != Level::kError;
-    if (!inputs_agree || (outputs != Level::kError && outputs != Level::kWarning)) continue;
+    const bool inputs_agree = inputs != Verdict::kWarning && inputs != Verdict::kError;
+    if (!inputs_agree || (outputs != Verdict::kError && outputs != Verdict::kWarning)) continue;
     Culprit c;
     c.entry = e;
     c.level = outputs;
     for (const uint32_t row : bad_outputs) {
       if (store.level(row) == outputs) c.rows.push_back(row);
     }
-    c.why = fmt::format("inputs {}; {} {}", inputs == Level::kNone ? "absent" : "pass",
-                        Leaf(NameOf(store, c.rows[0]), entry), LevelName(outputs));
-    const int severity = outputs == Level::kError ? 0 : 1;
+    c.why = fmt::format("inputs {}; {} {}", inputs == Verdict::kNone ? "absent" : "pass",
+                        Leaf(NameOf(store, c.rows[0]), entry), EnumName(outputs));
+    const int severity = outputs == Verdict::kError ? 0 : 1;
     const int pass = (IsBackward(entry) ? 2 : 0) + (IsModule(entry) ? 1 : 0);
     found[severity][pass].push_back(std::move(c));
   }
@@ -149,14 +151,14 @@ void ApplyAnalysis(const ResultStore& store, const DivergenceReport& report, Fin
     // The worst output first, then the op's other outputs over their tolerance.
     const auto worst = store.FindByName(op.worst_output);
     if (worst && store.entry(*worst) == c.entry) c.rows.push_back(*worst);
-    Level level = Level::kWarning;  // over its tolerance, whatever msprobe's rules said
+    Verdict level = Verdict::kWarning;  // over its tolerance, whatever msprobe's rules said
     for (const uint32_t row : store.entry_rows(c.entry)) {
       if (IsInputRowName(NameOf(store, row), op.op_name)) continue;
-      level = WorseLevel(level, store.level(row));
+      level = Worse(level, store.level(row));
       const bool differs = judgment >= 0 && store.Get(row, judgment).text == "differs";
       if (differs && (c.rows.empty() || c.rows[0] != row)) c.rows.push_back(row);
     }
-    c.level = op.non_finite ? Level::kError : level;
+    c.level = op.non_finite ? Verdict::kError : level;
     c.analysis = op;
     findings->divergence.push_back(std::move(c));
   };

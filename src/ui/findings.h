@@ -21,7 +21,7 @@ namespace numprobe::ui {
 
 struct Culprit {
   uint32_t entry = 0;
-  Level level = Level::kNone;
+  Verdict level = Verdict::kNone;
   std::vector<uint32_t> rows;            // the entry's offending rows, the worst first
   std::string why;                       // "inputs pass; output.0 error", or the analysis' reason
   std::optional<DivergenceOp> analysis;  // set when numprobe compare's analysis named this op

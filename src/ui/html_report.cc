@@ -106,7 +106,7 @@ std::vector<uint32_t> TensorRows(const Run& run, int limit) {
     for (const uint32_t r : run.findings.first_anomaly->rows) add(r);
   }
   const ui::ResultStore& s = *run.store;
-  for (const ui::Level level : {ui::Level::kError, ui::Level::kWarning}) {
+  for (const Verdict level : {Verdict::kError, Verdict::kWarning}) {
     for (uint32_t r = 0; r < s.row_count() && static_cast<int>(rows.size()) < limit; ++r) {
       if (s.level(r) == level) add(r);
     }

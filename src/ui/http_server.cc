@@ -163,8 +163,8 @@ class HttpServer final : public Server {
       const ResultStore& s = *run->store;
       out += fmt::format("{}: {}{}, {} rows: {} pass, {} warning, {} error, {} unmatched\n",
                          run->label, run->mode, run->mode == "dump" ? "" : " mode", s.row_count(),
-                         s.LevelCount(Level::kPass), s.LevelCount(Level::kWarning),
-                         s.LevelCount(Level::kError), s.LevelCount(Level::kUnmatched));
+                         s.LevelCount(Verdict::kPass), s.LevelCount(Verdict::kWarning),
+                         s.LevelCount(Verdict::kError), s.LevelCount(Verdict::kUnmatched));
     }
     if (api_.workspace().scan) out += fmt::format("scan: {}\n", api_.workspace().scan->file);
     for (const std::string& w : api_.workspace().warnings) out += "warning: " + w + "\n";

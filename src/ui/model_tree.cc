@@ -54,7 +54,7 @@ ModelTree ModelTree::Build(ResultStore& store, const ConstructMap* construct) {
     TreeNode& node = tree.nodes_[id];
     node.entry = static_cast<int32_t>(e);
     for (const uint32_t row : store.entry_rows(e)) {
-      node.own = WorseLevel(node.own, store.level(row));
+      node.own = Worse(node.own, store.level(row));
       node.first_row = std::min(node.first_row, row);
     }
     node.rows = static_cast<uint32_t>(store.entry_rows(e).size());
@@ -62,11 +62,11 @@ ModelTree ModelTree::Build(ResultStore& store, const ConstructMap* construct) {
   // Parents precede their children in `nodes_`: aggregate from the back.
   for (size_t i = tree.nodes_.size(); i-- > 0;) {
     TreeNode& node = tree.nodes_[i];
-    node.worst = WorseLevel(node.worst, node.own);
+    node.worst = Worse(node.worst, node.own);
     if (node.parent < 0) continue;
     TreeNode& parent = tree.nodes_[static_cast<size_t>(node.parent)];
     parent.children.push_back(static_cast<uint32_t>(i));
-    parent.worst = WorseLevel(parent.worst, node.worst);
+    parent.worst = Worse(parent.worst, node.worst);
     parent.rows += node.rows;
     parent.first_row = std::min(parent.first_row, node.first_row);
   }

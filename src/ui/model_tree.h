@@ -27,8 +27,8 @@ struct TreeNode {
   int32_t parent = -1;             // -1 for the root
   int32_t entry = -1;              // the store's entry of this node, -1 for a module without rows
   std::vector<uint32_t> children;  // in order of first execution
-  Level worst = Level::kNone;      // over the subtree's rows
-  Level own = Level::kNone;        // over the node's own rows
+  Verdict worst = Verdict::kNone;  // over the subtree's rows
+  Verdict own = Verdict::kNone;    // over the node's own rows
   uint32_t rows = 0;               // rows in the subtree
   uint32_t first_row = std::numeric_limits<uint32_t>::max();  // earliest row of the subtree
   uint32_t position = 0;  // pre-order position; the subtree spans [position, end)

@@ -84,11 +84,6 @@ bool GlobLowered(std::string_view text, std::string_view pattern) {
   return p == pattern.size();
 }
 
-bool IsDirection(std::string_view s) { return s == "forward" || s == "backward"; }
-bool IsDigits(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
 }  // namespace
 
 uint32_t TextPool::Intern(std::string_view text) {
@@ -147,39 +142,9 @@ const std::vector<uint32_t>& TextPool::SortedRanks() const {
   return ranks_;
 }
 
-std::string_view LevelName(Level level) {
-  switch (level) {
-    case Level::kPass:
-      return "pass";
-    case Level::kUnmatched:
-      return "unmatched";
-    case Level::kWarning:
-      return "warning";
-    case Level::kError:
-      return "error";
-    case Level::kNone:
-      return "none";
-  }
-  return "none";
-}
-
-Level ParseLevel(std::string_view text) {
-  if (text == "pass") return Level::kPass;
-  if (text == "unmatched") return Level::kUnmatched;
-  if (text == "warning") return Level::kWarning;
-  if (text == "error") return Level::kError;
-  return Level::kNone;
-}
-
-Level WorseLevel(Level a, Level b) {
-  if (a == Level::kNone) return b;
-  if (b == Level::kNone) return a;
-  return static_cast<uint8_t>(a) >= static_cast<uint8_t>(b) ? a : b;
-}
-
 std::string RowQuery::Key() const {
   std::string key = fmt::format("s{}{}|", sort_column, descending ? "d" : "a");
-  for (const Level l : levels) key += fmt::format("l{}", static_cast<int>(l));
+  for (const Verdict l : levels) key += fmt::format("l{}", static_cast<int>(l));
   key += "|p" + std::to_string(pattern.size()) + ":" + pattern;
   for (const Range& r : ranges) {
     key += fmt::format("|r{}:{}:{}", r.column, r.min ? fmt::format("{}", *r.min) : "",
@@ -370,10 +335,10 @@ Status ResultStoreBuilder::AddRow(const std::vector<Cell>& cells, std::string_vi
       if (!b.numbers.empty()) b.numbers.push_back(0.0);
     }
   }
-  Level level = Level::kNone;
+  Verdict level = Verdict::kNone;
   if (result_column_ >= 0 && result_column_ < static_cast<int>(cells.size()) &&
       !cells[result_column_].is_number) {
-    level = ParseLevel(cells[result_column_].text);
+    level = EnumFromName<Verdict>(cells[result_column_].text).value_or(Verdict::kNone);
   }
   s.levels_.push_back(level);
   ++s.level_counts_[static_cast<int>(level)];
@@ -418,34 +383,6 @@ std::unique_ptr<ResultStore> ResultStoreBuilder::Finish() {
   store_ = std::make_unique<ResultStore>();
   return out;
 }
-
-std::string_view EntryOfRow(std::string_view row_name) {
-  // Walk the dot-separated parts, remembering where each starts; the entry ends before the part
-  // that names the leaf's state.
-  std::string_view parts[3];  // the two parts before the current one, and the current one
-  size_t start = 0;
-  for (size_t i = 0;; ++i) {
-    const size_t dot = row_name.find('.', start);
-    const std::string_view part = row_name.substr(
-        start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
-    parts[0] = parts[1];
-    parts[1] = parts[2];
-    parts[2] = part;
-    if (i >= 1) {
-      if (part == "parameters_grad") return row_name.substr(0, start + part.size());
-      if (part == "input" || part == "output" || part == "parameters" || part == "kwargs") {
-        if (IsDirection(parts[1]) || (i >= 2 && IsDigits(parts[1]) && IsDirection(parts[0]))) {
-          return row_name.substr(0, start - 1);
-        }
-      }
-    }
-    if (dot == std::string_view::npos) break;
-    start = dot + 1;
-  }
-  return row_name;
-}
-
-std::string EntryNameOfRow(std::string_view row_name) { return std::string(EntryOfRow(row_name)); }
 
 bool IsInputRowName(std::string_view row_name, std::string_view entry_name) {
   if (row_name.size() <= entry_name.size() + 1) return false;

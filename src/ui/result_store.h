@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "numprobe/result.h"
+#include "numprobe/verdict.h"
 
 namespace numprobe::ui {
 
@@ -79,17 +80,10 @@ struct Cell {
   static Cell Text(std::string_view t) { return {false, 0, t}; }
 };
 
-// Result levels in order of severity, as the UI colours them.
-enum class Level : uint8_t { kPass = 0, kUnmatched = 1, kWarning = 2, kError = 3, kNone = 4 };
-std::string_view LevelName(Level level);  // "pass", "unmatched", "warning", "error", "none"
-Level ParseLevel(std::string_view text);  // kNone for anything else
-// The worse of two levels (kNone counts as the mildest).
-Level WorseLevel(Level a, Level b);
-
 // A query over a store's rows. Column indexes refer to ResultStore::columns().
 struct RowQuery {
-  std::vector<Level> levels;  // rows of these results only (empty: all)
-  std::string pattern;        // case-insensitive substring of the name; '*' and '?' make it a glob
+  std::vector<Verdict> levels;  // rows of these results only (empty: all)
+  std::string pattern;  // case-insensitive substring of the name; '*' and '?' make it a glob
   struct Range {
     int column = -1;
     std::optional<double> min;  // inclusive
@@ -124,7 +118,7 @@ class ResultStore {
   Cell Get(uint32_t row, int column) const { return columns_[column].Get(row); }
 
   // Per row: its result level and its entry (an index into entry_names()).
-  Level level(uint32_t row) const { return levels_[row]; }
+  Verdict level(uint32_t row) const { return levels_[row]; }
   uint32_t entry(uint32_t row) const { return entries_[row]; }
   const std::vector<std::string>& entry_names() const { return entry_names_; }
   // The first row of each entry (rows of an entry need not be contiguous in hand-made tables).
@@ -135,7 +129,7 @@ class ResultStore {
   uint32_t entry_tree_position(uint32_t entry) const { return entry_positions_[entry]; }
 
   int name_column() const { return name_column_; }
-  int64_t LevelCount(Level level) const { return level_counts_[static_cast<int>(level)]; }
+  int64_t LevelCount(Verdict level) const { return level_counts_[static_cast<int>(level)]; }
 
   // Rows matching `query`, in its order. The returned view is shared with the cache.
   std::shared_ptr<const std::vector<uint32_t>> Select(const RowQuery& query) const;
@@ -158,7 +152,7 @@ class ResultStore {
 
   uint32_t row_count_ = 0;
   std::vector<Column> columns_;
-  std::vector<Level> levels_;
+  std::vector<Verdict> levels_;
   std::vector<uint32_t> entries_;
   std::vector<std::string> entry_names_;
   std::vector<uint32_t> entry_first_row_;
@@ -198,14 +192,6 @@ class ResultStoreBuilder {
   uint32_t last_entry_ = 0;  // rows of one entry usually come together
   int result_column_ = -1;
 };
-
-// The entry (dump.json key) a row name belongs to: "Functional.conv2d.0.forward.input.0" ->
-// "Functional.conv2d.0.forward", "Module.fc1.Linear.forward.0.parameters.weight" ->
-// "Module.fc1.Linear.forward.0", "Module.fc1.Linear.parameters_grad.0.weight" ->
-// "Module.fc1.Linear.parameters_grad". Names without a recognisable part are their own entry.
-std::string EntryNameOfRow(std::string_view row_name);
-// The same, as a prefix of `row_name` (no copy).
-std::string_view EntryOfRow(std::string_view row_name);
 
 // Whether a row name is an input-side leaf (inputs, keyword arguments, parameters) rather than
 // an output or a gradient.

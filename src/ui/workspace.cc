@@ -6,10 +6,12 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "numprobe/compare.h"
+#include "numprobe/compare_trees.h"
 #include "numprobe/divergence.h"
 #include "numprobe/dump.h"
 #include "numprobe/dump_layout.h"
@@ -17,9 +19,11 @@
 
 #include "compare/compare_internal.h"
 #include "compare/compare_json.h"
+#include "compare/divergence_file.h"
 #include "core/json.h"
 #include "core/py_format.h"
 #include "core/utf8.h"
+#include "msprobe/entry_name.h"
 #include "msprobe/folder_number.h"
 
 namespace numprobe::ui {
@@ -59,7 +63,7 @@ class TwinTable final : public CompareJsonTable {
       cells_.push_back(c.is_number ? Cell::Number(c.number) : Cell::Text(c.text));
     }
     const Cell& name = cells_[name_column_];
-    return builder_->AddRow(cells_, EntryOfRow(name.is_number ? std::string_view() : name.text));
+    return builder_->AddRow(cells_, detail::EntryOfRow(name.is_number ? std::string_view() : name.text));
   }
   std::unique_ptr<ResultStore> Finish() { return builder_ ? builder_->Finish() : nullptr; }
 
@@ -97,20 +101,25 @@ std::string JoinLabel(const std::string& scope, const std::string& rank) {
   return scope + "/" + rank;
 }
 
-// Builds the run's tree and findings; returns construct.json's map (empty when absent). A
-// construct.json that cannot be read is an error, as it is for compare and scan.
-Result<ConstructMap> FinishRun(Run* run, const fs::path& construct_json) {
-  ConstructMap construct;
+// Builds the run's tree (with `construct`'s nesting when there is one) and findings.
+void FinishRun(Run* run, const ConstructMap* construct) {
+  run->has_construct = construct != nullptr;
+  run->tree = ModelTree::Build(*run->store, construct);
+  run->findings = AnalyzeFindings(*run->store);
+}
+
+// As above, with construct.json read. A construct.json that cannot be read is an error, as it is
+// for compare and scan.
+Status FinishRun(Run* run, const fs::path& construct_json) {
+  std::optional<ConstructMap> construct;
   if (!construct_json.empty()) {
     std::error_code ec;
     if (fs::is_regular_file(construct_json, ec)) {
       NUMPROBE_ASSIGN_OR_RETURN(construct, ReadConstructJson(construct_json));
-      run->has_construct = true;
     }
   }
-  run->tree = ModelTree::Build(*run->store, run->has_construct ? &construct : nullptr);
-  run->findings = AnalyzeFindings(*run->store);
-  return construct;
+  FinishRun(run, construct ? &*construct : nullptr);
+  return Status::Ok();
 }
 
 // Applies the analysis that divergence_{ts}.json records for (scope, rank) to `run`, if any.
@@ -236,13 +245,14 @@ Status AddDumpRun(const DumpLocation& loc, const std::string& scope, const std::
   run->target = loc.dump_json.string();
   run->target_tensors = TensorDirIn(loc.dir);
   run->store = builder.Finish();
-  NUMPROBE_RETURN_IF_ERROR(FinishRun(run.get(), loc.construct_json).status());
+  NUMPROBE_RETURN_IF_ERROR(FinishRun(run.get(), loc.construct_json));
   ws->runs.push_back(std::move(run));
   return Status::Ok();
 }
 
-Status AddComparedRun(const DumpPair& pair, Workspace* ws) {
-  NUMPROBE_ASSIGN_OR_RETURN(CompareTable table, CompareDumps(*pair.target, *pair.golden));
+Status AddComparedRun(const RankCompare& rank, Workspace* ws) {
+  const CompareTable& table = rank.table;
+  const DumpPair& pair = rank.pair;
   ResultStoreBuilder builder(table.Header());
   for (size_t i = 0; i < table.rows.size(); ++i) {
     const DumpRow& row = table.target->rows[table.rows[i].target];
@@ -252,21 +262,18 @@ Status AddComparedRun(const DumpPair& pair, Workspace* ws) {
   auto run = std::make_unique<Run>();
   run->scope = pair.scope;
   run->rank_folder = pair.rank;
-  run->label =
-      JoinLabel(pair.scope, pair.rank).empty() ? "dump.json" : JoinLabel(pair.scope, pair.rank);
+  run->label = rank.label;
   run->step = StepOfScope(pair.scope);
   run->rank = RankOf(pair.rank);
-  run->mode = std::string(CompareModeName(table.mode));
+  run->mode = std::string(EnumName(table.mode));
   run->source = "compared on the fly";
   run->target = pair.target->dump_json.string();
   run->golden = pair.golden->dump_json.string();
   run->target_tensors = TensorDirIn(pair.target->dir);
   run->golden_tensors = TensorDirIn(pair.golden->dir);
   run->store = builder.Finish();
-  NUMPROBE_ASSIGN_OR_RETURN(const ConstructMap construct,
-                            FinishRun(run.get(), pair.target->construct_json));
-  const DivergenceReport report = FindDivergence(table, run->has_construct ? &construct : nullptr);
-  ApplyAnalysis(*run->store, report, &run->findings);
+  FinishRun(run.get(), rank.has_construct ? &rank.construct : nullptr);
+  ApplyAnalysis(*run->store, rank.report, &run->findings);
   for (const std::string& w : table.warnings) ws->warnings.push_back(run->label + ": " + w);
   ws->runs.push_back(std::move(run));
   return Status::Ok();
@@ -296,8 +303,7 @@ Status AddTwinRun(const fs::path& file, const std::string& scope, const std::str
                     run->label, table.target));
   }
   NUMPROBE_RETURN_IF_ERROR(
-      FinishRun(run.get(), target_dir.empty() ? fs::path() : target_dir / "construct.json")
-          .status());
+      FinishRun(run.get(), target_dir.empty() ? fs::path() : target_dir / "construct.json"));
   if (divergence != nullptr) ApplyDivergenceFile(*divergence, scope, rank, run.get());
   ws->runs.push_back(std::move(run));
   return Status::Ok();
@@ -532,15 +538,16 @@ Result<std::unique_ptr<Workspace>> LoadWorkspace(const fs::path& path, const Loa
   if (!options.golden.empty()) {
     ws->kind = "dumps";
     ws->paths.push_back(options.golden.string());
-    NUMPROBE_ASSIGN_OR_RETURN(auto pairs, DiscoverDumpPairs(path, options.golden));
-    for (const DumpPair& p : pairs) {
-      if (!p.complete()) {
-        ws->warnings.push_back(fmt::format("{}: only in the {} dump; not compared",
-                                           JoinLabel(p.scope, p.rank),
-                                           p.target ? "target" : "golden"));
-        continue;
-      }
-      NUMPROBE_RETURN_IF_ERROR(AddComparedRun(p, ws.get()));
+    CompareTreesOptions compare;
+    compare.warning = [&ws](std::string_view message) { ws->warnings.emplace_back(message); };
+    NUMPROBE_ASSIGN_OR_RETURN(const CompareTreesResult compared,
+                              CompareDumpTrees(path, options.golden, compare));
+    for (const MissingRank& m : compared.missing) {
+      ws->warnings.push_back(fmt::format("{}: only in the {} dump; not compared", m.label,
+                                         m.in_target ? "target" : "golden"));
+    }
+    for (const RankCompare& rank : compared.ranks) {
+      NUMPROBE_RETURN_IF_ERROR(AddComparedRun(rank, ws.get()));
     }
     if (ws->runs.empty()) return Status::NotFound("no rank is present in both dumps");
     SortRuns(ws.get());

@@ -41,7 +41,7 @@ TEST(CompareDivergenceGoldenTest, NamesThePlantedOpFirst) {
     EXPECT_EQ(pair.rank, "rank0");
     auto table = CompareDumps(*pair.target, *pair.golden);
     ASSERT_TRUE(table.ok()) << table.error().ToString();
-    EXPECT_EQ(std::string(CompareModeName(table->mode)), it->value["mode"].GetString());
+    EXPECT_EQ(std::string(EnumName(table->mode)), it->value["mode"].GetString());
     auto construct = ReadConstructJson(pair.target->construct_json);
     ASSERT_TRUE(construct.ok()) << construct.error().ToString();
     const DivergenceReport report = FindDivergence(*table, &*construct);

@@ -7,10 +7,10 @@
 #include <unistd.h>
 
 #include "numprobe/compare.h"
-#include "numprobe/compare_writer.h"
 #include "numprobe/dump_layout.h"
 #include "numprobe/thread_pool.h"
 
+#include "compare/compare_writer.h"
 #include "testing/compare_csv.h"
 #include "testing/temp_dir.h"
 

@@ -3,14 +3,13 @@
 // are one character), so the subcommand's arguments are rewritten to long names and parsed by a
 // private CLI11 app, and --help is printed from the same option table.
 #include <algorithm>
-#include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
-#include <ctime>
-#include <filesystem>
 #include <map>
-#include <optional>
+#include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -18,10 +17,8 @@
 
 #include "numprobe/buffer.h"
 #include "numprobe/compare.h"
-#include "numprobe/compare_mapping.h"
-#include "numprobe/compare_writer.h"
+#include "numprobe/compare_trees.h"
 #include "numprobe/divergence.h"
-#include "numprobe/dump_layout.h"
 #include "numprobe/tensor_file.h"
 #include "numprobe/thread_pool.h"
 
@@ -30,8 +27,6 @@
 
 namespace numprobe::cli {
 namespace {
-
-namespace fs = std::filesystem;
 
 struct CompareArgs {
   std::string target;
@@ -130,27 +125,6 @@ std::vector<std::string> RewriteArgs(const std::vector<std::string>& args) {
   return RewriteShortOptions(args, names);
 }
 
-std::string Timestamp() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  localtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y%m%d%H%M%S", &tm);
-  return buf;
-}
-
-std::string PairLabel(const DumpPair& p) {
-  std::string label = p.scope;
-  if (!p.rank.empty()) label = label.empty() ? p.rank : label + "/" + p.rank;
-  return label.empty() ? "dump.json" : label;
-}
-
-struct Done {
-  DumpPair pair;
-  CompareTable table;
-  DivergenceReport report;
-};
-
 void PrintDivergence(const std::string& label, const DivergenceReport& r) {
   if (!r.first.has_value()) {
     // (The analysis names an op whenever a row is over its tolerance.)
@@ -199,162 +173,68 @@ Status CheckNotTensorFiles(const CompareArgs& args) {
   return Status::Ok();
 }
 
+// The tensor-pair progress bar on a terminal's stderr: every 16 pairs and the last, then cleared.
+void DrawProgress(uint64_t done, uint64_t total, std::string_view what) {
+  static std::mutex mu;
+  if (total <= 1 || (done % 16 != 0 && done != total)) return;
+  const std::lock_guard<std::mutex> lock(mu);
+  std::fprintf(stderr, "\rcompare: %llu/%llu %.*s", static_cast<unsigned long long>(done),
+               static_cast<unsigned long long>(total), static_cast<int>(what.size()), what.data());
+  if (done == total) std::fprintf(stderr, "\r%*s\r", 60, "");
+}
+
 int RunCompare(const CompareArgs& args) {
   if (args.threads < 0) return ReportError(Status::InvalidArgument("--threads must be >= 0"));
   if (args.threads > 0) ThreadPool::SetDefaultThreads(args.threads);
   if (IsGraphDumpPath(args.target) && IsGraphDumpPath(args.golden)) {
     return RunGraphCompare(args.target, args.golden, args.output, args.xlsx);
   }
-  CompareOptions options;
-  CompareMapping& mapping = options.mapping;
+  CompareTreesOptions options;
+  CompareMapping& mapping = options.compare.mapping;
   mapping.fuzzy = args.fuzzy;
   mapping.align = !args.no_align;
-  if (!args.data_mapping.empty()) {
-    auto map = LoadStringMap(args.data_mapping);
-    if (!map) return ReportError(map.error());
-    mapping.data_mapping = true;
-    mapping.data_map = std::move(*map);
-  }
-  if (args.cell_option != nullptr && args.cell_option->count() > 0) {
-    mapping.cell_mapping = true;
-    if (!args.cell_mapping.empty()) {
-      auto map = LoadStringMap(args.cell_mapping);
-      if (!map) return ReportError(map.error());
-      mapping.cell_map = std::move(*map);
-    }
-  }
-  if (args.api_option != nullptr && args.api_option->count() > 0) {
-    mapping.api_mapping = true;
-    if (!args.api_mapping.empty()) {
-      auto map = LoadApiArgMappings(args.api_mapping);
-      if (!map) return ReportError(map.error());
-      mapping.api_args = std::move(*map);
-    }
-  }
-  if (!args.layer_mapping.empty()) {
-    auto map = LoadLayerMapping(args.layer_mapping);
-    if (!map) return ReportError(map.error());
-    mapping.layer_mapping = true;
-    mapping.layer_map = std::move(*map);
-  }
+  mapping.data_mapping_file = args.data_mapping;
+  mapping.cell_mapping = args.cell_option != nullptr && args.cell_option->count() > 0;
+  mapping.cell_mapping_file = args.cell_mapping;
+  mapping.api_mapping = args.api_option != nullptr && args.api_option->count() > 0;
+  mapping.api_mapping_file = args.api_mapping;
+  mapping.layer_mapping_file = args.layer_mapping;
+  if (::isatty(2) != 0) options.compare.progress = DrawProgress;
+  options.output = args.output;
+  options.timestamp = FileTimestamp();
+  options.xlsx = args.xlsx;
+  options.diff_analyze = args.diff_analyze;
+  options.warning = ReportWarning;
   if (Status s = CheckNotTensorFiles(args); !s.ok()) return ReportError(s);
-  auto pairs = DiscoverDumpPairs(args.target, args.golden);
-  if (!pairs) return ReportError(pairs.error());
-
-  // Compare everything before writing anything: a bad input leaves no partial results behind.
-  // With at least as many rank pairs as threads, ranks run in parallel (each rank's rows then run
-  // on its own thread); otherwise ranks run one after another, each using every thread.
-  std::vector<const DumpPair*> complete;
-  size_t skipped = 0;
-  for (const DumpPair& p : *pairs) {
-    if (!p.complete()) continue;
-    // msprobe writes dump.json as {} for a rank that recorded nothing and skips that rank.
-    const bool empty_target = IsEmptyDumpJson(p.target->dump_json);
-    if (empty_target || IsEmptyDumpJson(p.golden->dump_json)) {
-      ReportWarning(fmt::format("{}: {} is {{}} (the rank recorded nothing); skipped", PairLabel(p),
-                                (empty_target ? p.target : p.golden)->dump_json.string()));
-      ++skipped;
-      continue;
-    }
-    complete.push_back(&p);
-  }
-  if (complete.empty() && skipped > 0) {
-    return ReportError(Status::NotFound("nothing to compare: every dump.json is {}"));
-  }
-  std::vector<std::optional<Done>> results(complete.size());
-  std::vector<Status> errors(complete.size());
-  auto compare_one = [&](int64_t k) {
-    const DumpPair& p = *complete[static_cast<size_t>(k)];
-    auto table = CompareDumps(*p.target, *p.golden, options);
-    if (!table) {
-      errors[static_cast<size_t>(k)] = table.error();
-      return;
-    }
-    ConstructMap construct;
-    if (!p.target->construct_json.empty()) {
-      auto c = ReadConstructJson(p.target->construct_json);
-      if (!c) {
-        errors[static_cast<size_t>(k)] = c.error();
-        return;
-      }
-      construct = std::move(*c);
-    }
-    DivergenceReport report = FindDivergence(*table, &construct);
-    results[static_cast<size_t>(k)] = Done{p, std::move(*table), std::move(report)};
-  };
-  ThreadPool& pool = ThreadPool::Default();
-  if (complete.size() > 1 && static_cast<int>(complete.size()) >= pool.threads()) {
-    pool.ParallelFor(static_cast<int64_t>(complete.size()), compare_one);
-  } else {
-    for (size_t k = 0; k < complete.size(); ++k) compare_one(static_cast<int64_t>(k));
-  }
-  for (const Status& s : errors) {
-    if (!s.ok()) return ReportError(s);
-  }
-  std::vector<Done> done;
-  done.reserve(results.size());
-  for (auto& r : results) done.push_back(std::move(*r));
+  auto result = CompareDumpTrees(args.target, args.golden, options);
+  if (!result) return ReportError(result.error());
 
   std::printf("numprobe compare: %s (target) vs %s (golden, the reference)\n", args.target.c_str(),
               args.golden.c_str());
-  const std::string ts = Timestamp();
-  for (const Done& d : done) {
-    const fs::path dir = fs::path(args.output) / d.pair.scope;
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec) return ReportError(Status::IoError(fmt::format("{}: {}", dir.string(), ec.message())));
-    const std::string stem =
-        "compare_result" + (d.pair.rank.empty() ? "" : "_" + d.pair.rank) + "_" + ts;
-    const fs::path csv = dir / (stem + (args.xlsx ? ".xlsx" : ".csv"));
-    const fs::path json = dir / (stem + ".json");
-    Status s = args.xlsx ? WriteCompareXlsx(d.table, csv) : WriteCompareCsv(d.table, csv);
-    if (s.ok()) {
-      s = WriteCompareJson(d.table, json, d.pair.target->dump_json.string(),
-                           d.pair.golden->dump_json.string());
-    }
-    if (!s.ok()) return ReportError(s);
-    std::map<ResultLevel, int64_t> counts;
-    for (const CompareRow& r : d.table.rows) ++counts[r.result];
-    std::printf("%s: %s mode, %zu rows: %lld pass, %lld warning, %lld error, %lld unmatched\n",
-                PairLabel(d.pair).c_str(), std::string(CompareModeName(d.table.mode)).c_str(),
-                d.table.rows.size(), static_cast<long long>(counts[ResultLevel::kPass]),
-                static_cast<long long>(counts[ResultLevel::kWarning]),
-                static_cast<long long>(counts[ResultLevel::kError]),
-                static_cast<long long>(counts[ResultLevel::kUnmatched]));
-    std::printf("  wrote %s (and .json)\n", csv.string().c_str());
-    for (const std::string& w : d.table.warnings) ReportWarning(PairLabel(d.pair) + ": " + w);
-    PrintDivergence("", d.report);
-  }
-  std::vector<std::string> missing;
-  for (const DumpPair& p : *pairs) {
-    if (p.complete()) continue;
-    const bool in_target = p.target.has_value();
-    missing.push_back(fmt::format("{}: only in the {} dump ({})", PairLabel(p),
-                                  in_target ? "target" : "golden",
-                                  (in_target ? p.target->dir : p.golden->dir).string()));
-    std::printf("%s; not compared\n", missing.back().c_str());
-  }
 
-  std::vector<RankDivergence> ranks;
-  ranks.reserve(done.size());
-  for (const Done& d : done) ranks.push_back({d.pair.scope, d.pair.rank, &d.table, d.report});
-  std::error_code ec;
-  fs::create_directories(args.output, ec);
-  const fs::path divergence = fs::path(args.output) / ("divergence_" + ts + ".json");
-  if (Status s = WriteDivergenceJson(ranks, missing, divergence); !s.ok()) return ReportError(s);
-  if (args.diff_analyze) {
-    const fs::path analyze = fs::path(args.output) / ("diff_analyze_" + ts + ".json");
-    if (Status s = WriteDiffAnalyzeJson(ranks, analyze); !s.ok()) return ReportError(s);
+  for (const RankCompare& r : result->ranks) {
+    std::map<Verdict, int64_t> counts;
+    for (const CompareRow& row : r.table.rows) ++counts[row.result];
+    std::printf("%s: %s mode, %zu rows: %lld pass, %lld warning, %lld error, %lld unmatched\n",
+                r.label.c_str(), std::string(EnumName(r.table.mode)).c_str(), r.table.rows.size(),
+                static_cast<long long>(counts[Verdict::kPass]),
+                static_cast<long long>(counts[Verdict::kWarning]),
+                static_cast<long long>(counts[Verdict::kError]),
+                static_cast<long long>(counts[Verdict::kUnmatched]));
+    std::printf("  wrote %s (and .json)\n", r.table_file.string().c_str());
+    for (const std::string& w : r.table.warnings) ReportWarning(r.label + ": " + w);
+    PrintDivergence("", r.report);
   }
-  const int earliest = EarliestDivergence(ranks);
-  if (ranks.size() > 1 && earliest >= 0) {
-    const RankDivergence& r = ranks[static_cast<size_t>(earliest)];
-    std::printf("earliest divergence across ranks: %s %s\n",
-                PairLabel(done[static_cast<size_t>(earliest)].pair).c_str(),
+  for (const MissingRank& m : result->missing) {
+    std::printf("%s; not compared\n", m.Text().c_str());
+  }
+  if (result->ranks.size() > 1 && result->earliest >= 0) {
+    const RankCompare& r = result->ranks[static_cast<size_t>(result->earliest)];
+    std::printf("earliest divergence across ranks: %s %s\n", r.label.c_str(),
                 r.report.first->op_name.c_str());
   }
-  std::printf("wrote %s\n", divergence.string().c_str());
-  return earliest >= 0 || !missing.empty() ? kExitFindings : kExitOk;
+  std::printf("wrote %s\n", result->divergence_file.string().c_str());
+  return result->findings() ? kExitFindings : kExitOk;
 }
 
 int RunCompareArgs(const std::vector<std::string>& raw) {

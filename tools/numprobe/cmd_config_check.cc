@@ -2,6 +2,7 @@
 // (docs/config-check.md).
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -54,8 +55,8 @@ int RunCollect(const CollectCli& o) {
   std::vector<std::string> counts;
   counts.reserve(kCheckCategoryCount);
   for (int c = 0; c < kCheckCategoryCount; ++c) {
-    counts.push_back(fmt::format("{} {}", snapshot->items[c].size(),
-                                 CheckCategoryName(static_cast<CheckCategory>(c))));
+    counts.push_back(
+        fmt::format("{} {}", snapshot->items[c].size(), EnumName(static_cast<CheckCategory>(c))));
   }
   std::printf("numprobe config-check: wrote %s (%s)\n", o.output.c_str(),
               fmt::format("{}", fmt::join(counts, ", ")).c_str());
@@ -98,19 +99,20 @@ int RunCompare(const CompareCli& o) {
               o.b.c_str());
   // A summary line per kind, then the differences, both in kCheckCategoryOrder (the report's).
   for (const CheckCategory category : kCheckCategoryOrder) {
-    int64_t n[3] = {0, 0, 0};
+    std::map<Verdict, int64_t> n;
     for (const CheckItem& i : report.items) {
-      if (i.category == category) ++n[static_cast<int>(i.level)];
+      if (i.category == category) ++n[i.level];
     }
     std::printf("  %-16s %-8s %lld pass, %lld warning, %lld error\n",
-                std::string(CheckCategoryName(category)).c_str(),
-                std::string(CheckLevelName(report.Summary(category))).c_str(),
-                static_cast<long long>(n[0]), static_cast<long long>(n[1]),
-                static_cast<long long>(n[2]));
+                std::string(EnumName(category)).c_str(),
+                std::string(EnumName(report.Summary(category))).c_str(),
+                static_cast<long long>(n[Verdict::kPass]),
+                static_cast<long long>(n[Verdict::kWarning]),
+                static_cast<long long>(n[Verdict::kError]));
   }
   std::vector<const CheckItem*> diffs;
   for (const CheckItem& i : report.items) {
-    if (i.level != CheckLevel::kPass) diffs.push_back(&i);
+    if (i.level != Verdict::kPass) diffs.push_back(&i);
   }
   if (diffs.empty()) {
     std::printf("No differences.\n");
@@ -119,9 +121,9 @@ int RunCompare(const CompareCli& o) {
     for (const CheckItem* i : diffs) {
       std::string name = i->name;
       if (!i->name_b.empty()) name += " ~ " + i->name_b;
-      std::printf("  %-7s %-15s %s: %s | %s%s\n", std::string(CheckLevelName(i->level)).c_str(),
-                  std::string(CheckCategoryName(i->category)).c_str(), name.c_str(),
-                  Shown(i->a).c_str(), Shown(i->b).c_str(),
+      std::printf("  %-7s %-15s %s: %s | %s%s\n", std::string(EnumName(i->level)).c_str(),
+                  std::string(EnumName(i->category)).c_str(), name.c_str(), Shown(i->a).c_str(),
+                  Shown(i->b).c_str(),
                   i->note.empty() ? "" : fmt::format("  ({})", i->note).c_str());
     }
   }

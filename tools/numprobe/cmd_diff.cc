@@ -51,12 +51,12 @@ void PrintRows(const DiffReport& report, bool all) {
       {{"name A", "name B", "rule", "shape A", "shape B", "allclose", "ratio", "cosine",
         "mean|diff|", "max|diff|", "max rel", "RMSE", "ULP"}}};
   for (const DiffRow& r : report.rows) {
-    if (!all && r.status == DiffStatus::kEqual) continue;
+    if (!all && r.compared() && r.verdict == Verdict::kPass) continue;
     const NamedTensor& a = report.a.tensors[r.pair.a];
     const NamedTensor& b = report.b.tensors[r.pair.b];
-    Line line{{a.name, b.name, std::string(PairRuleName(r.pair.rule)), Shape(a.tensor.shape()),
+    Line line{{a.name, b.name, std::string(EnumName(r.pair.rule)), Shape(a.tensor.shape()),
                Shape(b.tensor.shape())}};
-    if (r.status == DiffStatus::kEqual || r.status == DiffStatus::kDiffers) {
+    if (r.compared()) {
       const DiffMetrics& m = r.metrics;
       for (std::string cell :
            {std::string(m.allclose ? "True" : "False"),
@@ -66,8 +66,7 @@ void PrintRows(const DiffReport& report, bool all) {
         line.cells.push_back(std::move(cell));
       }
     } else {
-      line.cells.push_back(std::string(DiffStatusName(r.status)) +
-                           (r.note.empty() ? "" : ": " + r.note));
+      line.cells.push_back(std::string(DiffStatusText(r)) + (r.note.empty() ? "" : ": " + r.note));
     }
     lines.push_back(std::move(line));
   }
@@ -178,16 +177,16 @@ int RunDiff(const DiffArgs& args) {
   for (const DiffRow& row : r.rows) ++by_rule[row.pair.rule];
   std::string rules;
   for (const auto& [rule, n] : by_rule) {
-    rules += fmt::format("{}{} {}", rules.empty() ? "" : ", ", n, PairRuleName(rule));
+    rules += fmt::format("{}{} {}", rules.empty() ? "" : ", ", n, EnumName(rule));
   }
   std::printf(
       "%zu pairs%s%s%s: %lld equal, %lld differ, %lld shape mismatch, %lld not compared "
       "(rtol %g, atol %g); %zu only in A, %zu only in B\n",
       r.rows.size(), rules.empty() ? "" : " (", rules.c_str(), rules.empty() ? "" : ")",
-      static_cast<long long>(r.CountStatus(DiffStatus::kEqual)),
-      static_cast<long long>(r.CountStatus(DiffStatus::kDiffers)),
-      static_cast<long long>(r.CountStatus(DiffStatus::kShapeMismatch)),
-      static_cast<long long>(r.CountStatus(DiffStatus::kUnsupported)), r.rtol, r.atol,
+      static_cast<long long>(r.CountCompared(Verdict::kPass)),
+      static_cast<long long>(r.CountCompared(Verdict::kError)),
+      static_cast<long long>(r.CountSkipped(DiffSkip::kShapeMismatch)),
+      static_cast<long long>(r.CountSkipped(DiffSkip::kUnsupported)), r.rtol, r.atol,
       r.only_a.size(), r.only_b.size());
   PrintRows(r, args.all);
   PrintUnpaired(r.a, r.only_a, "A");

@@ -82,18 +82,12 @@ std::string WhereText(const AnomalyNode& n) {
   return where;
 }
 
-std::string_view KindText(AnomalyKind kind) {
-  switch (kind) {
-    case AnomalyKind::kCompute:
-      return "inputs finite, output NaN/Inf";
-    case AnomalyKind::kCommunication:
-      return "communication op: every sender's input finite, output NaN/Inf";
-    case AnomalyKind::kInheritedInput:
-      return "inputs already NaN/Inf with no earlier op to blame (data, weights or an earlier "
-             "step)";
-  }
-  return "";
-}
+// What each kind of first anomaly means, for the summary.
+constexpr EnumNameEntry<AnomalyKind> kAnomalyKindTexts[] = {
+    {AnomalyKind::kCompute, "inputs finite, output NaN/Inf"},
+    {AnomalyKind::kCommunication, "communication op: every sender's input finite, output NaN/Inf"},
+    {AnomalyKind::kInheritedInput,
+     "inputs already NaN/Inf with no earlier op to blame (data, weights or an earlier step)"}};
 
 void PrintSummary(const ScanReport& r, const ScanOutputFiles& files) {
   std::printf(
@@ -108,7 +102,7 @@ void PrintSummary(const ScanReport& r, const ScanOutputFiles& files) {
   }
   if (const AnomalyNode* first = r.first_anomaly()) {
     std::printf("First anomaly: %s  (%s)\n", first->op_name.c_str(), WhereText(*first).c_str());
-    std::printf("  %s\n", std::string(KindText(first->kind)).c_str());
+    std::printf("  %s\n", std::string(NameIn(kAnomalyKindTexts, first->kind)).c_str());
     for (const auto& t : first->inputs) {
       if (!t.is_tensor && !t.has_max) continue;  // process groups, None, ...
       std::printf("  input   %s\n", TensorLine(t).c_str());
@@ -133,13 +127,12 @@ void PrintSummary(const ScanReport& r, const ScanOutputFiles& files) {
   } else {
     std::vector<std::string> parts;
     parts.reserve(counts.size());
-    for (const auto& [w, n] : counts) parts.push_back(fmt::format("{} {}", WatchpointName(w), n));
+    for (const auto& [w, n] : counts) parts.push_back(fmt::format("{} {}", EnumName(w), n));
     std::printf("Watchpoints: %zu hit%s: %s\n", r.hits.size(), r.hits.size() == 1 ? "" : "s",
                 fmt::format("{}", fmt::join(parts, ", ")).c_str());
     const WatchpointHit& h = r.hits.front();
-    std::printf("  first: %s %s at %s (%s: %s)\n",
-                std::string(WatchpointName(h.watchpoint)).c_str(), h.tensor.c_str(),
-                h.step >= 0 ? fmt::format("step {}", h.step).c_str() : "no step",
+    std::printf("  first: %s %s at %s (%s: %s)\n", std::string(EnumName(h.watchpoint)).c_str(),
+                h.tensor.c_str(), h.step >= 0 ? fmt::format("step {}", h.step).c_str() : "no step",
                 h.condition.c_str(), Num(h.actual).c_str());
   }
   for (const HeadroomSummary& s : r.headroom_summary) {
@@ -181,7 +174,7 @@ int RunScan(ScanCliOptions& o) {
           o.watch.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
       if (name == "none") {
         // nothing enabled
-      } else if (const auto w = ParseWatchpoint(name)) {
+      } else if (const auto w = EnumFromName<Watchpoint>(name)) {
         o.scan.watch[static_cast<size_t>(*w)] = true;
       } else {
         return ReportError(Status::InvalidArgument(

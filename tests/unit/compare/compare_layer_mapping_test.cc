@@ -13,16 +13,21 @@
 #include <unistd.h>
 
 #include "numprobe/compare.h"
-#include "numprobe/compare_mapping.h"
 #include "numprobe/dump.h"
 #include "numprobe/dump_layout.h"
 
+#include "compare/compare_internal.h"
+#include "compare/loaded_mapping.h"
 #include "testing/temp_dir.h"
 
 namespace numprobe {
 namespace {
 
 namespace fs = std::filesystem;
+using detail::LayerDataMapping;
+using detail::LayerMapping;
+using detail::LoadedMapping;
+using detail::LoadLayerMapping;
 
 std::string Tensor(const std::string& dtype, double max) {
   return R"({"type": "torch.Tensor", "dtype": ")" + dtype + R"(", "shape": [2], "Max": )" +
@@ -192,13 +197,13 @@ TEST_F(LayerMappingTest, GivesMsprobesDataMappingOnItsOwnTestData) {
 TEST_F(LayerMappingTest, CompareDumpsPairsTheRowsAsMsprobeDoes) {
   auto layers = LoadLayerMapping(kFixture + "/layer_mapping.yaml");
   ASSERT_TRUE(layers.ok());
-  CompareOptions options;
-  options.mapping.layer_mapping = true;
-  options.mapping.layer_map = *layers;
+  LoadedMapping mapping;
+  mapping.layer_mapping = true;
+  mapping.layer_map = *layers;
   const auto t = LocateDump(kFixture + "/mindspore_data");
   const auto g = LocateDump(kFixture + "/pytorch_data");
   ASSERT_TRUE(t.has_value() && g.has_value());
-  auto table = CompareDumps(*t, *g, options);
+  auto table = detail::CompareWithMapping(*t, *g, mapping, nullptr, {});
   ASSERT_TRUE(table.ok()) << table.error().ToString();
   size_t paired = 0;
   for (const CompareRow& r : table->rows) {
@@ -207,7 +212,7 @@ TEST_F(LayerMappingTest, CompareDumpsPairsTheRowsAsMsprobeDoes) {
     ASSERT_NE(want, kMsprobeDataMapping.end()) << name;
     if (want->second == "N/A") {
       EXPECT_FALSE(r.paired()) << name << " is unpaired in msprobe (no alignment under -lm)";
-      EXPECT_EQ(r.result, ResultLevel::kUnmatched) << name;
+      EXPECT_EQ(r.result, Verdict::kUnmatched) << name;
       continue;
     }
     ASSERT_TRUE(r.paired()) << name;
@@ -219,8 +224,8 @@ TEST_F(LayerMappingTest, CompareDumpsPairsTheRowsAsMsprobeDoes) {
 
   // -am with -lm: msprobe keys the target rows by the API mapping (its precedence) and joins as a
   // data mapping, so Mint.logical_or (Torch.logical_or) no longer finds Tensor.__or__.
-  options.mapping.api_mapping = true;
-  auto am = CompareDumps(*t, *g, options);
+  mapping.api_mapping = true;
+  auto am = detail::CompareWithMapping(*t, *g, mapping, nullptr, {});
   ASSERT_TRUE(am.ok()) << am.error().ToString();
   for (const CompareRow& r : am->rows) {
     const std::string& name = am->target->rows[r.target].name;
@@ -285,9 +290,10 @@ TEST_F(LayerMappingTest, CompareDumpsNeedsConstructJsonOnBothSides) {
   WriteFile("t/dump.json", DumpText("mindspore", {"Cell.net.Dense.forward.0"}));
   WriteFile("t/construct.json", "{}");
   WriteFile("g/dump.json", DumpText("pytorch", {"Module.model.Linear.forward.0"}));
-  CompareOptions options;
-  options.mapping.layer_mapping = true;
-  auto table = CompareDumps(*LocateDump(root_ / "t"), *LocateDump(root_ / "g"), options);
+  LoadedMapping mapping;
+  mapping.layer_mapping = true;
+  auto table = detail::CompareWithMapping(*LocateDump(root_ / "t"), *LocateDump(root_ / "g"),
+                                          mapping, nullptr, {});
   ASSERT_FALSE(table.ok());
   EXPECT_EQ(table.error().code(), ErrorCode::kInvalidArgument);
   EXPECT_NE(table.error().message().find(
@@ -297,8 +303,9 @@ TEST_F(LayerMappingTest, CompareDumpsNeedsConstructJsonOnBothSides) {
   // An empty construct.json (and no stack.json): msprobe builds no layer mapping; a warning says
   // so and the names pair as without -lm.
   WriteFile("g/construct.json", "{}");
-  options.mapping.layer_map = Load("TopLayer:\n  net: model\n");
-  table = CompareDumps(*LocateDump(root_ / "t"), *LocateDump(root_ / "g"), options);
+  mapping.layer_map = Load("TopLayer:\n  net: model\n");
+  table = detail::CompareWithMapping(*LocateDump(root_ / "t"), *LocateDump(root_ / "g"), mapping,
+                                     nullptr, {});
   ASSERT_TRUE(table.ok()) << table.error().ToString();
   bool warned = false;
   for (const std::string& w : table->warnings) {

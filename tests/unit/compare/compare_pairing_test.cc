@@ -11,9 +11,10 @@
 #include <unistd.h>
 
 #include "numprobe/compare.h"
-#include "numprobe/compare_mapping.h"
 #include "numprobe/dump_layout.h"
 
+#include "compare/compare_internal.h"
+#include "compare/loaded_mapping.h"
 #include "testing/dump_builder.h"
 #include "testing/temp_dir.h"
 
@@ -21,6 +22,9 @@ namespace numprobe {
 namespace {
 
 namespace fs = std::filesystem;
+using detail::LoadApiArgMappings;
+using detail::LoadedMapping;
+using detail::LoadStringMap;
 
 std::string Tensor(const std::string& dtype, double max, const std::string& shape = "[2]") {
   return R"({"type": "torch.Tensor", "dtype": ")" + dtype + R"(", "shape": )" + shape +
@@ -45,11 +49,9 @@ class ComparePairingTest : public ::testing::Test {
 
   // Target row name -> golden row name ("N/A" when unpaired), and the match kinds.
   std::map<std::string, std::string> Pairs(const DumpLocation& t, const DumpLocation& g,
-                                           const CompareMapping& mapping,
+                                           const LoadedMapping& mapping,
                                            std::map<std::string, MatchKind>* kinds = nullptr) {
-    CompareOptions options;
-    options.mapping = mapping;
-    auto table = CompareDumps(t, g, options);
+    auto table = detail::CompareWithMapping(t, g, mapping, nullptr, {});
     EXPECT_TRUE(table.ok()) << table.error().ToString();
     std::map<std::string, std::string> out;
     if (!table.ok()) return out;
@@ -70,10 +72,10 @@ TEST_F(ComparePairingTest, FuzzyMatchIgnoresCallCounts) {
                                  Tensor("torch.float32", 1))});
   const auto g = Write("g", {Fwd("Functional.relu.0.forward", Tensor("torch.float32", 1),
                                  Tensor("torch.float32", 1))});
-  CompareMapping exact;
+  LoadedMapping exact;
   exact.align = false;
   EXPECT_EQ(Pairs(t, g, exact)["Functional.relu.5.forward.input.0"], "N/A");
-  CompareMapping fuzzy;
+  LoadedMapping fuzzy;
   fuzzy.fuzzy = true;
   fuzzy.align = false;
   std::map<std::string, MatchKind> kinds;
@@ -93,7 +95,7 @@ TEST_F(ComparePairingTest, DataMappingYamlPairsNamedRowsWithoutTheDtypeCheck) {
                 "Functional.mine.0.forward.input.0: Functional.theirs.0.forward.input.0\n"
                 "Functional.mine.0.forward.output.0: Functional.theirs.0.forward.output.0\n"));
   ASSERT_TRUE(map.ok()) << map.error().ToString();
-  CompareMapping m;
+  LoadedMapping m;
   m.data_mapping = true;
   m.data_map = *map;
   m.align = false;
@@ -114,7 +116,7 @@ TEST_F(ComparePairingTest, DataMappingMayMapTwoTargetRowsToOneGoldenRow) {
                 "Functional.a.0.forward.output.0: Functional.c.0.forward.output.0\n"
                 "Functional.b.0.forward.output.0: Functional.c.0.forward.output.0\n"));
   ASSERT_TRUE(map.ok()) << map.error().ToString();
-  CompareMapping m;
+  LoadedMapping m;
   m.data_mapping = true;
   m.data_map = *map;
   m.align = false;
@@ -134,7 +136,7 @@ TEST_F(ComparePairingTest, CellMappingRenamesCellsToModules) {
   const std::string y = Tensor("torch.float32", 1);
   const auto g = Write(
       "g", {Fwd("Module.fc1.Linear.forward.0", y, y), Fwd("Module.relu.ReLU.forward.0", y, y)});
-  CompareMapping plain;
+  LoadedMapping plain;
   plain.cell_mapping = true;
   plain.align = false;
   auto p = Pairs(t, g, plain);
@@ -142,7 +144,7 @@ TEST_F(ComparePairingTest, CellMappingRenamesCellsToModules) {
   EXPECT_EQ(p["Cell.fc1.Dense.forward.0.input.0"], "N/A");
   auto map = LoadStringMap(WriteFile("cm.yaml", "fc1.Dense: fc1.Linear\n"));
   ASSERT_TRUE(map.ok()) << map.error().ToString();
-  CompareMapping with_yaml = plain;
+  LoadedMapping with_yaml = plain;
   with_yaml.cell_map = *map;
   auto q = Pairs(t, g, with_yaml);
   // Float32 against torch.float32 compares across frameworks.
@@ -163,7 +165,7 @@ TEST_F(ComparePairingTest, ApiMappingUsesTheBuiltInTableMintAndUserYaml) {
                 "- ms_api: Functional.my_attention\n  pt_api: NPU.npu_attention\n"
                 "  ms_args: [0, 1]\n  pt_args: [1, 0]\n  ms_outputs: [0]\n  pt_outputs: [0]\n"));
   ASSERT_TRUE(args.ok()) << args.error().ToString();
-  CompareMapping m;
+  LoadedMapping m;
   m.api_mapping = true;
   m.api_args = *args;
   m.align = false;
@@ -187,12 +189,12 @@ TEST_F(ComparePairingTest, AlignmentOnlyTakesRowsLeftUnpairedByName) {
   const auto g = Write(
       "g", {Fwd("Functional.linear.0.forward", a, a), Fwd("Functional.relu.0.forward", a, a),
             Fwd("Functional.relu.1.forward", b, b), Fwd("Functional.linear.1.forward", a, a)});
-  CompareMapping none;
+  LoadedMapping none;
   none.align = false;
   auto p0 = Pairs(t, g, none);
   EXPECT_EQ(p0["Functional.relu.1.forward.input.0"],
             "Functional.relu.1.forward.input.0");  // wrong shape pairing by name
-  CompareMapping aligned;
+  LoadedMapping aligned;
   std::map<std::string, MatchKind> kinds;
   auto p = Pairs(t, g, aligned, &kinds);
   // Names still pair first; the alignment only takes rows left unpaired.
@@ -213,11 +215,11 @@ TEST_F(ComparePairingTest, AlignmentRecoversRowsBetweenAnchors) {
       "g", {Fwd("Functional.linear.0.forward", a, a), Fwd("Functional.gelu.3.forward", b, b),
             Fwd("Functional.gelu.4.forward", a, a), Fwd("Functional.linear.1.forward", a, a)});
   std::map<std::string, MatchKind> kinds;
-  auto p = Pairs(t, g, CompareMapping{}, &kinds);
+  auto p = Pairs(t, g, LoadedMapping{}, &kinds);
   EXPECT_EQ(p["Functional.gelu.0.forward.input.0"], "Functional.gelu.3.forward.input.0");
   EXPECT_EQ(p["Functional.gelu.1.forward.output.0"], "Functional.gelu.4.forward.output.0");
   EXPECT_EQ(kinds["Functional.gelu.1.forward.output.0"], MatchKind::kAligned);
-  CompareMapping off;
+  LoadedMapping off;
   off.align = false;
   EXPECT_EQ(Pairs(t, g, off)["Functional.gelu.0.forward.input.0"], "N/A");
 }

@@ -8,9 +8,9 @@
 #include <unistd.h>
 
 #include "numprobe/compare.h"
-#include "numprobe/compare_writer.h"
 #include "numprobe/dump_layout.h"
 
+#include "compare/compare_writer.h"
 #include "testing/dump_builder.h"
 #include "testing/temp_dir.h"
 

@@ -30,7 +30,7 @@ Snapshot Base() {
 std::vector<const CheckItem*> Findings(const CheckReport& r) {
   std::vector<const CheckItem*> out;
   for (const auto& i : r.items) {
-    if (i.level != CheckLevel::kPass) out.push_back(&i);
+    if (i.level != Verdict::kPass) out.push_back(&i);
   }
   return out;
 }
@@ -40,7 +40,7 @@ TEST(ConfigCheckCompareTest, IdenticalSnapshotsPass) {
   EXPECT_FALSE(r.differs());
   EXPECT_EQ(r.items.size(), 14u);
   for (int c = 0; c < kCheckCategoryCount; ++c) {
-    EXPECT_EQ(r.Summary(static_cast<CheckCategory>(c)), CheckLevel::kPass);
+    EXPECT_EQ(r.Summary(static_cast<CheckCategory>(c)), Verdict::kPass);
   }
 }
 
@@ -62,8 +62,8 @@ TEST(ConfigCheckCompareTest, ExactlyTheSeedTheLibraryAndTheVariable) {
   EXPECT_EQ(*f[1]->b, "Tree");
   EXPECT_EQ(f[2]->category, CheckCategory::kPip);
   EXPECT_EQ(f[2]->name, "numpy");
-  for (const CheckItem* i : f) EXPECT_EQ(i->level, CheckLevel::kError);
-  EXPECT_EQ(r.Summary(CheckCategory::kHyperparameters), CheckLevel::kPass);
+  for (const CheckItem* i : f) EXPECT_EQ(i->level, Verdict::kError);
+  EXPECT_EQ(r.Summary(CheckCategory::kHyperparameters), Verdict::kPass);
   EXPECT_TRUE(r.differs());
 }
 
@@ -105,13 +105,13 @@ TEST(ConfigCheckCompareTest, LevelsFollowWhatChangesNumerics) {
   b.of(CheckCategory::kPip).erase("torch");               // key library missing: error
   b.of(CheckCategory::kHyperparameters)["warmup"] = "5";  // only in B: warning
   const CheckReport r = CompareSnapshots(Base(), b);
-  std::map<std::string, CheckLevel> level;
+  std::map<std::string, Verdict> level;
   for (const CheckItem* i : Findings(r)) level[i->name] = i->level;
-  EXPECT_EQ(level.at("HOME"), CheckLevel::kWarning);
-  EXPECT_EQ(level.at("OMP_NUM_THREADS"), CheckLevel::kError);
-  EXPECT_EQ(level.at("requests"), CheckLevel::kWarning);
-  EXPECT_EQ(level.at("torch"), CheckLevel::kError);
-  EXPECT_EQ(level.at("warmup"), CheckLevel::kWarning);
+  EXPECT_EQ(level.at("HOME"), Verdict::kWarning);
+  EXPECT_EQ(level.at("OMP_NUM_THREADS"), Verdict::kError);
+  EXPECT_EQ(level.at("requests"), Verdict::kWarning);
+  EXPECT_EQ(level.at("torch"), Verdict::kError);
+  EXPECT_EQ(level.at("warmup"), Verdict::kWarning);
   EXPECT_EQ(level.size(), 5u);
 }
 
@@ -130,11 +130,11 @@ TEST(ConfigCheckCompareTest, AscendAndCudaNamesPairWithDefaults) {
   }
   ASSERT_NE(algo, nullptr);
   EXPECT_EQ(algo->name_b, "NCCL_ALGO");
-  EXPECT_EQ(algo->level, CheckLevel::kPass);
+  EXPECT_EQ(algo->level, Verdict::kPass);
   ASSERT_NE(det, nullptr);
   EXPECT_EQ(det->name_b, "NCCL_DETERMINISTIC");
   EXPECT_EQ(*det->b, "False");  // unset on the CUDA side: its default
-  EXPECT_EQ(det->level, CheckLevel::kError);
+  EXPECT_EQ(det->level, Verdict::kError);
   for (const auto& i : r.items) EXPECT_NE(i.name, "NCCL_ALGO");  // compared once, as a pair
 }
 
@@ -150,11 +150,11 @@ TEST(ConfigCheckCompareTest, HyperparameterAliasesMatch) {
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0]->name, "epochs");
   EXPECT_EQ(f[0]->name_b, "num_epochs");
-  EXPECT_EQ(f[0]->level, CheckLevel::kError);
+  EXPECT_EQ(f[0]->level, Verdict::kError);
   bool lr_matched = false;
   for (const auto& i : r.items) {
     if (i.name == "optimizer.lr" && i.name_b == "optimizer.learning_rate") {
-      lr_matched = i.level == CheckLevel::kPass;
+      lr_matched = i.level == Verdict::kPass;
     }
   }
   EXPECT_TRUE(lr_matched);
@@ -166,21 +166,21 @@ TEST(ConfigCheckCompareTest, WeightsEqualByStatisticsAreAWarning) {
   CheckReport r = CompareSnapshots(Base(), b);
   auto f = Findings(r);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0]->level, CheckLevel::kWarning);
+  EXPECT_EQ(f[0]->level, Verdict::kWarning);
   EXPECT_EQ(f[0]->note, "bytes differ, tensor statistics equal");
   b.of(CheckCategory::kWeights)["w.pt:weight"] = "f32 [2] max=2 min=0";
   r = CompareSnapshots(Base(), b);
   f = Findings(r);
   ASSERT_EQ(f.size(), 2u);
-  EXPECT_EQ(f[0]->level, CheckLevel::kError);
-  EXPECT_EQ(f[1]->level, CheckLevel::kError);
+  EXPECT_EQ(f[0]->level, Verdict::kError);
+  EXPECT_EQ(f[1]->level, Verdict::kError);
   b = Base();
   b.of(CheckCategory::kDataset).clear();
   r = CompareSnapshots(Base(), b);
   f = Findings(r);
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0]->note, "only in A");
-  EXPECT_EQ(f[0]->level, CheckLevel::kError);
+  EXPECT_EQ(f[0]->level, Verdict::kError);
 }
 
 TEST(ConfigCheckCompareTest, MaskedSecretsCompareByHash) {

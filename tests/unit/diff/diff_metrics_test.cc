@@ -192,9 +192,9 @@ TEST(DiffMetricsTest, SourcesStatusesAndCleanRule) {
   auto r = DiffSources(a, b, options);
   ASSERT_TRUE(r.has_value());
   ASSERT_EQ(r->rows.size(), 3u);
-  EXPECT_EQ(r->rows[0].status, DiffStatus::kEqual);
-  EXPECT_EQ(r->rows[1].status, DiffStatus::kDiffers);
-  EXPECT_EQ(r->rows[2].status, DiffStatus::kShapeMismatch);
+  EXPECT_EQ(DiffStatusText(r->rows[0]), "equal");
+  EXPECT_EQ(DiffStatusText(r->rows[1]), "differs");
+  EXPECT_EQ(DiffStatusText(r->rows[2]), "shape mismatch");
   EXPECT_EQ(r->CountFailingUnpaired(), 0);  // num_batches_tracked does not count
   EXPECT_FALSE(r->clean());
 

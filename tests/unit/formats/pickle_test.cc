@@ -156,7 +156,7 @@ std::string Repr(const Pickle& p, Ref r, std::set<Ref>* active) {
       break;
     }
     default:
-      out = "<" + std::string(KindName(p.kind(r))) + ">";
+      out = "<" + std::string(EnumName(p.kind(r))) + ">";
   }
   active->erase(r);
   return out;

@@ -1,8 +1,9 @@
 // Writing compare tables: msprobe's CSV (pandas' quoting, its value texts) and numprobe's JSON
 // twin of the same table (for the UI and scripts). Files are written to a temporary name and
 // renamed into place, so an interrupted write never leaves a partial table under the final name.
-#ifndef NUMPROBE_COMPARE_WRITER_H_
-#define NUMPROBE_COMPARE_WRITER_H_
+// Not public API: users call CompareDumpTrees (compare_trees.h), which writes them.
+#ifndef NUMPROBE_COMPARE_COMPARE_WRITER_H_
+#define NUMPROBE_COMPARE_COMPARE_WRITER_H_
 
 #include <filesystem>
 #include <string>
@@ -40,4 +41,4 @@ Status WriteCompareXlsx(const CompareTable& table, const std::filesystem::path& 
 
 }  // namespace numprobe
 
-#endif  // NUMPROBE_COMPARE_WRITER_H_
+#endif  // NUMPROBE_COMPARE_COMPARE_WRITER_H_

@@ -1,0 +1,174 @@
+// The multi-rank compare (compare_trees.h): discover the pairs, compare them (ranks in parallel
+// when there are enough of them), analyse each, then write the files.
+#include "numprobe/compare_trees.h"
+
+#include <optional>
+#include <string>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "numprobe/dump.h"
+#include "numprobe/thread_pool.h"
+
+#include "compare/compare_internal.h"
+#include "compare/compare_writer.h"
+#include "compare/divergence_file.h"
+#include "compare/loaded_mapping.h"
+
+namespace numprobe {
+namespace {
+
+namespace fs = std::filesystem;
+
+// "step0/rank1", "rank1", "step2"; "dump.json" for a pair of files.
+std::string PairLabel(const DumpPair& p) {
+  std::string label = p.scope;
+  if (!p.rank.empty()) label = label.empty() ? p.rank : label + "/" + p.rank;
+  return label.empty() ? "dump.json" : label;
+}
+
+// Compares the complete pairs, in parallel over ranks when there are at least as many as threads.
+// The first error in rank order wins.
+Status CompareAll(const std::vector<const DumpPair*>& pairs, const detail::LoadedMapping& mapping,
+                  const CompareTreesOptions& tree_options, std::vector<RankCompare>* out) {
+  const CompareOptions& options = tree_options.compare;
+  std::vector<std::optional<RankCompare>> results(pairs.size());
+  std::vector<Status> errors(pairs.size());
+  std::vector<std::string> warnings(pairs.size());  // of construct_errors_warn
+  auto compare_one = [&](int64_t k) {
+    const auto i = static_cast<size_t>(k);
+    const DumpPair& p = *pairs[i];
+    auto table =
+        detail::CompareWithMapping(*p.target, *p.golden, mapping, options.pool, options.progress);
+    if (!table) {
+      errors[i] = table.error();
+      return;
+    }
+    RankCompare rank;
+    if (!p.target->construct_json.empty()) {
+      auto c = ReadConstructJson(p.target->construct_json);
+      if (c) {
+        rank.construct = std::move(*c);
+        rank.has_construct = true;
+      } else if (tree_options.construct_errors_warn) {
+        warnings[i] = c.error().message();
+      } else {
+        errors[i] = c.error();
+        return;
+      }
+    }
+    rank.pair = p;
+    rank.label = PairLabel(p);
+    rank.report = FindDivergence(*table, &rank.construct);
+    rank.table = std::move(*table);
+    results[i] = std::move(rank);
+  };
+  ThreadPool& pool = options.pool != nullptr ? *options.pool : ThreadPool::Default();
+  if (pairs.size() > 1 && static_cast<int>(pairs.size()) >= pool.threads()) {
+    pool.ParallelFor(static_cast<int64_t>(pairs.size()), compare_one);
+  } else {
+    for (size_t k = 0; k < pairs.size(); ++k) compare_one(static_cast<int64_t>(k));
+  }
+  for (const Status& s : errors) NUMPROBE_RETURN_IF_ERROR(s);
+  for (const std::string& w : warnings) {
+    if (!w.empty() && tree_options.warning) tree_options.warning(w);
+  }
+  out->reserve(results.size());
+  for (auto& r : results) out->push_back(std::move(*r));
+  return Status::Ok();
+}
+
+// Writes each rank's table and twin, then divergence_{ts}.json (and diff_analyze_{ts}.json).
+Status WriteFiles(const CompareTreesOptions& options, const std::vector<RankDivergence>& ranks,
+                  CompareTreesResult* result) {
+  const std::string& ts = options.timestamp;
+  for (RankCompare& r : result->ranks) {
+    const fs::path dir = options.output / r.pair.scope;
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) return Status::IoError(fmt::format("{}: {}", dir.string(), ec.message()));
+    const std::string stem =
+        "compare_result" + (r.pair.rank.empty() ? "" : "_" + r.pair.rank) + "_" + ts;
+    const fs::path table_file = dir / (stem + (options.xlsx ? ".xlsx" : ".csv"));
+    const fs::path json_file = dir / (stem + ".json");
+    NUMPROBE_RETURN_IF_ERROR(options.xlsx ? WriteCompareXlsx(r.table, table_file)
+                                          : WriteCompareCsv(r.table, table_file));
+    NUMPROBE_RETURN_IF_ERROR(WriteCompareJson(r.table, json_file, r.pair.target->dump_json.string(),
+                                              r.pair.golden->dump_json.string()));
+    r.table_file = table_file;
+    r.json_file = json_file;
+  }
+  std::vector<std::string> missing;
+  missing.reserve(result->missing.size());
+  for (const MissingRank& m : result->missing) missing.push_back(m.Text());
+  std::error_code ec;
+  fs::create_directories(options.output, ec);  // a write error below names the problem
+  const fs::path divergence = options.output / ("divergence_" + ts + ".json");
+  NUMPROBE_RETURN_IF_ERROR(WriteDivergenceJson(ranks, missing, divergence));
+  result->divergence_file = divergence;
+  if (options.diff_analyze) {
+    const fs::path analyze = options.output / ("diff_analyze_" + ts + ".json");
+    NUMPROBE_RETURN_IF_ERROR(WriteDiffAnalyzeJson(ranks, analyze));
+    result->diff_analyze_file = analyze;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string MissingRank::Text() const {
+  return fmt::format("{}: only in the {} dump ({})", label, in_target ? "target" : "golden",
+                     dir.string());
+}
+
+Result<CompareTreesResult> CompareDumpTrees(const fs::path& target, const fs::path& golden,
+                                            const CompareTreesOptions& options) {
+  if (!options.output.empty() && options.timestamp.empty()) {
+    return Status::InvalidArgument("compare: an output folder needs a timestamp for file names");
+  }
+  NUMPROBE_ASSIGN_OR_RETURN(const detail::LoadedMapping mapping,
+                            detail::LoadMapping(options.compare.mapping));
+  NUMPROBE_ASSIGN_OR_RETURN(const std::vector<DumpPair> pairs, DiscoverDumpPairs(target, golden));
+
+  std::vector<const DumpPair*> complete;
+  size_t skipped = 0;
+  for (const DumpPair& p : pairs) {
+    if (!p.complete()) continue;
+    // msprobe writes dump.json as {} for a rank that recorded nothing and skips that rank.
+    const bool empty_target = IsEmptyDumpJson(p.target->dump_json);
+    if (empty_target || IsEmptyDumpJson(p.golden->dump_json)) {
+      if (options.warning) {
+        options.warning(fmt::format("{}: {} is {{}} (the rank recorded nothing); skipped",
+                                    PairLabel(p),
+                                    (empty_target ? p.target : p.golden)->dump_json.string()));
+      }
+      ++skipped;
+      continue;
+    }
+    complete.push_back(&p);
+  }
+  if (complete.empty() && skipped > 0) {
+    return Status::NotFound("nothing to compare: every dump.json is {}");
+  }
+
+  CompareTreesResult result;
+  NUMPROBE_RETURN_IF_ERROR(CompareAll(complete, mapping, options, &result.ranks));
+  for (const DumpPair& p : pairs) {
+    if (p.complete()) continue;
+    const bool in_target = p.target.has_value();
+    result.missing.push_back({PairLabel(p), in_target, (in_target ? p.target : p.golden)->dir});
+  }
+  std::vector<RankDivergence> ranks;
+  ranks.reserve(result.ranks.size());
+  for (const RankCompare& r : result.ranks) {
+    ranks.push_back({r.pair.scope, r.pair.rank, &r.table, r.report});
+  }
+  result.earliest = EarliestDivergence(ranks);
+  if (!options.output.empty()) NUMPROBE_RETURN_IF_ERROR(WriteFiles(options, ranks, &result));
+  return result;
+}
+
+}  // namespace numprobe
