@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <string>
@@ -27,6 +28,8 @@
 
 namespace numprobe::cli {
 namespace {
+
+namespace fs = std::filesystem;
 
 struct CompareArgs {
   std::string target;
@@ -168,7 +171,7 @@ Status CheckNotTensorFiles(const CompareArgs& args) {
     return Status::InvalidArgument(fmt::format(
         "{} is a tensor file ({}), not an msprobe dump; compare takes dump trees or dump.json. "
         "To compare the tensors of two files, run: numprobe diff {} {}",
-        given, FormatName(format), args.target, args.golden));
+        given, EnumName(format), args.target, args.golden));
   }
   return Status::Ok();
 }
