@@ -19,18 +19,21 @@ except ModuleNotFoundError as _missing:  # the source tree's package, without th
         "after `make test`), or install the package (see README.md).") from None
 
 from .analysis import DiffResult, InspectResult, ScanResult, diff, inspect, load, scan  # noqa: E402
+from .tree_compare import CompareResult, compare  # noqa: E402
 
 __version__ = "0.1.0"
-__all__ = ["DiffResult", "DumpConfig", "Dumper", "Error", "FileAccessError", "FormatError",
-           "InspectResult", "InternalError", "NotFoundError", "RejectedError", "ScanResult",
-           "UnsupportedError", "UsageError", "diff", "inspect", "load", "load_dump_json",
-           "precheck", "read_journal", "scan", "stats", "tensor_stats", "troubleshooter"]
+__all__ = ["CompareResult", "DiffResult", "DumpConfig", "Dumper", "Error", "FileAccessError",
+           "FormatError", "InspectResult", "InternalError", "NotFoundError", "RejectedError",
+           "ScanResult", "UnsupportedError", "UsageError", "compare", "config_check", "diff",
+           "inspect", "load", "load_dump_json", "precheck", "read_journal", "scan", "stats",
+           "tensor_stats", "troubleshooter"]
 
 
 def __getattr__(name):
-    # numprobe.precheck (the pre-check, callable) imports torch, and numprobe.troubleshooter
-    # (TroubleShooter's compare names) is rarely needed: both are loaded on first use only.
-    if name in ("precheck", "troubleshooter"):
+    # numprobe.precheck (the pre-check, callable) imports torch; numprobe.troubleshooter
+    # (TroubleShooter's compare names) and numprobe.config_check are rarely needed: all three are
+    # loaded on first use only.
+    if name in ("config_check", "precheck", "troubleshooter"):
         import importlib
 
         return importlib.import_module("." + name, __name__)

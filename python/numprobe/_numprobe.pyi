@@ -171,3 +171,25 @@ class _TensorMemory:
 def _tensor_diff(a: _TensorMemory, b: _TensorMemory, rtol: float,
                  atol: float) -> Dict[str, Any]: ...
 def _load(path: _Path, inert: bool) -> Tuple[str, List[_TensorMemory], List[str]]: ...
+
+# ---- compare (compare_module.cc; wrapped by numprobe.tree_compare and numprobe.config_check) ----
+class _TreeCompare:
+    ranks: List[Dict[str, Any]]  # label, scope, rank, mode, header, rows, first, next, warnings
+    missing: List[str]
+    warnings: List[str]
+    earliest: int
+    def save(self, dir: _Path, timestamp: str, xlsx: bool, diff_analyze: bool) -> List[str]: ...
+
+def _compare_trees(target: _Path, golden: _Path, fuzzy: bool, data_mapping: Optional[_Path],
+                   cell_mapping: Optional[_Path], api_mapping: Optional[_Path],
+                   layer_mapping: Optional[_Path], align: bool) -> _TreeCompare: ...
+
+class _CheckReport:
+    a_label: str
+    b_label: str
+    differs: bool
+    items: List[Dict[str, Any]]
+    summary: Dict[str, str]
+    def save(self, dir: _Path, timestamp: str, xlsx: bool) -> List[str]: ...
+
+def _config_check_compare(a: _Path, b: _Path) -> _CheckReport: ...

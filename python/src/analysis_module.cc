@@ -18,6 +18,7 @@
 
 #include "numprobe/diff.h"
 #include "numprobe/dtype.h"
+#include "numprobe/enum_names.h"
 #include "numprobe/float_convert.h"
 #include "numprobe/inspect.h"
 #include "numprobe/scan.h"
@@ -56,7 +57,7 @@ py::list ScanTensorList(const std::vector<ScanTensor>& tensors) {
 
 py::dict AnomalyDict(const AnomalyNode& n) {
   py::dict d;
-  d["kind"] = std::string(AnomalyKindName(n.kind));
+  d["kind"] = std::string(EnumName(n.kind));
   d["op_name"] = n.op_name;
   d["scope"] = n.scope;
   d["step"] = n.step;
@@ -72,7 +73,7 @@ py::dict AnomalyDict(const AnomalyNode& n) {
 
 py::dict HitDict(const WatchpointHit& h) {
   py::dict d;
-  d["watchpoint"] = std::string(WatchpointName(h.watchpoint));
+  d["watchpoint"] = std::string(EnumName(h.watchpoint));
   d["tensor"] = h.tensor;
   d["op_name"] = h.op_name;
   d["scope"] = h.scope;
@@ -132,7 +133,7 @@ ScanOptions MakeScanOptions(const std::optional<std::string>& dtype,
     options.watch.fill(false);
     for (const std::string& name : *watch) {
       if (name == "none") continue;
-      const auto w = ParseWatchpoint(name);
+      const auto w = EnumFromName<Watchpoint>(name);
       if (!w) {
         ThrowIfError(Status::InvalidArgument("watch: unknown watchpoint \"" + name +
                                              "\" (see docs/scan.md)"));
@@ -189,15 +190,15 @@ py::dict DiffRowDict(const DiffReport& r, const DiffRow& row) {
   py::dict d;
   d["name_a"] = a.name;
   d["name_b"] = b.name;
-  d["rule"] = std::string(PairRuleName(row.pair.rule));
+  d["rule"] = std::string(EnumName(row.pair.rule));
   d["shape_a"] = Shape(a.tensor.shape());
   d["shape_b"] = Shape(b.tensor.shape());
   d["dtype_a"] = std::string(Name(a.tensor.dtype()));
   d["dtype_b"] = std::string(Name(b.tensor.dtype()));
-  d["status"] = std::string(DiffStatusName(row.status));
+  d["status"] = std::string(DiffStatusText(row));
+  d["verdict"] = std::string(EnumName(row.verdict));
   d["note"] = row.note;
-  const bool compared = row.status == DiffStatus::kEqual || row.status == DiffStatus::kDiffers;
-  if (compared) {
+  if (row.compared()) {
     const DiffMetrics& m = row.metrics;
     d["numel"] = m.numel;
     d["close"] = m.close;

@@ -23,6 +23,7 @@ namespace numprobe {
 
 void BindPrecheck(py::module_& m);  // precheck_module.cc
 void BindAnalysis(py::module_& m);  // analysis_module.cc
+void BindCompare(py::module_& m);   // compare_module.cc
 
 namespace {
 
@@ -286,6 +287,7 @@ PYBIND11_MODULE(_numprobe, m) {
   CreateErrorTypes(m);
   BindPrecheck(m);
   BindAnalysis(m);
+  BindCompare(m);
 
   m.def(
       "register_torch",

@@ -132,7 +132,8 @@ def test_get_weight_map(tmp_path, capsys):
     net = Net()
     path = tmp_path / "map.json"
     name_map, value_map = ts.get_weight_map(net, weight_map_save_path=path)
-    assert name_map["bn.weight"] == "bn.gamma" and name_map["bn.running_var"] == "bn.moving_variance"
+    assert name_map["bn.weight"] == "bn.gamma"
+    assert name_map["bn.running_var"] == "bn.moving_variance"
     assert name_map["norm.bias"] == "norm.beta" and name_map["fc.weight"] == "fc.weight"
     assert name_map["bn.num_batches_tracked"] == "bn.num_batches_tracked"
     assert list(name_map) == list(net.state_dict())
