@@ -215,19 +215,19 @@ class CompareResult(Mapping):
     def _repr_html_(self) -> str:
         first = self.first_divergence
         head = html.escape(self.summary()).replace("\n", "<br>")
-        columns = ["NPU Name", "Cosine", "MaxAbsErr", "MaxRelativeErr", "EucDist", "Max diff",
-                   "MaxRelativeErr", "Result"]
-        shown = []
-        for c in columns:
-            if c not in shown and any(c in r for r in self.rows):
-                shown.append(c)
+        columns = ["rank", "NPU Name", "Cosine", "MaxAbsErr", "MaxRelativeErr", "EucDist",
+                   "Max diff", "Result"]
+        shown = [c for c in columns if any(c in r for r in self.rows)]
+        if len(self.ranks) < 2:
+            shown.remove("rank")
         colors = {"error": "#fdd", "warning": "#ffd"}
         out = [f"<div><p style='font-family:monospace'>{head}</p><table>",
                "<tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in shown) + "</tr>"]
         limit = 200
         for row in self.rows[:limit]:
             style = colors.get(row.get("Result", ""), "")
-            if first is not None and row["NPU Name"].startswith(first["op_name"] + "."):
+            if (first is not None and row["rank"] == first["rank"]
+                    and row["NPU Name"].startswith(first["op_name"] + ".")):
                 style = "#fbb"
             attr = f" style='background:{style}'" if style else ""
             out.append(f"<tr{attr}>" + "".join(

@@ -1,6 +1,7 @@
 """numprobe.scan / diff / inspect / load and the error classes, each against the `numprobe`
 subcommand on the same inputs: save() writes the files the command writes (byte for byte), and an
 error carries the exit code the command gives it."""
+import gc
 import glob
 import json
 import os
@@ -223,6 +224,10 @@ def test_load_numpy_views_without_copy(tmp_path):
         assert not arr.flags.writeable and not arr.flags.owndata, name  # a view of the map
         if name != "x.npy":
             np.testing.assert_array_equal(loaded["i"], i)
+    # An array keeps the file's memory alive after everything else is gone.
+    arr = numprobe.load(tmp_path / "x.safetensors")["x"]
+    gc.collect()
+    np.testing.assert_array_equal(arr, x)
 
 
 def test_load_pt_and_torch(tmp_path):
