@@ -16,7 +16,7 @@
 
 #include "numprobe/compare.h"
 #include "numprobe/dump_layout.h"
-#include "core/float_convert.h"
+#include "numprobe/float_convert.h"
 #include "numprobe/thread_pool.h"
 #include "numprobe/torch_pt.h"
 

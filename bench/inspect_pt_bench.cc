@@ -14,7 +14,7 @@
 
 #include <fmt/format.h>
 
-#include "core/float_convert.h"
+#include "numprobe/float_convert.h"
 #include "numprobe/stats.h"
 #include "numprobe/tensor_file.h"
 #include "numprobe/thread_pool.h"

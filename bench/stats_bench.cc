@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 #include <time.h>
 
-#include "core/float_convert.h"
+#include "numprobe/float_convert.h"
 #include "numprobe/stats.h"
 #include "numprobe/tensor.h"
 #include "numprobe/thread_pool.h"

@@ -59,6 +59,7 @@ setup(
     description="Find where and why two deep-learning runs stop agreeing (msprobe-compatible capture)",
     packages=find_packages(where=HERE, include=["numprobe", "numprobe.*"]),
     package_dir={"": "."},
+    package_data={"numprobe": ["_numprobe.pyi", "py.typed"]},
     ext_modules=[CMakeExtension("numprobe._numprobe")],
     cmdclass={"build_ext": CMakeBuild, "build_py": BuildPyWithPth},
     python_requires=">=3.9",

@@ -83,6 +83,13 @@ Result<CompareTreesResult> CompareDumpTrees(const std::filesystem::path& target,
                                             const std::filesystem::path& golden,
                                             const CompareTreesOptions& options = {});
 
+// Writes the result files of a compare already made (options.output, options.timestamp, xlsx and
+// diff_analyze as above; the mapping options are not used) and records their paths in `result`:
+// the same files CompareDumpTrees writes when given the output folder, for callers that look at
+// the result before deciding where it goes (the Python API's save()). kInvalidArgument without an
+// output folder or a timestamp; kIoError when a file cannot be written.
+Status WriteCompareTreesFiles(const CompareTreesOptions& options, CompareTreesResult* result);
+
 }  // namespace numprobe
 
 #endif  // NUMPROBE_COMPARE_TREES_H_

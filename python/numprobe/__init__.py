@@ -4,8 +4,9 @@ The heavy lifting (statistics, dump writing, the crash-safe journal) is done by 
 ``numprobe._numprobe``; ``numprobe.pytorch`` hooks PyTorch and hands tensor memory to it.
 """
 try:
-    from ._numprobe import (DTYPES, DumpConfig, Dumper, Error, load_dump_json, read_journal,
-                            tensor_stats)
+    from ._numprobe import (DTYPES, DumpConfig, Dumper, Error, FileAccessError, FormatError,
+                            InternalError, NotFoundError, RejectedError, UnsupportedError,
+                            UsageError, load_dump_json, read_journal, tensor_stats)
 except ModuleNotFoundError as _missing:  # the source tree's package, without the C++ module
     if _missing.name != __name__ + "._numprobe":
         raise
@@ -17,17 +18,25 @@ except ModuleNotFoundError as _missing:  # the source tree's package, without th
         "folder, build/<type>/python (build/release/python after `make demo`, build/dev/python "
         "after `make test`), or install the package (see README.md).") from None
 
+from .analysis import DiffResult, InspectResult, ScanResult, diff, inspect, load, scan  # noqa: E402
+from .tree_compare import CompareResult, compare  # noqa: E402
+
 __version__ = "0.1.0"
-__all__ = ["DumpConfig", "Dumper", "Error", "load_dump_json", "precheck", "read_journal", "stats",
-           "tensor_stats"]
+__all__ = ["CompareResult", "DiffResult", "DumpConfig", "Dumper", "Error", "FileAccessError",
+           "FormatError", "InspectResult", "InternalError", "NotFoundError", "RejectedError",
+           "ScanResult", "UnsupportedError", "UsageError", "compare", "config_check", "diff",
+           "inspect", "load", "load_dump_json", "precheck", "read_journal", "scan", "stats",
+           "tensor_stats", "troubleshooter"]
 
 
 def __getattr__(name):
-    # numprobe.precheck (the pre-check, callable) imports torch: loaded on first use only.
-    if name == "precheck":
+    # numprobe.precheck (the pre-check, callable) imports torch; numprobe.troubleshooter
+    # (TroubleShooter's compare names) and numprobe.config_check are rarely needed: all three are
+    # loaded on first use only.
+    if name in ("config_check", "precheck", "troubleshooter"):
         import importlib
 
-        return importlib.import_module(".precheck", __name__)
+        return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module 'numprobe' has no attribute {name!r}")
 
 
@@ -37,6 +46,6 @@ def stats(tensor):
     from .pytorch._tensors import numprobe_dtype
 
     if tensor.device.type != "cpu":
-        raise Error("invalid_argument: numprobe.stats needs a CPU tensor; use tensor.cpu()")
+        raise UsageError("numprobe.stats needs a CPU tensor; use tensor.cpu()")
     return tensor_stats(tensor.data_ptr(), numprobe_dtype(tensor.dtype), list(tensor.shape),
                         list(tensor.stride()))

@@ -11,6 +11,10 @@ so that `numprobe config-check compare A B` reads either.
 Everything the command line records is recorded too (environment with secrets masked, Python and
 library versions, torch's build flags: the probe runs this script's own interpreter); what only
 the live process knows is taken from it and wins over the probe's fresh-interpreter defaults.
+
+    result = config_check.compare("snapshot_npu.json", "snapshot_gpu.json")
+    for item in result.differences(): print(item["category"], item["name"], item["a"], item["b"])
+    result.save("out")   # config_check_{ts}.csv and .json, as `numprobe config-check compare`
 """
 import hashlib
 import json
@@ -20,7 +24,7 @@ import tempfile
 
 from . import _numprobe
 
-__all__ = ["collect"]
+__all__ = ["CheckResult", "collect", "compare"]
 
 
 def _digest(data):
@@ -119,3 +123,49 @@ def collect(output=None, *, model=None, model_name="model", hyperparameters=None
             list(sys.argv if command is None else command), facts, interpreter, tensor_stats,
             None if output is None else os.fspath(output))
     return json.loads(text)
+
+
+class CheckResult:
+    """`numprobe config-check compare A B`: ``items`` (one dict per item: category, name, name_b,
+    a, b, level pass/warning/error, note; A is checked, B the baseline), ``summary`` (category ->
+    worst level), ``differs`` (any warning or error)."""
+
+    def __init__(self, report):
+        self._report = report
+        self.items = report.items
+        self.summary = report.summary
+        self.differs = report.differs
+
+    def __iter__(self):
+        return iter(self.items)
+
+    def __len__(self):
+        return len(self.items)
+
+    def differences(self):
+        """The items that are not pass, in the report's order."""
+        return [i for i in self.items if i["level"] != "pass"]
+
+    def to_pandas(self):
+        """The items as a pandas DataFrame (needs pandas)."""
+        import pandas
+
+        return pandas.DataFrame(self.items)
+
+    def save(self, dir=".", *, xlsx=False, timestamp=None):
+        """Writes config_check_{ts}.csv and .json (and .xlsx with xlsx=True) into `dir`, as
+        `numprobe config-check compare A B -o dir` does; returns their paths."""
+        from .analysis import file_timestamp
+
+        paths = self._report.save(os.fspath(dir), timestamp or file_timestamp(), xlsx)
+        return [os.fspath(p) for p in paths]
+
+    def __repr__(self):
+        return (f"<numprobe.config_check.CheckResult {len(self.items)} items, "
+                f"{len(self.differences())} differ>")
+
+
+def compare(a, b):
+    """`numprobe config-check compare A B`: snapshot A (checked) against snapshot B (the
+    baseline). Raises numprobe.NotFoundError / FormatError for a missing or malformed snapshot."""
+    return CheckResult(_numprobe._config_check_compare(os.fspath(a), os.fspath(b)))

@@ -12,12 +12,12 @@
 
 #include "numprobe/compare.h"
 #include "numprobe/compare_trees.h"
-#include "numprobe/config_check.h"
+#include "numprobe/app/config_check.h"
 #include "numprobe/divergence.h"
 #include "numprobe/enum_names.h"
 #include "numprobe/verdict.h"
 #if NUMPROBE_WITH_WEBUI
-#include "numprobe/report.h"
+#include "numprobe/app/report.h"
 #endif
 
 #include "py_errors.h"

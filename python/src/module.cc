@@ -1,6 +1,6 @@
 // _numprobe: the Python binding of numprobe's capture core. Python hands over tensor memory as
 // (data_ptr, dtype, shape, strides) read from the tensor object; statistics are computed in C++ on
-// that memory (no copy, no Python floats). Errors become numprobe.Error (one ThrowIfError).
+// that memory (no copy, no Python floats). Errors become numprobe.Error's subclasses (py_errors.h).
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +23,8 @@ namespace numprobe {
 
 void BindPrecheck(py::module_& m);    // precheck_module.cc
 void BindClosedLoop(py::module_& m);  // loop_module.cc
+void BindAnalysis(py::module_& m);    // analysis_module.cc
+void BindCompare(py::module_& m);     // compare_module.cc
 
 namespace {
 
@@ -283,10 +285,11 @@ py::dict StatsToDict(const TensorStats& s) {
 PYBIND11_MODULE(_numprobe, m) {
   using namespace numprobe;
   m.doc() = "numprobe capture core (C++)";
-  ErrorType() = PyErr_NewException("numprobe.Error", PyExc_RuntimeError, nullptr);
-  m.attr("Error") = py::handle(ErrorType());
+  CreateErrorTypes(m);
   BindPrecheck(m);
   BindClosedLoop(m);
+  BindAnalysis(m);
+  BindCompare(m);
 
   m.def(
       "register_torch",

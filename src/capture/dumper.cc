@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "numprobe/casts.h"
-#include "core/float_convert.h"
+#include "numprobe/float_convert.h"
 #include "numprobe/stats.h"
 
 #include "capture/tensor_file_writer.h"

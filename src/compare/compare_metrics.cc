@@ -11,7 +11,7 @@
 #include <limits>
 #include <vector>
 
-#include "core/float_convert.h"
+#include "numprobe/float_convert.h"
 #include "numprobe/thread_pool.h"
 
 #include "compare/pair_blocks.h"

@@ -120,6 +120,20 @@ Status WriteFiles(const CompareTreesOptions& options, const std::vector<RankDive
 
 }  // namespace
 
+Status WriteCompareTreesFiles(const CompareTreesOptions& options, CompareTreesResult* result) {
+  if (options.output.empty() || options.timestamp.empty()) {
+    return Status::InvalidArgument(
+        "compare: writing the results needs an output folder and a "
+        "timestamp for file names");
+  }
+  std::vector<RankDivergence> ranks;
+  ranks.reserve(result->ranks.size());
+  for (const RankCompare& r : result->ranks) {
+    ranks.push_back({r.pair.scope, r.pair.rank, &r.table, r.report});
+  }
+  return WriteFiles(options, ranks, result);
+}
+
 std::string MissingRank::Text() const {
   return fmt::format("{}: only in the {} dump ({})", label, in_target ? "target" : "golden",
                      dir.string());

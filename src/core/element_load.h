@@ -22,7 +22,7 @@
 #include <cstring>
 
 #include "numprobe/dtype.h"
-#include "core/float_convert.h"
+#include "numprobe/float_convert.h"
 
 namespace numprobe::detail {
 

@@ -6,7 +6,7 @@
 // Encoding goes through one generic routine that works on a double: every f32 is a double, so a
 // single rounding from the double's 53-bit significand is exact for f32 inputs and avoids double
 // rounding in RoundToDType (double -> float -> f16 would round twice).
-#include "core/float_convert.h"
+#include "numprobe/float_convert.h"
 
 #include <array>
 #include <bit>

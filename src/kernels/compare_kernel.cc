@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/float_convert.h"
+#include "numprobe/float_convert.h"
 
 namespace numprobe::detail {
 namespace {

@@ -17,7 +17,7 @@
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
-#include "core/float_convert.h"
+#include "numprobe/float_convert.h"
 
 #include "kernels/stats_internal.h"
 

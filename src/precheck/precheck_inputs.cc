@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "core/float_convert.h"
+#include "numprobe/float_convert.h"
 
 namespace numprobe {
 namespace {

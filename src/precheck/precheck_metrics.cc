@@ -10,7 +10,7 @@
 #include <limits>
 #include <vector>
 
-#include "core/float_convert.h"
+#include "numprobe/float_convert.h"
 #include "numprobe/app/precheck.h"
 #include "numprobe/thread_pool.h"
 

@@ -23,7 +23,7 @@
 #include "numprobe/compare_metrics.h"
 #include "numprobe/dump.h"
 #include "numprobe/dump_layout.h"
-#include "core/float_convert.h"
+#include "numprobe/float_convert.h"
 #include "numprobe/scan.h"
 
 #include "core/atomic_file.h"

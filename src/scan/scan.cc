@@ -29,7 +29,7 @@
 
 #include "numprobe/buffer.h"
 #include "numprobe/memory_limit.h"
-#include "core/float_convert.h"
+#include "numprobe/float_convert.h"
 
 #include "msprobe/folder_number.h"
 #include "scan/scan_internal.h"

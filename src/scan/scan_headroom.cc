@@ -6,7 +6,7 @@
 #include <limits>
 #include <map>
 
-#include "core/float_convert.h"
+#include "numprobe/float_convert.h"
 
 #include "scan/scan_internal.h"
 

@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-#include "core/float_convert.h"
+#include "numprobe/float_convert.h"
 
 namespace numprobe {
 namespace {

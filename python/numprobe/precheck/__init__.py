@@ -88,9 +88,9 @@ def _load_dump(api_info):
     try:
         doc = json.loads(text)
     except ValueError as e:
-        raise _numprobe.Error(f"corrupt: {api_info}: malformed JSON: {e}") from None
+        raise _numprobe.FormatError(f"{api_info}: malformed JSON: {e}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("data"), dict):
-        raise _numprobe.Error(f"corrupt: {api_info}: no \"data\" object")
+        raise _numprobe.FormatError(f"{api_info}: no \"data\" object")
     return doc, folder
 
 
@@ -254,7 +254,7 @@ def plan(model, batch, dtype, *, optimizer=None, scaler=None, autocast=None, los
     from ..pytorch import PrecisionDebugger
 
     if PrecisionDebugger._instance is not None:
-        raise _numprobe.Error("invalid_argument: precheck plan needs the capture to itself; "
+        raise _numprobe.UsageError("precheck plan needs the capture to itself; "
                               "a PrecisionDebugger is already active in this process")
     root = dump_path or tempfile.mkdtemp(prefix="numprobe-plan-")
     debugger = PrecisionDebugger(task="statistics", level="L1", dump_path=root, step=[0])
@@ -285,7 +285,7 @@ def plan(model, batch, dtype, *, optimizer=None, scaler=None, autocast=None, los
     dumps = [os.path.join(dirpath, "dump.json") for dirpath, _, names in os.walk(root)
              if "dump.json" in names]
     if not dumps:
-        raise _numprobe.Error(f"not_found: the captured run wrote no dump under {root}")
+        raise _numprobe.NotFoundError(f"the captured run wrote no dump under {root}")
     for d in dumps:
         with open(os.path.join(os.path.dirname(d), "precheck_settings.json"), "w") as f:
             json.dump(settings, f)

@@ -49,9 +49,8 @@ def main(argv=None):
                           config=args.config, seed=args.seed, device=args.device,
                           threads=args.threads, progress=_progress_bar(sys.stderr))
     except _numprobe.Error as e:
-        message = str(e)
-        print(f"numprobe: error: {message}", file=sys.stderr)
-        return 2 if message.startswith("invalid_argument") else 3
+        print(f"numprobe: error: {e}", file=sys.stderr)
+        return e.code
     except (OSError, ValueError) as e:
         print(f"numprobe: error: {e}", file=sys.stderr)
         return 3

@@ -27,7 +27,7 @@ def numprobe_dtype(dtype):
     try:
         return DTYPE_MAP[dtype]
     except KeyError:
-        raise _numprobe.Error(f"unsupported: numprobe has no dtype for {dtype}") from None
+        raise _numprobe.UnsupportedError(f"numprobe has no dtype for {dtype}") from None
 
 
 _MEMORY_FORMATS = {torch.contiguous_format: "contiguous_format", torch.channels_last: "channels_last",

@@ -112,7 +112,7 @@ class PrecisionDebugger:
         if model is not None and self.config.level in ("L0", "mix"):
             rt.hook_model(model)
         elif model is None and self.config.level == "L0" and not rt.model_roots:
-            raise _numprobe.Error("invalid_argument: level L0 needs start(model=...)")
+            raise _numprobe.UsageError("level L0 needs start(model=...)")
         self.dumper.start()
         rt.running = True
         self._resumed = False

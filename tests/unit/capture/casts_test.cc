@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "numprobe/dumper.h"
-#include "core/float_convert.h"
+#include "numprobe/float_convert.h"
 
 #include "testing/temp_dir.h"
 

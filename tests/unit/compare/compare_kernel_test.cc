@@ -19,7 +19,7 @@
 #include <gtest/gtest.h>
 
 #include "numprobe/compare_metrics.h"
-#include "core/float_convert.h"
+#include "numprobe/float_convert.h"
 #include "numprobe/tensor.h"
 #include "numprobe/thread_pool.h"
 

@@ -2,7 +2,8 @@
 // ranks, tables and reports equal to comparing each pair alone, the files it writes (and does not
 // write), ranks of {} skipped through the warning callback, progress through the callback (and
 // nothing printed, even on a terminal), the mapping files read from their paths, a bad
-// construct.json (an error, or a warning), and results independent of the thread count.
+// construct.json (an error, or a warning), results independent of the thread count, and the files
+// of a result written after the compare (WriteCompareTreesFiles) equal to those written during it.
 #include "numprobe/compare_trees.h"
 
 #include <algorithm>
@@ -129,6 +130,37 @@ TEST_F(CompareTreesTest, WritesNothingWithoutAnOutputFolder) {
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().code(), ErrorCode::kInvalidArgument);
   EXPECT_FALSE(fs::exists(dir_ / "out"));
+}
+
+TEST_F(CompareTreesTest, WritesTheSameFilesAfterTheCompare) {
+  CopyRank(kTensorBf16, dir_ / "t/step0/rank0");
+  CopyRank(kTensorBase, dir_ / "g/step0/rank0");
+  CompareTreesOptions options;
+  options.output = dir_ / "during";
+  options.timestamp = kTs;
+  options.diff_analyze = true;
+  auto during = CompareDumpTrees(dir_ / "t", dir_ / "g", options);
+  ASSERT_TRUE(during.ok()) << during.error().ToString();
+
+  auto later = CompareDumpTrees(dir_ / "t", dir_ / "g");
+  ASSERT_TRUE(later.ok()) << later.error().ToString();
+  options.output = dir_ / "after";
+  ASSERT_TRUE(WriteCompareTreesFiles(options, &*later).ok());
+  ASSERT_EQ(later->ranks.size(), 1u);
+  const fs::path tables[][2] = {{during->ranks[0].table_file, later->ranks[0].table_file},
+                                {during->ranks[0].json_file, later->ranks[0].json_file},
+                                {during->divergence_file, later->divergence_file},
+                                {during->diff_analyze_file, later->diff_analyze_file}};
+  for (const auto& [a, b] : tables) {
+    EXPECT_EQ(fs::relative(a, dir_ / "during"), fs::relative(b, dir_ / "after"));
+    EXPECT_EQ(test::ReadFile(a), test::ReadFile(b)) << b;
+  }
+
+  CompareTreesOptions no_timestamp;
+  no_timestamp.output = dir_ / "refused";
+  const Status refused = WriteCompareTreesFiles(no_timestamp, &*later);
+  EXPECT_EQ(refused.code(), ErrorCode::kInvalidArgument);
+  EXPECT_FALSE(fs::exists(dir_ / "refused"));
 }
 
 TEST_F(CompareTreesTest, ResultsDoNotDependOnTheThreadCount) {

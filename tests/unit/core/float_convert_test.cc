@@ -1,7 +1,7 @@
 // Exhaustive tests of float_convert.h against an independent model of each format written here
 // from its definition (sign/exponent/mantissa fields, std::ldexp, and a nearest-value search for
 // encoding), plus the rounding corner cases spelled out as constants.
-#include "core/float_convert.h"
+#include "numprobe/float_convert.h"
 
 #include <algorithm>
 #include <bit>

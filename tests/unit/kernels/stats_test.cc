@@ -12,7 +12,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
-#include "core/float_convert.h"
+#include "numprobe/float_convert.h"
 #include "numprobe/thread_pool.h"
 
 #include "kernels/stats_internal.h"

@@ -18,7 +18,7 @@
 
 #include <gtest/gtest.h>
 
-#include "core/float_convert.h"
+#include "numprobe/float_convert.h"
 #include "numprobe/app/precheck.h"
 #include "numprobe/tensor.h"
 #include "numprobe/thread_pool.h"

@@ -2,8 +2,8 @@
 // f16, bf16 and fp8 value is an f32 value). Encoding rounds to nearest, ties to even, keeps the
 // sign of zero, maps NaN to a quiet NaN, and handles subnormals; formats without Inf (e4m3fn and
 // the fnuz pair) saturate nothing: out-of-range values become NaN, as torch/ml_dtypes do.
-#ifndef NUMPROBE_CORE_FLOAT_CONVERT_H_
-#define NUMPROBE_CORE_FLOAT_CONVERT_H_
+#ifndef NUMPROBE_FLOAT_CONVERT_H_
+#define NUMPROBE_FLOAT_CONVERT_H_
 
 #include <cstdint>
 
@@ -35,4 +35,4 @@ FloatRange RangeOf(DType dtype);
 
 }  // namespace numprobe
 
-#endif  // NUMPROBE_CORE_FLOAT_CONVERT_H_
+#endif  // NUMPROBE_FLOAT_CONVERT_H_
