@@ -250,7 +250,7 @@ def test_sigkill_mid_step_in_tensor_mode_journals_only_complete_files(tmp_path, 
     assert checked >= 2
     # Nothing under a final name is cut short; an unfinished file keeps its temporary name.
     for f in os.listdir(os.path.join(rank_dir, "dump_tensor_data")):
-        if ".tmp-" not in f:
+        if ".numprobe-tmp." not in f:  # AtomicOutput's temporary names
             torch.load(os.path.join(rank_dir, "dump_tensor_data", f))
 
 

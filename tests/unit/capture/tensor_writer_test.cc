@@ -135,7 +135,7 @@ TEST_P(TensorWriterTest, SigkillMidStepLeavesAJournalThatNamesOnlyCompleteFiles)
   }
   // No file under its final name is cut short (an unfinished one keeps its temporary name).
   for (const auto& f : fs::directory_iterator(rank_dir / "dump_tensor_data")) {
-    if (f.path().filename().string().find(".tmp-") != std::string::npos) continue;
+    if (f.path().filename().string().find(".numprobe-tmp.") != std::string::npos) continue;
     auto file = ReadTensorFile(f.path());
     EXPECT_TRUE(file.ok()) << f.path();
   }
