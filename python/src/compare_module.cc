@@ -14,10 +14,11 @@
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
 
-#include "numprobe/compare_trees.h"
 #include "numprobe/app/config_check.h"
+#include "numprobe/compare_trees.h"
 #include "numprobe/enum_names.h"
 
+#include "divergence_dict.h"
 #include "py_errors.h"
 
 namespace py = pybind11;
@@ -31,26 +32,6 @@ struct TreeCompare {
   CompareTreesResult result;
   std::vector<std::string> warnings;  // ranks skipped (dump.json {}), from options.warning
 };
-
-py::dict DivergenceDict(const DivergenceOp& op) {
-  py::dict d;
-  d["op_name"] = op.op_name;
-  d["entry"] = op.entry;
-  d["backward"] = op.backward;
-  d["rule"] = op.rule;
-  d["reason"] = op.reason;
-  d["input_error"] = op.input_error;
-  d["output_error"] = op.output_error;
-  d["tolerance"] = op.tolerance;
-  d["growth"] = op.growth;
-  d["worst_output"] = op.worst_output;
-  d["dtype_pair"] = op.dtype_pair;
-  d["non_finite"] = op.non_finite;
-  d["module_path"] = op.module_path;
-  d["stack"] = op.stack;
-  d["at"] = op.at;
-  return d;
-}
 
 py::dict RankDict(const RankCompare& r) {
   py::dict d;
@@ -91,6 +72,34 @@ py::dict CheckItemDict(const CheckItem& i) {
 }
 
 }  // namespace
+
+py::dict DivergenceDict(const DivergenceOp& op) {
+  py::dict d;
+  d["op_name"] = op.op_name;
+  d["entry"] = op.entry;
+  d["backward"] = op.backward;
+  d["rule"] = op.rule;
+  d["reason"] = op.reason;
+  d["input_error"] = op.input_error;
+  d["output_error"] = op.output_error;
+  d["tolerance"] = op.tolerance;
+  d["growth"] = op.growth;
+  d["worst_output"] = op.worst_output;
+  d["dtype_pair"] = op.dtype_pair;
+  d["non_finite"] = op.non_finite;
+  d["module_path"] = op.module_path;
+  d["stack"] = op.stack;
+  d["at"] = op.at;
+  py::list arguments;
+  for (const ArgumentChange& a : op.arguments) {
+    arguments.append(py::make_tuple(a.name, a.target, a.golden));
+  }
+  d["arguments"] = arguments;
+  d["cast"] = op.cast ? py::object(py::str(op.cast->name + " (" + op.cast->from_dtype + " -> " +
+                                           op.cast->to_dtype + ")"))
+                      : py::object(py::none());
+  return d;
+}
 
 void BindCompare(py::module_& m) {
   py::class_<TreeCompare, std::shared_ptr<TreeCompare>>(m, "_TreeCompare")

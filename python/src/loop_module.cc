@@ -10,9 +10,9 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "numprobe/app/config_check.h"
 #include "numprobe/compare.h"
 #include "numprobe/compare_trees.h"
-#include "numprobe/app/config_check.h"
 #include "numprobe/divergence.h"
 #include "numprobe/enum_names.h"
 #include "numprobe/verdict.h"
@@ -20,6 +20,7 @@
 #include "numprobe/app/report.h"
 #endif
 
+#include "divergence_dict.h"
 #include "py_errors.h"
 
 namespace py = pybind11;
@@ -42,27 +43,7 @@ py::dict RowCells(const CompareTable& table, const std::string& row_name) {
 }
 
 py::dict OpToDict(const DivergenceOp& op, const CompareTable& table) {
-  py::dict d;
-  d["op_name"] = op.op_name;
-  d["backward"] = op.backward;
-  d["rule"] = op.rule;
-  d["reason"] = op.reason;
-  d["input_error"] = op.input_error;
-  d["output_error"] = op.output_error;
-  d["tolerance"] = op.tolerance;
-  d["growth"] = op.growth;
-  d["worst_output"] = op.worst_output;
-  d["dtype_pair"] = op.dtype_pair;
-  d["non_finite"] = op.non_finite;
-  d["module_path"] = op.module_path;
-  d["at"] = op.at;
-  py::list arguments;
-  for (const ArgumentChange& a : op.arguments)
-    arguments.append(py::make_tuple(a.name, a.target, a.golden));
-  d["arguments"] = arguments;
-  d["cast"] = op.cast ? py::object(py::str(op.cast->name + " (" + op.cast->from_dtype + " -> " +
-                                           op.cast->to_dtype + ")"))
-                      : py::object(py::none());
+  py::dict d = DivergenceDict(op);
   d["cells"] = RowCells(table, op.worst_output);
   return d;
 }

@@ -1,7 +1,8 @@
 // msprobe's dotted names, parsed in one place. An entry (one recorded call) is named
-//   API:     {Prefix}.{api}.{call}.{direction}      "Functional.relu.0.forward", "Torch.linalg.inv.3.backward"
-//   module:  {Module|Cell}.{path}.{Class}.{direction}.{call}   "Module.fc1.Linear.forward.0"
-//   gradient of parameters: {...}.parameters_grad  "Module.fc1.Linear.parameters_grad"
+//   API:     {Prefix}.{api}.{call}.{direction}      "Functional.relu.0.forward",
+//   "Torch.linalg.inv.3.backward" module:  {Module|Cell}.{path}.{Class}.{direction}.{call}
+//   "Module.fc1.Linear.forward.0" gradient of parameters: {...}.parameters_grad
+//   "Module.fc1.Linear.parameters_grad"
 // and its rows append the argument's place: ".input.0", ".output.1", ".input.0.1" (nested),
 // ".parameters.weight", ".kwargs.eps". Also splitting on dots the way Python's str.split('.') does.
 #ifndef NUMPROBE_MSPROBE_ENTRY_NAME_H_

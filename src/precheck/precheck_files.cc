@@ -99,8 +99,7 @@ std::vector<std::string> DetailCells(const PrecheckRow& r) {
 }
 
 std::vector<std::string> ResultCells(const PrecheckApiResult& a) {
-  return {a.api, std::string(EnumName(a.forward)),
-          std::string(EnumName(a.backward)), a.message,
+  return {a.api, std::string(EnumName(a.forward)), std::string(EnumName(a.backward)), a.message,
           std::string(EnumName(a.verdict))};
 }
 
@@ -333,8 +332,8 @@ Result<std::vector<PrecheckRow>> DetailsOf(const CsvRecords& t, const fs::path& 
     r.status = *status;
     r.message = get(column("Message"));
     r.standard = get(column("Standard"));
-    r.standard_result =
-        EnumFromName<PrecheckStatus>(get(column("Standard Result"))).value_or(PrecheckStatus::kNone);
+    r.standard_result = EnumFromName<PrecheckStatus>(get(column("Standard Result")))
+                            .value_or(PrecheckStatus::kNone);
     r.reason = get(column("Reason"));
     if (const std::string w = get(column("Worst Index")); !w.empty()) {
       double v = 0;

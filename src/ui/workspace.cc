@@ -63,7 +63,8 @@ class TwinTable final : public CompareJsonTable {
       cells_.push_back(c.is_number ? Cell::Number(c.number) : Cell::Text(c.text));
     }
     const Cell& name = cells_[name_column_];
-    return builder_->AddRow(cells_, detail::EntryOfRow(name.is_number ? std::string_view() : name.text));
+    return builder_->AddRow(cells_,
+                            detail::EntryOfRow(name.is_number ? std::string_view() : name.text));
   }
   std::unique_ptr<ResultStore> Finish() { return builder_ ? builder_->Finish() : nullptr; }
 

@@ -30,8 +30,8 @@
 #include <string_view>
 #include <vector>
 
-#include "numprobe/enum_names.h"
 #include "numprobe/dtype.h"
+#include "numprobe/enum_names.h"
 #include "numprobe/result.h"
 #include "numprobe/tensor.h"
 

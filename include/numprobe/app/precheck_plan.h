@@ -22,8 +22,8 @@
 #include <string_view>
 #include <vector>
 
-#include "numprobe/enum_names.h"
 #include "numprobe/dtype.h"
+#include "numprobe/enum_names.h"
 #include "numprobe/result.h"
 
 namespace numprobe {
@@ -44,7 +44,9 @@ Result<PlanSettings> ReadPlanSettings(const std::filesystem::path& path);
 
 enum class PlanSeverity : uint8_t { kInfo, kWarning, kError };
 inline constexpr EnumNameEntry<PlanSeverity> kPlanSeverityNames[] = {
-    {PlanSeverity::kInfo, "info"}, {PlanSeverity::kWarning, "warning"}, {PlanSeverity::kError, "error"}};
+    {PlanSeverity::kInfo, "info"},
+    {PlanSeverity::kWarning, "warning"},
+    {PlanSeverity::kError, "error"}};
 constexpr const auto& EnumNameTable(PlanSeverity /*unused*/) { return kPlanSeverityNames; }
 
 struct PlanFinding {
