@@ -112,7 +112,10 @@ int ReportExtras(const CLI::App& app) {
 
 }  // namespace
 
+// Both flush stdout first: when stdout and stderr go to one file or pipe (a log, the demo), the
+// message then stands after the lines printed before it.
 int ReportError(const Status& status) {
+  std::fflush(stdout);
   std::fprintf(stderr, "numprobe: error: %s\n", OneLine(status.message()).c_str());
   return status.code() == ErrorCode::kInvalidArgument ? kExitUsage : kExitBadInput;
 }
@@ -133,6 +136,7 @@ Status WithInertHint(const Status& error, bool inert,
 }
 
 void ReportWarning(std::string_view message) {
+  std::fflush(stdout);
   std::fprintf(stderr, "numprobe: warning: %s\n", OneLine(message).c_str());
 }
 
