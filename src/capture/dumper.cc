@@ -19,6 +19,7 @@
 #include "capture/tensor_file_writer.h"
 #include "core/atomic_file.h"
 #include "core/crc32.h"
+#include "core/process_id.h"
 #include "msprobe/dump_journal.h"
 #include "msprobe/dump_tables.h"
 
@@ -332,7 +333,7 @@ struct Dumper::Impl {
 
   int64_t step = 0;
   std::optional<int64_t> rank;
-  const pid_t owner_pid = ::getpid();
+  const pid_t owner_pid = detail::CurrentProcessId();
   bool started = false;      // between Start() and Stop()
   bool step_opened = false;  // the current step's folder was created by this Dumper
   bool closed = false;
@@ -363,6 +364,11 @@ struct Dumper::Impl {
   std::unordered_map<std::string, std::vector<std::string>> stack_by_name;
   int64_t overflow_count = 0;
   std::deque<OverflowReport> overflow_reports;
+  // What the step's JSON files hold: every change to entries, stacks, construct, casts or debug
+  // bumps `revision`; WriteJsonFiles skips the files when they already hold it (stop() then step()
+  // would otherwise serialise and fsync the whole step twice).
+  uint64_t revision = 0;
+  std::optional<uint64_t> written_revision;
 
   Impl(DumpConfig c, DumperOptions o)
       : config(std::move(c)),
@@ -371,7 +377,7 @@ struct Dumper::Impl {
                config.tensor_durability == TensorDurability::kFile ? FileSync::kNow
                                                                    : FileSync::kDeferred,
                &journal) {
-    if (options.pid == 0) options.pid = static_cast<int64_t>(::getpid());
+    if (options.pid == 0) options.pid = static_cast<int64_t>(detail::CurrentProcessId());
     rank = options.rank;
   }
 
@@ -405,8 +411,8 @@ struct Dumper::Impl {
   // A forked child (a DataLoader worker) inherits the Dumper and its shared journal mapping: it
   // must not record into the parent's files.
   bool Active() const {
-    return started && !closed && ::getpid() == owner_pid && (Selected() || Checking()) &&
-           !Terminated();
+    return started && !closed && detail::CurrentProcessId() == owner_pid &&
+           (Selected() || Checking()) && !Terminated();
   }
 
   // ---- filtering ----
@@ -601,6 +607,7 @@ struct Dumper::Impl {
   Status CommitNow(std::string_view name, JsonValue part) {
     NUMPROBE_RETURN_IF_ERROR(Journal(DumpJournalWriter::DataLine(name, part)));
     entries.Merge(name, std::move(part));
+    ++revision;
     return Status::Ok();
   }
 
@@ -680,6 +687,7 @@ struct Dumper::Impl {
     Status finished = FinishFiles();  // whatever the first error, the queue is done after it
     NUMPROBE_RETURN_IF_ERROR(flushed);
     NUMPROBE_RETURN_IF_ERROR(finished);
+    if (written_revision == revision) return Status::Ok();
     NUMPROBE_RETURN_IF_ERROR(detail::WriteFileAtomically(current_dir / "dump.json",
                                                          ToJson(entries.ToDumpJson(header), 1)));
     if (config.extra_info) {
@@ -699,7 +707,9 @@ struct Dumper::Impl {
       NUMPROBE_RETURN_IF_ERROR(
           detail::WriteFileAtomically(current_dir / "debug.json", ToJson(out, 1)));
     }
-    return journal.AppendWritten();
+    NUMPROBE_RETURN_IF_ERROR(journal.AppendWritten());
+    written_revision = revision;
+    return Status::Ok();
   }
 
   Status OpenStep() {
@@ -743,6 +753,7 @@ struct Dumper::Impl {
     selected_modules.clear();
     pending_inputs.clear();
     stack_by_name.clear();
+    written_revision.reset();
   }
 };
 
@@ -830,7 +841,8 @@ Status Dumper::Start() {
 
 Status Dumper::Stop() {
   std::lock_guard lock(impl_->mu);
-  if (::getpid() != impl_->owner_pid) return Status::Ok();  // a forked child writes nothing
+  if (detail::CurrentProcessId() != impl_->owner_pid)
+    return Status::Ok();  // a forked child writes nothing
   impl_->started = false;
   return impl_->WriteJsonFiles();
 }
@@ -838,7 +850,8 @@ Status Dumper::Stop() {
 Status Dumper::Step() {
   std::lock_guard lock(impl_->mu);
   Impl& d = *impl_;
-  if (::getpid() != impl_->owner_pid) return Status::Ok();  // a forked child writes nothing
+  if (detail::CurrentProcessId() != impl_->owner_pid)
+    return Status::Ok();  // a forked child writes nothing
   d.started = false;
   Status st = d.WriteJsonFiles();
   d.ResetStepState();
@@ -849,7 +862,8 @@ Status Dumper::Step() {
 Status Dumper::Close() {
   std::lock_guard lock(impl_->mu);
   Impl& d = *impl_;
-  if (::getpid() != impl_->owner_pid) return Status::Ok();  // a forked child writes nothing
+  if (detail::CurrentProcessId() != impl_->owner_pid)
+    return Status::Ok();  // a forked child writes nothing
   if (d.closed) return Status::Ok();
   d.started = false;
   Status st = d.WriteJsonFiles();
@@ -1006,6 +1020,7 @@ Status Dumper::RecordDebug(std::string_view name, const DumpValue& value) {
   const std::string key = std::string(name) + ".debug";
   NUMPROBE_RETURN_IF_ERROR(d.Journal(DumpJournalWriter::DebugLine(key, v)));
   d.debug.Set(key, std::move(v));
+  ++d.revision;
   return Status::Ok();
 }
 
@@ -1014,6 +1029,7 @@ void Dumper::TrackCasts() {
   Impl& d = *impl_;
   if (d.track_casts) return;
   d.track_casts = true;
+  ++d.revision;  // casts.json is written from now on
   if (d.step_opened) {
     (void)d.journal.AppendCastsMarker();
   }
@@ -1042,6 +1058,7 @@ Status Dumper::AddCast(std::string_view name, const DumpValue& input, const Dump
                                 d.config.extra_info ? stack : std::vector<std::string>());
   NUMPROBE_RETURN_IF_ERROR(d.journal.AppendCast(note));
   d.casts.push_back(std::move(note));
+  ++d.revision;
   return Status::Ok();
 }
 
@@ -1055,6 +1072,7 @@ void Dumper::AddStack(std::string_view name, std::vector<std::string> frames) {
   if (!d.Selected()) return;
   (void)d.journal.AppendStack(name, frames);
   d.stacks.Add(name, std::move(frames));
+  ++d.revision;
 }
 
 void Dumper::AddConstruct(std::string_view name, std::optional<std::string_view> parent) {
@@ -1066,6 +1084,7 @@ void Dumper::AddConstruct(std::string_view name, std::optional<std::string_view>
   if (parent) p = std::string(*parent);
   (void)d.journal.AppendConstruct(name, p);
   d.construct.Add(name, std::move(p));
+  ++d.revision;
 }
 
 Status Dumper::ResolvePending(const std::vector<std::vector<JsonValue>>& values) {

@@ -8,6 +8,8 @@
 #include "numprobe/npy.h"
 #include "numprobe/torch_pt.h"
 
+#include "core/process_id.h"
+
 namespace numprobe::detail {
 
 void TensorFileWriter::Enqueue(std::filesystem::path path, Tensor tensor, TensorFileFormat format) {
@@ -55,7 +57,7 @@ bool TensorFileWriter::TakeWrittenSinceSync() {
 }
 
 void TensorFileWriter::Shutdown() {
-  if (::getpid() != owner_pid_) {
+  if (detail::CurrentProcessId() != owner_pid_) {
     // A forked child has no copy of the writer thread: forget the handle without joining.
     if (thread_.joinable()) (void)new std::thread(std::move(thread_));
     return;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/json.h"
+#include "core/process_id.h"
 #include "core/py_format.h"
 #include "core/regular_file.h"
 #include "core/text_file.h"
@@ -44,7 +45,7 @@ const std::string* StringMember(const JsonValue& v, std::string_view key) {
 Status DumpJournalWriter::Open(const fs::path& path) {
   Close();
   std::unique_lock lock = Lock();
-  pid_ = ::getpid();
+  pid_ = detail::CurrentProcessId();
   auto file = detail::OpenRegularFileForWriting(path, detail::WriteMode::kTruncate);
   if (!file) return file.error().WithNote("the capture journal cannot be written there");
   fd_ = file->Release();
@@ -57,7 +58,7 @@ void DumpJournalWriter::Close() {
   if (map_ != nullptr) ::munmap(map_, capacity_);
   if (fd_ >= 0) {
     // Only the process that writes the journal may cut it (a forked child's view is stale).
-    if (::getpid() == pid_) (void)::ftruncate(fd_, static_cast<off_t>(size_));
+    if (detail::CurrentProcessId() == pid_) (void)::ftruncate(fd_, static_cast<off_t>(size_));
     ::close(fd_);
   }
   map_ = nullptr;
@@ -178,7 +179,7 @@ Status DumpJournalWriter::AppendWritten() {
 std::unique_lock<std::mutex> DumpJournalWriter::Lock() {
   // A forked child's copy of the lock may have been taken by a thread the child does not have;
   // the child never writes the parent's journal (Writable() is false there), so it does not wait.
-  if (pid_ != 0 && ::getpid() != pid_) return {};
+  if (pid_ != 0 && detail::CurrentProcessId() != pid_) return {};
   return std::unique_lock(mu_);
 }
 

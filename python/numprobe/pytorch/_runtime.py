@@ -18,6 +18,18 @@ from . import _api_list
 CURRENT = None  # the active _Runtime (one per process, as msprobe)
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# This process's id, refreshed in a forked child: the wrappers compare it on every call (a forked
+# DataLoader worker must not record), and os.getpid() is a system call each time.
+_PROCESS_ID = os.getpid()
+
+
+def _refresh_process_id():
+    global _PROCESS_ID
+    _PROCESS_ID = os.getpid()
+
+
+os.register_at_fork(after_in_child=_refresh_process_id)
 _TORCH_2 = int(torch.__version__.split(".")[0]) >= 2
 
 
@@ -409,7 +421,7 @@ def _make_wrapper(prefix, api_name, original, distributed):
     def wrapper(*args, **kwargs):
         rt = CURRENT
         if (rt is None or not rt.running or rt.depth or rt.inner
-                or threading.get_ident() != rt.thread or os.getpid() != rt.pid):
+                or threading.get_ident() != rt.thread or _PROCESS_ID != rt.pid):
             return original(*args, **kwargs)
         return rt.call_api(prefix, api_name, original, args, kwargs, distributed)
 
@@ -419,7 +431,7 @@ def _make_wrapper(prefix, api_name, original, distributed):
 
 def _module_pre_hook(module, args):
     rt = CURRENT
-    if (rt is None or not rt.running or rt.inner or os.getpid() != rt.pid
+    if (rt is None or not rt.running or rt.inner or _PROCESS_ID != rt.pid
             or getattr(module, "_numprobe_prefix", None) is None):
         return None
     rt.inner += 1

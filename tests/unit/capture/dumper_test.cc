@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include "numprobe/float_convert.h"
 
@@ -87,6 +88,36 @@ TEST_F(DumperTest, WritesMsprobeLayoutAndLeafOrder) {
             R"({"inplace":{"type":"bool","value":false}})");
   EXPECT_TRUE(fs::exists(dir / "stack.json"));
   EXPECT_EQ(ToJson(ReadJson(dir / "construct.json"), -1), "{}");  // L1: no construct
+}
+
+// stop() then step(): the step's files are written once; a record between them writes them again.
+TEST_F(DumperTest, StepAfterStopDoesNotRewriteUnchangedFiles) {
+  auto d = Open("");
+  std::vector<float> x = {1, 2};
+  ASSERT_TRUE(d->Start().ok());
+  ASSERT_TRUE(d->RecordForwardInputs("Functional.relu.0.forward", DumpValue::List({F32(x, {2})}),
+                                     DumpValue::Dict({}))
+                  .ok());
+  ASSERT_TRUE(d->Stop().ok());
+  const fs::path dump_json = root_ / "step0" / "rank0" / "dump.json";
+  auto inode = [&] {
+    struct stat st {};
+    EXPECT_EQ(::stat(dump_json.c_str(), &st), 0);
+    return st.st_ino;
+  };
+  const ino_t after_stop = inode();
+  ASSERT_TRUE(d->Stop().ok());
+  EXPECT_EQ(inode(), after_stop);  // nothing changed: not replaced
+  ASSERT_TRUE(d->Start().ok());
+  ASSERT_TRUE(
+      d->RecordForwardOutputs("Functional.relu.0.forward", DumpValue::List({F32(x, {2})})).ok());
+  ASSERT_TRUE(d->Step().ok());
+  EXPECT_NE(inode(), after_stop);  // the new output was written
+  const JsonValue dump = ReadJson(dump_json);
+  const JsonValue* entry = dump.Find("data")->Find("Functional.relu.0.forward");
+  ASSERT_NE(entry, nullptr);
+  EXPECT_NE(entry->Find("output"), nullptr);
+  EXPECT_NE(entry->Find("input_args"), nullptr);
 }
 
 // async_dump: leaves whose statistics are still on the device wait, with every record after them,
