@@ -108,7 +108,9 @@ struct CompareRow {
   // a golden counterpart.
   Verdict result = Verdict::kPass;
   std::vector<uint8_t> messages;  // Err_message entries (see MessageText)
-  std::optional<TensorExtras> extras;
+  // Tensor mode only, so held apart: a statistics compare of millions of rows does not pay for
+  // it in every row. Null when absent (statistics and md5 modes, empty or mismatched pairs).
+  std::shared_ptr<const TensorExtras> extras;
   // numprobe's error estimate for the row (relative to the golden's magnitude; see divergence.h);
   // NaN when it could not be estimated.
   double error = std::numeric_limits<double>::quiet_NaN();

@@ -329,7 +329,7 @@ void CompareTable::CsvCells(size_t i, std::vector<std::string>* out) const {
     const std::string g_data =
         g != nullptr ? (g->data_name.empty() ? "-1" : g->data_name) : std::string(na);
     put(detail::PyStrListRepr({t_data, g_data}));
-    if (row.extras.has_value()) {
+    if (row.extras != nullptr) {
       const TensorExtras& e = *row.extras;
       num(e.mean_abs_err);
       num(e.mean_rel_err);

@@ -266,6 +266,7 @@ class Pairing {
                                : MatchKind::kExact;
     const bool cross =
         tf.framework != gf.framework && !tf.framework.empty() && !gf.framework.empty();
+    t_.rows.reserve(t_.rows.size() + t_keys.size());
     for (uint32_t r = 0; r < t_keys.size(); ++r) {
       if (!t_keys[r].has_value()) continue;
       CompareRow row;

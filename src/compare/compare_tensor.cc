@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <tuple>
@@ -121,7 +122,7 @@ class TensorRows {
     } else {
       const TensorPairMetrics m = CompareTensorPair(t->view(), g->view(), inner);
       std::copy(m.msprobe.begin(), m.msprobe.end(), row.metrics.begin());
-      row.extras = m.extras;
+      if (m.extras.has_value()) row.extras = std::make_shared<const TensorExtras>(*m.extras);
       if (m.extras.has_value()) row.error = m.rel_l2;
     }
     const size_t done = ++done_;

@@ -1,5 +1,6 @@
 #include "compare/dataflow.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdlib>
@@ -69,29 +70,38 @@ std::optional<ProducerIndex::Key> ProducerIndex::KeyOf(const RowStats& s) {
 }
 
 ProducerIndex::ProducerIndex(const DumpFile& file) : file_(file) {
-  stats_.reserve(file.rows.size());
   for (uint32_t i = 0; i < file.rows.size(); ++i) {
     const DumpRow& row = file.rows[i];
-    stats_.push_back(row.is_tensor ? StatsOfRow(file, row) : RowStats{});
     if (!row.is_tensor || row.state != RowState::kOutput) continue;
-    if (const auto key = KeyOf(stats_.back())) outputs_[*key].push_back(i);
+    if (const auto key = KeyOf(StatsAt(i))) outputs_[*key].push_back(i);
   }
 }
 
+// Recomputed on demand rather than held per row: on a dump of millions of rows the table of
+// statistics would cost more memory than the rows themselves.
+RowStats ProducerIndex::StatsAt(uint32_t row) const {
+  const DumpRow& r = file_.rows[row];
+  return r.is_tensor ? StatsOfRow(file_, r) : RowStats{};
+}
+
 int64_t ProducerIndex::Producer(uint32_t row) const {
-  if (row >= stats_.size()) return -1;
-  const auto key = KeyOf(stats_[row]);
+  if (row >= file_.rows.size()) return -1;
+  const RowStats stats = StatsAt(row);
+  const auto key = KeyOf(stats);
   if (!key) return -1;
   const auto it = outputs_.find(*key);
   if (it == outputs_.end()) return -1;
   const DumpRow& r = file_.rows[row];
-  // The latest: candidates are in row (execution) order.
+  // The latest before r's entry: candidates are in row (execution) order, so their entries do
+  // not decrease; a binary search skips the later ones (a linear skip made a dump whose tensors
+  // share few distinct Max/Min pairs quadratic).
   const std::vector<uint32_t>& rows = it->second;
-  for (size_t k = rows.size(); k-- > 0;) {
-    const uint32_t c = rows[k];
-    const DumpRow& out = file_.rows[c];
-    if (out.entry >= r.entry) continue;
-    if (SameValues(stats_[c], stats_[row], out.dtype == r.dtype)) return c;
+  const auto before = std::partition_point(
+      rows.begin(), rows.end(), [&](uint32_t c) { return file_.rows[c].entry < r.entry; });
+  for (auto c = before; c != rows.begin();) {
+    --c;
+    const DumpRow& out = file_.rows[*c];
+    if (SameValues(StatsAt(*c), stats, out.dtype == r.dtype)) return *c;
   }
   return -1;
 }

@@ -47,8 +47,8 @@ class ProducerIndex {
     size_t operator()(const Key& k) const { return k.max_bits * 1000003U ^ k.min_bits; }
   };
   static std::optional<Key> KeyOf(const RowStats& s);
+  RowStats StatsAt(uint32_t row) const;
   const DumpFile& file_;
-  std::vector<RowStats> stats_;                                      // per row
   std::unordered_map<Key, std::vector<uint32_t>, KeyHash> outputs_;  // in entry order
 };
 

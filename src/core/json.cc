@@ -20,12 +20,15 @@
 #include <string>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 #include <rapidjson/error/en.h>
 #include <rapidjson/filereadstream.h>
 #include <rapidjson/memorystream.h>
 #include <rapidjson/reader.h>
+
+#include "core/regular_file.h"
 
 namespace numprobe {
 
@@ -245,9 +248,7 @@ class DocumentHandler final : public JsonEvents {
  public:
   bool Null() override { return Put(JsonValue()); }
   bool Bool(bool b) override { return Put(JsonValue::Bool(b)); }
-  bool Number(std::string_view literal) override {
-    return Put(ValueBuilder::NumberValue(literal));
-  }
+  bool Number(std::string_view literal) override { return Put(ValueBuilder::NumberValue(literal)); }
   bool String(std::string_view s) override { return Put(JsonValue::String(std::string(s))); }
   bool Key(std::string_view key) override {
     builder_.Key(key);
@@ -437,15 +438,35 @@ Result<JsonValue> ParseJson(std::string_view text, const JsonReadOptions& option
   return handler.Take();
 }
 
-Status StreamJson(std::span<const char> bytes, const JsonStreamSpec& spec,
-                  const JsonReadOptions& options) {
-  rapidjson::MemoryStream stream(bytes.data(), bytes.size());
+namespace {
+
+template <typename Stream>
+Status StreamMembers(Stream& stream, const JsonStreamSpec& spec, const JsonReadOptions& options) {
   StreamHandler handler(spec, options.max_depth);
   // The handler counts depth from the streamed member and refuses first (its message names the
   // caller's limit); the reader's own limit is one level beyond it.
   JsonReadOptions outer = options;
   outer.max_depth = options.max_depth + static_cast<int>(spec.stream_path.size()) + 2;
   return Run<kCommonFlags | rapidjson::kParseIterativeFlag>(stream, handler, outer);
+}
+
+}  // namespace
+
+Status StreamJson(std::span<const char> bytes, const JsonStreamSpec& spec,
+                  const JsonReadOptions& options) {
+  rapidjson::MemoryStream stream(bytes.data(), bytes.size());
+  return StreamMembers(stream, spec, options);
+}
+
+Status StreamJsonFile(const std::filesystem::path& path, const JsonStreamSpec& spec,
+                      const JsonReadOptions& options) {
+  NUMPROBE_ASSIGN_OR_RETURN(detail::RegularFile file, detail::OpenRegularFile(path));
+  std::unique_ptr<std::FILE, FileCloser> f(::fdopen(file.fd(), "rb"));
+  if (!f) return Status::IoError(fmt::format("{}: cannot open", path.string()));
+  (void)file.Release();  // the FILE closes it from now on
+  std::vector<char> buffer(size_t{1} << 16);
+  rapidjson::FileReadStream stream(f.get(), buffer.data(), buffer.size());
+  return StreamMembers(stream, spec, options);
 }
 
 }  // namespace numprobe

@@ -134,6 +134,11 @@ struct JsonStreamSpec {
 // that is not an object: kCorrupt. Errors returned by the callbacks are passed through.
 Status StreamJson(std::span<const char> bytes, const JsonStreamSpec& spec,
                   const JsonReadOptions& options = {});
+// The same, reading the regular file at `path` in 64 KiB pieces: memory independent of the file's
+// size (a mapped file's pages would stay resident until the parse ends). Errors from opening the
+// file start with its path; parse errors are as StreamJson's.
+Status StreamJsonFile(const std::filesystem::path& path, const JsonStreamSpec& spec,
+                      const JsonReadOptions& options = {});
 
 }  // namespace numprobe
 

@@ -11,7 +11,6 @@
 
 #include <fmt/format.h>
 
-#include "numprobe/buffer.h"
 #include "numprobe/dump.h"
 
 #include "core/crc32.h"
@@ -361,40 +360,67 @@ class DumpFileBuilder {
     return Status::Ok();
   }
 
-  // An entry of "data".
+  // An entry of "data". Its rows go straight into the file's rows (no second copy of them while
+  // a large dump is read); a repeated entry is set aside and put in place at the end.
   void Entry(std::string_view key, const JsonValue& value, uint64_t offset) {
     std::string name(key);
-    std::vector<DumpRow> rows;
-    flattener_.ReadOp(value, name, &rows);
-    std::stable_sort(rows.begin(), rows.end(), [](const DumpRow& a, const DumpRow& b) {
+    scratch_.clear();
+    flattener_.ReadOp(value, name, &scratch_);
+    std::stable_sort(scratch_.begin(), scratch_.end(), [](const DumpRow& a, const DumpRow& b) {
       return ReorderRank(a.state) < ReorderRank(b.state);
     });
     auto [it, inserted] = entry_index_.try_emplace(name, file_.entries.size());
-    if (inserted) {
-      DumpEntry entry;
-      entry.name = std::move(name);
-      entry.offset = offset;
-      file_.entries.push_back(std::move(entry));
-      entry_rows_.push_back(std::move(rows));
-    } else {
-      entry_rows_[it->second] =
-          std::move(rows);  // a repeated entry: the last one wins, as in Python
+    if (!inserted) {
+      replaced_[it->second] = std::move(scratch_);  // a repeated entry: the last one wins
+      scratch_ = {};
+      return;
+    }
+    if (file_.rows.size() + scratch_.size() > UINT32_MAX) {
+      too_many_rows_ = true;
+      return;
+    }
+    DumpEntry entry;
+    entry.name = std::move(name);
+    entry.offset = offset;
+    entry.first_row = static_cast<uint32_t>(file_.rows.size());
+    entry.row_count = static_cast<uint32_t>(scratch_.size());
+    const auto index = static_cast<uint32_t>(file_.entries.size());
+    file_.entries.push_back(std::move(entry));
+    for (DumpRow& r : scratch_) {
+      r.entry = index;
+      file_.rows.push_back(std::move(r));
     }
   }
 
   Result<DumpFile> Finish() {
+    if (too_many_rows_) return Status::OutOfRange("more than 2^32 rows in one dump.json");
+    if (replaced_.empty()) return std::move(file_);
+    // Rebuild the rows with each repeated entry's last rows in its first position.
     size_t total = 0;
-    for (const auto& rows : entry_rows_) total += rows.size();
+    for (size_t e = 0; e < file_.entries.size(); ++e) {
+      const auto it = replaced_.find(e);
+      total += it != replaced_.end() ? it->second.size() : file_.entries[e].row_count;
+    }
     if (total > UINT32_MAX) return Status::OutOfRange("more than 2^32 rows in one dump.json");
+    std::vector<DumpRow> old = std::move(file_.rows);
+    file_.rows.clear();
     file_.rows.reserve(total);
-    for (size_t e = 0; e < entry_rows_.size(); ++e) {
-      file_.entries[e].first_row = static_cast<uint32_t>(file_.rows.size());
-      file_.entries[e].row_count = static_cast<uint32_t>(entry_rows_[e].size());
-      for (DumpRow& r : entry_rows_[e]) {
-        r.entry = static_cast<uint32_t>(e);
-        file_.rows.push_back(std::move(r));
+    for (size_t e = 0; e < file_.entries.size(); ++e) {
+      DumpEntry& entry = file_.entries[e];
+      const auto it = replaced_.find(e);
+      const uint32_t first = static_cast<uint32_t>(file_.rows.size());
+      if (it != replaced_.end()) {
+        for (DumpRow& r : it->second) {
+          r.entry = static_cast<uint32_t>(e);
+          file_.rows.push_back(std::move(r));
+        }
+      } else {
+        for (uint32_t r = entry.first_row; r < entry.first_row + entry.row_count; ++r) {
+          file_.rows.push_back(std::move(old[r]));
+        }
       }
-      std::vector<DumpRow>().swap(entry_rows_[e]);
+      entry.first_row = first;
+      entry.row_count = static_cast<uint32_t>(file_.rows.size()) - first;
     }
     return std::move(file_);
   }
@@ -403,7 +429,9 @@ class DumpFileBuilder {
   DumpFile file_;
   Flattener flattener_;
   std::unordered_map<std::string, size_t> entry_index_;
-  std::vector<std::vector<DumpRow>> entry_rows_;  // rows per entry until the end (duplicates)
+  std::vector<DumpRow> scratch_;                               // the rows of the entry being read
+  std::unordered_map<size_t, std::vector<DumpRow>> replaced_;  // repeated entries' last rows
+  bool too_many_rows_ = false;
 };
 
 // The dump a journal recorded, read as dump.json would have been.
@@ -422,9 +450,9 @@ Result<DumpFile> DumpFileOfJournal(const RecoveredDump& recovered) {
   return file;
 }
 
-}  // namespace
-
-Result<DumpFile> ParseDumpJson(std::span<const char> bytes) {
+// Reads dump.json through `stream` (StreamJson or StreamJsonFile with the spec it is given).
+template <typename StreamFn>
+Result<DumpFile> ParseDumpJsonWith(const StreamFn& stream) {
   DumpFileBuilder builder;
   bool saw_data = false;
   JsonStreamSpec spec;
@@ -437,10 +465,17 @@ Result<DumpFile> ParseDumpJson(std::span<const char> bytes) {
     builder.Entry(key, value, offset);
     return Status::Ok();
   };
-  // msprobe's files are Python's json: bare NaN/Infinity tokens.
-  NUMPROBE_RETURN_IF_ERROR(StreamJson(bytes, spec, kPythonJson));
+  NUMPROBE_RETURN_IF_ERROR(stream(spec));
   if (!saw_data) return Status::Corrupt("no \"data\" object at the top level");
   return builder.Finish();
+}
+
+}  // namespace
+
+Result<DumpFile> ParseDumpJson(std::span<const char> bytes) {
+  // msprobe's files are Python's json: bare NaN/Infinity tokens.
+  return ParseDumpJsonWith(
+      [&](const JsonStreamSpec& spec) { return StreamJson(bytes, spec, kPythonJson); });
 }
 
 bool IsEmptyDumpJson(const std::filesystem::path& path) {
@@ -467,11 +502,10 @@ Result<DumpFile> ReadDumpJson(const std::filesystem::path& path) {
       return file;
     }
   }
-  auto buffer = Buffer::MapFile(path);
-  if (!buffer) return buffer.error().WithContext(path.string());
-  const auto bytes = (*buffer)->bytes();
-  auto file = ParseDumpJson(
-      std::span<const char>(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+  // Read in pieces rather than mapped: a large dump.json's pages would otherwise stay resident
+  // beside the model built from it.
+  auto file = ParseDumpJsonWith(
+      [&](const JsonStreamSpec& spec) { return StreamJsonFile(path, spec, kPythonJson); });
   if (!file) return file.error().WithContext(path.string());
   return file;
 }
