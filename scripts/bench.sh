@@ -27,5 +27,10 @@ if [ -x "$build/tools/numprobe/numprobe" ] && [ -x "$build/bench/sax_pass" ]; th
   /usr/bin/python3 "$(dirname "$0")/../bench/large_stats_bench.py" \
     "$build/tools/numprobe/numprobe" "$build/bench/sax_pass" || status=1
 fi
+if [ -x "$build/tools/numprobe/numprobe" ]; then
+  echo "== cluster_bench.py"
+  /usr/bin/python3 "$(dirname "$0")/../bench/cluster_bench.py" "$build/tools/numprobe/numprobe" \
+    || status=1
+fi
 echo "== all benchmark lines:"
 exit $status

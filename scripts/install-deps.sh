@@ -10,6 +10,7 @@ packages=(
   libprotobuf-dev protobuf-compiler libyaml-cpp-dev libxlsxwriter-dev libcpp-httplib-dev
   libssl-dev libexpat1-dev libcsv-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libopenmpi-dev openmpi-bin
   pybind11-dev python3-dev python3-numpy python3-pandas python3-torch python3-pytest
   chromium
 )

@@ -14,26 +14,27 @@
 #include "numprobe/thread_pool.h"
 
 #include "compare/compare_internal.h"
+#include "compare/compare_trees_parts.h"
 #include "compare/compare_writer.h"
 #include "compare/divergence_file.h"
 #include "compare/loaded_mapping.h"
 
 namespace numprobe {
-namespace {
 
 namespace fs = std::filesystem;
 
-// "step0/rank1", "rank1", "step2"; "dump.json" for a pair of files.
+namespace detail {
+
 std::string PairLabel(const DumpPair& p) {
   std::string label = p.scope;
   if (!p.rank.empty()) label = label.empty() ? p.rank : label + "/" + p.rank;
   return label.empty() ? "dump.json" : label;
 }
 
-// Compares the complete pairs, in parallel over ranks when there are at least as many as threads.
 // The first error in rank order wins.
-Status CompareAll(const std::vector<const DumpPair*>& pairs, const detail::LoadedMapping& mapping,
-                  const CompareTreesOptions& tree_options, std::vector<RankCompare>* out) {
+Status CompareTreePairs(const std::vector<const DumpPair*>& pairs, const LoadedMapping& mapping,
+                        const CompareTreesOptions& tree_options, std::vector<RankCompare>* out,
+                        size_t* failed) {
   const CompareOptions& options = tree_options.compare;
   std::vector<std::optional<RankCompare>> results(pairs.size());
   std::vector<Status> errors(pairs.size());
@@ -41,9 +42,8 @@ Status CompareAll(const std::vector<const DumpPair*>& pairs, const detail::Loade
   auto compare_one = [&](int64_t k) {
     const auto i = static_cast<size_t>(k);
     const DumpPair& p = *pairs[i];
-    auto table =
-        detail::CompareWithMapping(*p.target, *p.golden, mapping, options.pool, options.progress,
-                                   options.max_memory);
+    auto table = CompareWithMapping(*p.target, *p.golden, mapping, options.pool, options.progress,
+                                    options.max_memory);
     if (!table) {
       errors[i] = table.error();
       return;
@@ -73,49 +73,118 @@ Status CompareAll(const std::vector<const DumpPair*>& pairs, const detail::Loade
   } else {
     for (size_t k = 0; k < pairs.size(); ++k) compare_one(static_cast<int64_t>(k));
   }
-  for (const Status& s : errors) NUMPROBE_RETURN_IF_ERROR(s);
+  for (size_t i = 0; i < errors.size(); ++i) {
+    if (errors[i].ok()) continue;
+    if (failed != nullptr) *failed = i;
+    return errors[i];
+  }
   for (const std::string& w : warnings) {
     if (!w.empty() && tree_options.warning) tree_options.warning(w);
   }
-  out->reserve(results.size());
+  out->reserve(out->size() + results.size());
   for (auto& r : results) out->push_back(std::move(*r));
   return Status::Ok();
 }
 
-// Writes each rank's table and twin, then divergence_{ts}.json (and diff_analyze_{ts}.json).
-Status WriteFiles(const CompareTreesOptions& options, const std::vector<RankDivergence>& ranks,
-                  CompareTreesResult* result) {
+Status WriteRankFiles(const CompareTreesOptions& options, RankCompare* r) {
   const std::string& ts = options.timestamp;
-  for (RankCompare& r : result->ranks) {
-    const fs::path dir = options.output / r.pair.scope;
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec) return Status::IoError(fmt::format("{}: {}", dir.string(), ec.message()));
-    const std::string stem =
-        "compare_result" + (r.pair.rank.empty() ? "" : "_" + r.pair.rank) + "_" + ts;
-    const fs::path table_file = dir / (stem + (options.xlsx ? ".xlsx" : ".csv"));
-    const fs::path json_file = dir / (stem + ".json");
-    NUMPROBE_RETURN_IF_ERROR(options.xlsx ? WriteCompareXlsx(r.table, table_file)
-                                          : WriteCompareCsv(r.table, table_file));
-    NUMPROBE_RETURN_IF_ERROR(WriteCompareJson(r.table, json_file, r.pair.target->dump_json.string(),
-                                              r.pair.golden->dump_json.string()));
-    r.table_file = table_file;
-    r.json_file = json_file;
-  }
-  std::vector<std::string> missing;
-  missing.reserve(result->missing.size());
-  for (const MissingRank& m : result->missing) missing.push_back(m.Text());
+  const fs::path dir = options.output / r->pair.scope;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Status::IoError(fmt::format("{}: {}", dir.string(), ec.message()));
+  const std::string stem =
+      "compare_result" + (r->pair.rank.empty() ? "" : "_" + r->pair.rank) + "_" + ts;
+  const fs::path table_file = dir / (stem + (options.xlsx ? ".xlsx" : ".csv"));
+  const fs::path json_file = dir / (stem + ".json");
+  NUMPROBE_RETURN_IF_ERROR(options.xlsx ? WriteCompareXlsx(r->table, table_file)
+                                        : WriteCompareCsv(r->table, table_file));
+  NUMPROBE_RETURN_IF_ERROR(WriteCompareJson(r->table, json_file, r->pair.target->dump_json.string(),
+                                            r->pair.golden->dump_json.string()));
+  r->table_file = table_file;
+  r->json_file = json_file;
+  return Status::Ok();
+}
+
+Status WriteCrossRankFiles(const CompareTreesOptions& options,
+                           const std::vector<RankDivergence>& ranks,
+                           const std::vector<std::string>& diff_analyze_members,
+                           const std::vector<MissingRank>& missing, CompareTreesResult* result) {
+  const std::string& ts = options.timestamp;
+  std::vector<std::string> missing_text;
+  missing_text.reserve(missing.size());
+  for (const MissingRank& m : missing) missing_text.push_back(m.Text());
   std::error_code ec;
   fs::create_directories(options.output, ec);  // a write error below names the problem
   const fs::path divergence = options.output / ("divergence_" + ts + ".json");
-  NUMPROBE_RETURN_IF_ERROR(WriteDivergenceJson(ranks, missing, divergence));
+  NUMPROBE_RETURN_IF_ERROR(WriteDivergenceJson(ranks, missing_text, divergence));
   result->divergence_file = divergence;
   if (options.diff_analyze) {
     const fs::path analyze = options.output / ("diff_analyze_" + ts + ".json");
-    NUMPROBE_RETURN_IF_ERROR(WriteDiffAnalyzeJson(ranks, analyze));
+    NUMPROBE_RETURN_IF_ERROR(WriteDiffAnalyzeFile(diff_analyze_members, analyze));
     result->diff_analyze_file = analyze;
   }
   return Status::Ok();
+}
+
+RankDivergence DivergenceOf(const RankCompare& r) {
+  return {r.pair.scope, r.pair.rank, &r.table, r.report, r.table.mode};
+}
+
+Result<TreePlan> PlanTreeCompare(const fs::path& target, const fs::path& golden,
+                                 const CompareTreesOptions& options) {
+  TreePlan plan;
+  NUMPROBE_ASSIGN_OR_RETURN(plan.mapping, LoadMapping(options.compare.mapping));
+  NUMPROBE_ASSIGN_OR_RETURN(plan.pairs, DiscoverDumpPairs(target, golden));
+  size_t skipped = 0;
+  for (size_t i = 0; i < plan.pairs.size(); ++i) {
+    const DumpPair& p = plan.pairs[i];
+    if (!p.complete()) {
+      const bool in_target = p.target.has_value();
+      plan.missing.push_back({PairLabel(p), in_target, (in_target ? p.target : p.golden)->dir});
+      continue;
+    }
+    // msprobe writes dump.json as {} for a rank that recorded nothing and skips that rank.
+    const bool empty_target = IsEmptyDumpJson(p.target->dump_json);
+    if (empty_target || IsEmptyDumpJson(p.golden->dump_json)) {
+      if (options.warning) {
+        options.warning(fmt::format("{}: {} is {{}} (the rank recorded nothing); skipped",
+                                    PairLabel(p),
+                                    (empty_target ? p.target : p.golden)->dump_json.string()));
+      }
+      ++skipped;
+      continue;
+    }
+    plan.complete.push_back(i);
+  }
+  if (plan.complete.empty() && skipped > 0) {
+    return Status::NotFound("nothing to compare: every dump.json is {}");
+  }
+  return plan;
+}
+
+}  // namespace detail
+
+namespace {
+
+// Writes each rank's table and twin, then divergence_{ts}.json (and diff_analyze_{ts}.json).
+Status WriteFiles(const CompareTreesOptions& options, const std::vector<RankDivergence>& ranks,
+                  CompareTreesResult* result) {
+  for (RankCompare& r : result->ranks) {
+    NUMPROBE_RETURN_IF_ERROR(detail::WriteRankFiles(options, &r));
+  }
+  std::vector<std::string> members;
+  if (options.diff_analyze) {
+    members.reserve(ranks.size());
+    for (const RankDivergence& r : ranks) members.push_back(DiffAnalyzeMember(r));
+  }
+  return detail::WriteCrossRankFiles(options, ranks, members, result->missing, result);
+}
+
+std::vector<RankDivergence> DivergencesOf(const std::vector<RankCompare>& compared) {
+  std::vector<RankDivergence> ranks;
+  ranks.reserve(compared.size());
+  for (const RankCompare& r : compared) ranks.push_back(detail::DivergenceOf(r));
+  return ranks;
 }
 
 }  // namespace
@@ -126,12 +195,7 @@ Status WriteCompareTreesFiles(const CompareTreesOptions& options, CompareTreesRe
         "compare: writing the results needs an output folder and a "
         "timestamp for file names");
   }
-  std::vector<RankDivergence> ranks;
-  ranks.reserve(result->ranks.size());
-  for (const RankCompare& r : result->ranks) {
-    ranks.push_back({r.pair.scope, r.pair.rank, &r.table, r.report});
-  }
-  return WriteFiles(options, ranks, result);
+  return WriteFiles(options, DivergencesOf(result->ranks), result);
 }
 
 std::string MissingRank::Text() const {
@@ -144,43 +208,17 @@ Result<CompareTreesResult> CompareDumpTrees(const fs::path& target, const fs::pa
   if (!options.output.empty() && options.timestamp.empty()) {
     return Status::InvalidArgument("compare: an output folder needs a timestamp for file names");
   }
-  NUMPROBE_ASSIGN_OR_RETURN(const detail::LoadedMapping mapping,
-                            detail::LoadMapping(options.compare.mapping));
-  NUMPROBE_ASSIGN_OR_RETURN(const std::vector<DumpPair> pairs, DiscoverDumpPairs(target, golden));
-
+  NUMPROBE_ASSIGN_OR_RETURN(detail::TreePlan plan,
+                            detail::PlanTreeCompare(target, golden, options));
   std::vector<const DumpPair*> complete;
-  size_t skipped = 0;
-  for (const DumpPair& p : pairs) {
-    if (!p.complete()) continue;
-    // msprobe writes dump.json as {} for a rank that recorded nothing and skips that rank.
-    const bool empty_target = IsEmptyDumpJson(p.target->dump_json);
-    if (empty_target || IsEmptyDumpJson(p.golden->dump_json)) {
-      if (options.warning) {
-        options.warning(fmt::format("{}: {} is {{}} (the rank recorded nothing); skipped",
-                                    PairLabel(p),
-                                    (empty_target ? p.target : p.golden)->dump_json.string()));
-      }
-      ++skipped;
-      continue;
-    }
-    complete.push_back(&p);
-  }
-  if (complete.empty() && skipped > 0) {
-    return Status::NotFound("nothing to compare: every dump.json is {}");
-  }
+  complete.reserve(plan.complete.size());
+  for (const size_t i : plan.complete) complete.push_back(&plan.pairs[i]);
 
   CompareTreesResult result;
-  NUMPROBE_RETURN_IF_ERROR(CompareAll(complete, mapping, options, &result.ranks));
-  for (const DumpPair& p : pairs) {
-    if (p.complete()) continue;
-    const bool in_target = p.target.has_value();
-    result.missing.push_back({PairLabel(p), in_target, (in_target ? p.target : p.golden)->dir});
-  }
-  std::vector<RankDivergence> ranks;
-  ranks.reserve(result.ranks.size());
-  for (const RankCompare& r : result.ranks) {
-    ranks.push_back({r.pair.scope, r.pair.rank, &r.table, r.report});
-  }
+  NUMPROBE_RETURN_IF_ERROR(
+      detail::CompareTreePairs(complete, plan.mapping, options, &result.ranks));
+  result.missing = std::move(plan.missing);
+  const std::vector<RankDivergence> ranks = DivergencesOf(result.ranks);
   result.earliest = EarliestDivergence(ranks);
   if (!options.output.empty()) NUMPROBE_RETURN_IF_ERROR(WriteFiles(options, ranks, &result));
   return result;

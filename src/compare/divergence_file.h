@@ -18,10 +18,11 @@ namespace numprobe {
 
 // One compared rank and its analysis, for the files below.
 struct RankDivergence {
-  std::string scope;  // "" | "step0" | "graph/step1"
-  std::string rank;   // "rank0", "proc17032", "" for a file pair
-  const CompareTable* table = nullptr;
+  std::string scope;                    // "" | "step0" | "graph/step1"
+  std::string rank;                     // "rank0", "proc17032", "" for a file pair
+  const CompareTable* table = nullptr;  // needed by diff_analyze only (DiffAnalyzeMember)
   DivergenceReport report;
+  CompareMode mode = CompareMode::kStatistics;  // the table's
 };
 
 // The index in `ranks` of the earliest first divergence (earlier step first, then forward before
@@ -34,6 +35,9 @@ int EarliestDivergence(const std::vector<RankDivergence>& ranks);
 Status WriteDivergenceJson(const std::vector<RankDivergence>& ranks,
                            const std::vector<std::string>& missing,
                            const std::filesystem::path& path);
+// The text WriteDivergenceJson writes (also what the processes of an MPI run send process 0).
+std::string DivergenceJsonText(const std::vector<RankDivergence>& ranks,
+                               const std::vector<std::string>& missing);
 
 // divergence_{ts}.json read back: its ranks, each with its analysis (as the UI shows them).
 struct DivergenceFileRank {
@@ -57,6 +61,12 @@ Result<DivergenceFile> ParseDivergenceJson(std::string_view text);
 // {"NPU max", "NPU min", "NPU mean", "NPU l2norm"}}, "output": {...}}, "stack_info"}]}, one node
 // per rank: numprobe's first divergence of that rank.
 Status WriteDiffAnalyzeJson(const std::vector<RankDivergence>& ranks,
+                            const std::filesystem::path& path);
+// The same file in two halves, for ranks analysed in different processes: one rank's member
+// ("rank_N": [...]) as it stands in the file, empty when the rank has no first divergence or no
+// table; and the file made of such members, in rank order.
+std::string DiffAnalyzeMember(const RankDivergence& r);
+Status WriteDiffAnalyzeFile(const std::vector<std::string>& members,
                             const std::filesystem::path& path);
 
 }  // namespace numprobe

@@ -1,6 +1,4 @@
 // divergence_{ts}.json and msprobe's diff_analyze_{ts}.json.
-#include "compare/divergence_file.h"
-
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -10,6 +8,7 @@
 #include <rapidjson/stringbuffer.h>
 
 #include "compare/compare_internal.h"
+#include "compare/divergence_file.h"
 #include "core/atomic_file.h"
 #include "core/json_writer.h"
 #include "msprobe/entry_name.h"
@@ -143,9 +142,8 @@ int EarliestDivergence(const std::vector<RankDivergence>& ranks) {
   return best;
 }
 
-Status WriteDivergenceJson(const std::vector<RankDivergence>& ranks,
-                           const std::vector<std::string>& missing,
-                           const std::filesystem::path& path) {
+std::string DivergenceJsonText(const std::vector<RankDivergence>& ranks,
+                               const std::vector<std::string>& missing) {
   rapidjson::StringBuffer buffer;
   Writer w(buffer, JsonFileKind::kResult);
   w.SetIndent(' ', 1);
@@ -176,7 +174,7 @@ Status WriteDivergenceJson(const std::vector<RankDivergence>& ranks,
     w.Key("rank");
     Str(w, r.rank);
     w.Key("mode");
-    Str(w, std::string(EnumName(r.table->mode)));
+    Str(w, std::string(EnumName(r.mode)));
     w.Key("ops_examined");
     w.Int64(r.report.ops_examined);
     w.Key("rows_over_tolerance");
@@ -201,66 +199,91 @@ Status WriteDivergenceJson(const std::vector<RankDivergence>& ranks,
   for (const std::string& m : missing) Str(w, m);
   w.EndArray();
   w.EndObject();
-  return detail::WriteFileAtomically(path,
-                                     std::string(buffer.GetString(), buffer.GetSize()) + "\n");
+  return std::string(buffer.GetString(), buffer.GetSize()) + "\n";
 }
 
-Status WriteDiffAnalyzeJson(const std::vector<RankDivergence>& ranks,
-                            const std::filesystem::path& path) {
+Status WriteDivergenceJson(const std::vector<RankDivergence>& ranks,
+                           const std::vector<std::string>& missing,
+                           const std::filesystem::path& path) {
+  return detail::WriteFileAtomically(path, DivergenceJsonText(ranks, missing));
+}
+
+std::string DiffAnalyzeMember(const RankDivergence& r) {
+  if (!r.report.first.has_value() || r.table == nullptr) return {};
+  // Rendered as a one-member document whose braces are then cut off, so that the member stands
+  // exactly as in the whole file (indented for depth 1): WriteDiffAnalyzeFile joins members.
   rapidjson::StringBuffer buffer;
   Writer w(buffer, JsonFileKind::kResult);
   w.SetIndent(' ', 2);
   w.StartObject();
-  for (const RankDivergence& r : ranks) {
-    if (!r.report.first.has_value()) continue;
-    const DivergenceOp& op = *r.report.first;
-    const CompareTable& t = *r.table;
-    const DumpFile& tf = *t.target;
-    w.Key(RankKey(r));
-    w.StartArray();
+  const DivergenceOp& op = *r.report.first;
+  const CompareTable& t = *r.table;
+  const DumpFile& tf = *t.target;
+  w.Key(RankKey(r));
+  w.StartArray();
+  w.StartObject();
+  w.Key("op_name");
+  Str(w, op.op_name);
+  w.Key("data_info");
+  w.StartObject();
+  const DumpEntry& entry = tf.entries[op.entry];
+  for (const RowState state : {RowState::kInput, RowState::kOutput}) {
+    w.Key(state == RowState::kInput ? "input" : "output");
     w.StartObject();
-    w.Key("op_name");
-    Str(w, op.op_name);
-    w.Key("data_info");
-    w.StartObject();
-    const DumpEntry& entry = tf.entries[op.entry];
-    for (const RowState state : {RowState::kInput, RowState::kOutput}) {
-      w.Key(state == RowState::kInput ? "input" : "output");
+    for (uint32_t i = entry.first_row; i < entry.first_row + entry.row_count; ++i) {
+      const DumpRow& row = tf.rows[i];
+      if (row.state != state) continue;
+      Str(w, row.name);
       w.StartObject();
-      for (uint32_t i = entry.first_row; i < entry.first_row + entry.row_count; ++i) {
-        const DumpRow& row = tf.rows[i];
-        if (row.state != state) continue;
-        Str(w, row.name);
-        w.StartObject();
-        if (t.mode == CompareMode::kMd5) {
-          w.Key("NPU MD5");  // msprobe's md5-mode node
-          Str(w, row.md5.value_or("N/A"));
-        } else {
-          static constexpr const char* kKeys[4] = {"NPU max", "NPU min", "NPU mean", "NPU l2norm"};
-          for (int k = 0; k < 4; ++k) {
-            w.Key(kKeys[k]);
-            SummaryJson(w, tf, row.stats[k]);
-          }
+      if (t.mode == CompareMode::kMd5) {
+        w.Key("NPU MD5");  // msprobe's md5-mode node
+        Str(w, row.md5.value_or("N/A"));
+      } else {
+        static constexpr const char* kKeys[4] = {"NPU max", "NPU min", "NPU mean", "NPU l2norm"};
+        for (int k = 0; k < 4; ++k) {
+          w.Key(kKeys[k]);
+          SummaryJson(w, tf, row.stats[k]);
         }
-        w.EndObject();
       }
       w.EndObject();
     }
     w.EndObject();
-    w.Key("stack_info");
-    if (op.stack.empty()) {
-      w.Null();
-    } else {
-      w.StartArray();
-      for (const std::string& line : op.stack) Str(w, line);
-      w.EndArray();
-    }
-    w.EndObject();
+  }
+  w.EndObject();
+  w.Key("stack_info");
+  if (op.stack.empty()) {
+    w.Null();
+  } else {
+    w.StartArray();
+    for (const std::string& line : op.stack) Str(w, line);
     w.EndArray();
   }
   w.EndObject();
-  return detail::WriteFileAtomically(path,
-                                     std::string(buffer.GetString(), buffer.GetSize()) + "\n");
+  w.EndArray();
+  w.EndObject();
+  const std::string_view doc(buffer.GetString(), buffer.GetSize());  // "{\n" MEMBER "\n}"
+  return std::string(doc.substr(2, doc.size() - 4));
+}
+
+Status WriteDiffAnalyzeFile(const std::vector<std::string>& members,
+                            const std::filesystem::path& path) {
+  // As RapidJSON's pretty writer joins an object's members: "{}" when there are none.
+  std::string text;
+  for (const std::string& m : members) {
+    if (m.empty()) continue;
+    text += text.empty() ? "{\n" : ",\n";
+    text += m;
+  }
+  text += text.empty() ? "{}\n" : "\n}\n";
+  return detail::WriteFileAtomically(path, text);
+}
+
+Status WriteDiffAnalyzeJson(const std::vector<RankDivergence>& ranks,
+                            const std::filesystem::path& path) {
+  std::vector<std::string> members;
+  members.reserve(ranks.size());
+  for (const RankDivergence& r : ranks) members.push_back(DiffAnalyzeMember(r));
+  return WriteDiffAnalyzeFile(members, path);
 }
 
 }  // namespace numprobe

@@ -14,8 +14,12 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
+#ifdef NUMPROBE_WITH_MPI
+#include "numprobe/app/cluster.h"
+#endif
 #include "numprobe/buffer.h"
 #include "numprobe/compare.h"
 #include "numprobe/compare_trees.h"
@@ -190,6 +194,71 @@ void DrawProgress(uint64_t done, uint64_t total, std::string_view what) {
   if (done == total) std::fprintf(stderr, "\r%*s\r", 60, "");
 }
 
+// One compared rank's lines: its counts, its table file, its warnings and its divergence.
+void PrintRank(const std::string& label, CompareMode mode, int64_t rows,
+               std::map<Verdict, int64_t> counts, const fs::path& table_file,
+               const std::vector<std::string>& warnings, const DivergenceReport& report) {
+  std::printf("%s: %s mode, %lld rows: %lld pass, %lld warning, %lld error, %lld unmatched\n",
+              label.c_str(), std::string(EnumName(mode)).c_str(), static_cast<long long>(rows),
+              static_cast<long long>(counts[Verdict::kPass]),
+              static_cast<long long>(counts[Verdict::kWarning]),
+              static_cast<long long>(counts[Verdict::kError]),
+              static_cast<long long>(counts[Verdict::kUnmatched]));
+  std::printf("  wrote %s (and .json)\n", table_file.string().c_str());
+  for (const std::string& w : warnings) ReportWarning(label + ": " + w);
+  PrintDivergence("", report);
+}
+
+// The closing lines: ranks on one side only, the earliest divergence across ranks (`earliest`
+// null when none), the divergence file.
+void PrintEnd(size_t ranks, const std::vector<MissingRank>& missing,
+              const std::string& earliest_label, const DivergenceReport* earliest,
+              const fs::path& divergence_file) {
+  for (const MissingRank& m : missing) std::printf("%s; not compared\n", m.Text().c_str());
+  if (ranks > 1 && earliest != nullptr) {
+    std::printf("earliest divergence across ranks: %s %s\n", earliest_label.c_str(),
+                earliest->first->op_name.c_str());
+  }
+  std::printf("wrote %s\n", divergence_file.string().c_str());
+}
+
+#ifdef NUMPROBE_WITH_MPI
+// Under mpirun/srun: the rank pairs spread over the MPI processes (app/cluster.h). Process 0
+// alone prints (progress, warnings, the summary, the error); every process exits with the same
+// code.
+int RunClusterCompare(const CompareArgs& args, CompareTreesOptions options) {
+  auto session = ClusterSession::Start();
+  if (!session) return ReportError(session.error());
+  const ClusterSession& cluster = **session;
+  options.timestamp = cluster.Broadcast(options.timestamp);  // one {ts} for every process's files
+  if (!cluster.leader()) {
+    options.warning = nullptr;
+    options.compare.progress = nullptr;
+  }
+  auto result = ClusterCompareDumpTrees(cluster, args.target, args.golden, options);
+  if (!result) {
+    const Status error = result.error();
+    if (cluster.leader()) return ReportError(error);
+    return error.code() == ErrorCode::kInvalidArgument ? kExitUsage : kExitBadInput;
+  }
+  const int code = result->findings() ? kExitFindings : kExitOk;
+  if (!cluster.leader()) return code;
+  std::printf("numprobe compare: %s (target) vs %s (golden, the reference)\n", args.target.c_str(),
+              args.golden.c_str());
+  std::printf("%d MPI processes; bytes read per process: %s\n", cluster.processes(),
+              fmt::format("{}", fmt::join(result->bytes_per_process, ", ")).c_str());
+  for (const ClusterRank& r : result->ranks) {
+    PrintRank(r.label, r.mode, r.rows, r.verdicts, r.table_file, r.warnings, r.report);
+  }
+  const ClusterRank* earliest =
+      result->earliest >= 0 ? &result->ranks[static_cast<size_t>(result->earliest)] : nullptr;
+  PrintEnd(result->ranks.size(), result->missing,
+           earliest != nullptr ? earliest->label : std::string(),
+           earliest != nullptr ? &earliest->report : nullptr, result->divergence_file);
+  return code;
+}
+#endif
+
 int RunCompare(const CompareArgs& args) {
   if (args.threads < 0) return ReportError(Status::InvalidArgument("--threads must be >= 0"));
   if (args.threads > 0) ThreadPool::SetDefaultThreads(args.threads);
@@ -216,34 +285,25 @@ int RunCompare(const CompareArgs& args) {
   options.diff_analyze = args.diff_analyze;
   options.warning = ReportWarning;
   if (Status s = CheckNotTensorFiles(args); !s.ok()) return ReportError(s);
+#ifdef NUMPROBE_WITH_MPI
+  if (LaunchedUnderMpi()) return RunClusterCompare(args, options);
+#endif
   auto result = CompareDumpTrees(args.target, args.golden, options);
   if (!result) return ReportError(result.error());
 
   std::printf("numprobe compare: %s (target) vs %s (golden, the reference)\n", args.target.c_str(),
               args.golden.c_str());
-
   for (const RankCompare& r : result->ranks) {
     std::map<Verdict, int64_t> counts;
     for (const CompareRow& row : r.table.rows) ++counts[row.result];
-    std::printf("%s: %s mode, %zu rows: %lld pass, %lld warning, %lld error, %lld unmatched\n",
-                r.label.c_str(), std::string(EnumName(r.table.mode)).c_str(), r.table.rows.size(),
-                static_cast<long long>(counts[Verdict::kPass]),
-                static_cast<long long>(counts[Verdict::kWarning]),
-                static_cast<long long>(counts[Verdict::kError]),
-                static_cast<long long>(counts[Verdict::kUnmatched]));
-    std::printf("  wrote %s (and .json)\n", r.table_file.string().c_str());
-    for (const std::string& w : r.table.warnings) ReportWarning(r.label + ": " + w);
-    PrintDivergence("", r.report);
+    PrintRank(r.label, r.table.mode, static_cast<int64_t>(r.table.rows.size()), counts,
+              r.table_file, r.table.warnings, r.report);
   }
-  for (const MissingRank& m : result->missing) {
-    std::printf("%s; not compared\n", m.Text().c_str());
-  }
-  if (result->ranks.size() > 1 && result->earliest >= 0) {
-    const RankCompare& r = result->ranks[static_cast<size_t>(result->earliest)];
-    std::printf("earliest divergence across ranks: %s %s\n", r.label.c_str(),
-                r.report.first->op_name.c_str());
-  }
-  std::printf("wrote %s\n", result->divergence_file.string().c_str());
+  const RankCompare* earliest =
+      result->earliest >= 0 ? &result->ranks[static_cast<size_t>(result->earliest)] : nullptr;
+  PrintEnd(result->ranks.size(), result->missing,
+           earliest != nullptr ? earliest->label : std::string(),
+           earliest != nullptr ? &earliest->report : nullptr, result->divergence_file);
   return result->findings() ? kExitFindings : kExitOk;
 }
 

@@ -166,7 +166,11 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   using numprobe::cli::kExitUsage;
   CLI::App app{"numprobe: find where and why two deep-learning runs stop agreeing"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "numprobe 0.1.0");
+#ifdef NUMPROBE_WITH_MPI
+  app.set_version_flag("--version", "numprobe 0.1.0 (mpi: on)");
+#else
+  app.set_version_flag("--version", "numprobe 0.1.0 (mpi: off)");
+#endif
   int exit_code = kExitOk;
   numprobe::cli::SetupInspect(app, &exit_code);
   numprobe::cli::SetupCompare(app, &exit_code);

@@ -1,0 +1,90 @@
+// numprobe on a cluster: `mpirun -n N numprobe compare ...` (or srun) spreads the rank pairs of a
+// multi-rank compare over N MPI processes, balanced by bytes; each process reads only its share
+// and writes its ranks' result files, and process 0 gathers the per-rank facts, finds the
+// cross-rank first divergence once and writes the cross-rank files. Every output file is
+// byte-identical to a single-process run. Built only with NUMPROBE_WITH_MPI (docs/cluster.md).
+#ifndef NUMPROBE_APP_CLUSTER_H_
+#define NUMPROBE_APP_CLUSTER_H_
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "numprobe/compare.h"
+#include "numprobe/compare_trees.h"
+#include "numprobe/divergence.h"
+#include "numprobe/result.h"
+#include "numprobe/status.h"
+#include "numprobe/verdict.h"
+
+namespace numprobe {
+
+// True when this process was started by an MPI launcher (mpirun, mpiexec, srun with PMI/PMIx), as
+// its environment says; read before MPI is initialised, so that a plain run never initialises it.
+bool LaunchedUnderMpi();
+
+// The processes of this MPI job: MPI is initialised by Start and finalised by the destructor.
+class ClusterSession {
+ public:
+  static Result<std::unique_ptr<ClusterSession>> Start();
+  ~ClusterSession();
+  ClusterSession(const ClusterSession&) = delete;
+  ClusterSession& operator=(const ClusterSession&) = delete;
+
+  int process() const { return process_; }
+  int processes() const { return processes_; }
+  bool leader() const { return process_ == 0; }
+
+  // Process 0's `text`, in every process.
+  std::string Broadcast(const std::string& text) const;
+  // Every process learns whether any failed: OK when none did, else the failure with the lowest
+  // `key` (then the lowest process), in every process. Collective: all processes must call it.
+  Status Agree(const Status& local, int64_t key) const;
+  // Every process's `text`, in process order, on process 0; empty elsewhere.
+  Result<std::vector<std::string>> GatherToLeader(const std::string& text) const;
+  // Element-wise sums across processes (every process passes a vector of the same length).
+  std::vector<uint64_t> SumAcross(const std::vector<uint64_t>& values) const;
+
+ private:
+  ClusterSession(int process, int processes) : process_(process), processes_(processes) {}
+  int process_ = 0;
+  int processes_ = 1;
+};
+
+// One compared rank as process 0 knows it once the facts are gathered.
+struct ClusterRank {
+  std::string label;  // as RankCompare::label
+  CompareMode mode = CompareMode::kStatistics;
+  int64_t rows = 0;
+  std::map<Verdict, int64_t> verdicts;  // rows per Result
+  std::vector<std::string> warnings;    // the table's
+  std::filesystem::path table_file;     // empty when not written
+  DivergenceReport report;
+  int process = 0;  // the MPI process that compared it
+};
+
+struct ClusterCompareResult {
+  std::vector<ClusterRank> ranks;    // in scope, then rank order (as CompareTreesResult)
+  std::vector<MissingRank> missing;  // in the same order
+  int earliest = -1;                 // as CompareTreesResult::earliest
+  std::filesystem::path divergence_file;
+  std::filesystem::path diff_analyze_file;
+  std::vector<uint64_t> bytes_per_process;  // the bytes of dump files each process was given
+  bool findings() const { return earliest >= 0 || !missing.empty(); }
+};
+
+// CompareDumpTrees (compare_trees.h) spread over the processes of `session`: the same errors and
+// the same files. On process 0 the whole result; on the others only bytes_per_process. Errors are
+// agreed (ClusterSession::Agree): every process returns the same one, the first in rank order.
+// options.warning and options.compare.progress are best set on process 0 only.
+Result<ClusterCompareResult> ClusterCompareDumpTrees(const ClusterSession& session,
+                                                     const std::filesystem::path& target,
+                                                     const std::filesystem::path& golden,
+                                                     const CompareTreesOptions& options);
+
+}  // namespace numprobe
+
+#endif  // NUMPROBE_APP_CLUSTER_H_

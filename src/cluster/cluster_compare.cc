@@ -1,0 +1,251 @@
+// ClusterCompareDumpTrees (app/cluster.h): CompareDumpTrees' steps (compare/compare_trees_parts.h)
+// spread over MPI processes.
+//   1. every process plans (lists the folders; cheap, and needs no communication);
+//   2. the pairs' bytes are measured round-robin and summed across processes, and every process
+//      derives the same byte-balanced shares (byte_shares.h);
+//   3. each process compares and analyses its share; failures are agreed (the first in rank order
+//      wins, as in one process) before anything is written;
+//   4. each process writes its ranks' tables with the same writers (each file is one rank's, so
+//      it is the same whichever process writes it), and sends process 0 the per-rank facts;
+//   5. process 0 finds the earliest divergence across ranks and writes the cross-rank files.
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+#include <rapidjson/stringbuffer.h>
+
+#include "numprobe/app/cluster.h"
+
+#include "cluster/byte_shares.h"
+#include "compare/compare_trees_parts.h"
+#include "compare/divergence_file.h"
+#include "core/json.h"
+#include "core/json_writer.h"
+
+namespace numprobe {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The bytes a process reads to compare `pair`: both dump.json files and the tensor files beside
+// them. An entry that cannot be listed counts nothing (comparing it reports the error).
+uint64_t PairBytes(const DumpPair& pair) {
+  uint64_t bytes = 0;
+  for (const DumpLocation* side : {&*pair.target, &*pair.golden}) {
+    std::error_code ec;
+    const uintmax_t json = fs::file_size(side->dump_json, ec);
+    if (!ec) bytes += json;
+    if (side->tensor_dir.empty()) continue;
+    for (fs::recursive_directory_iterator it(side->tensor_dir, ec), end; !ec && it != end;
+         it.increment(ec)) {
+      std::error_code size_ec;
+      if (!it->is_regular_file(size_ec)) continue;
+      const uintmax_t size = it->file_size(size_ec);
+      if (!size_ec) bytes += size;
+    }
+  }
+  return bytes;
+}
+
+// A process's compared ranks, as sent to process 0: their analyses in the divergence file's own
+// form (DivergenceJsonText, read back by ParseDivergenceJson: the one home of that encoding) and
+// what the terminal summary and diff_analyze need besides.
+std::string EncodeFacts(const std::vector<size_t>& indices, const std::vector<RankCompare>& ranks,
+                        bool diff_analyze) {
+  std::vector<RankDivergence> divergences;
+  divergences.reserve(ranks.size());
+  for (const RankCompare& r : ranks) divergences.push_back(detail::DivergenceOf(r));
+  rapidjson::StringBuffer buffer;
+  JsonWriter<rapidjson::StringBuffer> w(buffer, JsonFileKind::kResult);
+  w.StartObject();
+  w.Key("divergence");
+  w.String(DivergenceJsonText(divergences, {}));
+  w.Key("ranks");
+  w.StartArray();
+  for (size_t k = 0; k < ranks.size(); ++k) {
+    const RankCompare& r = ranks[k];
+    w.StartObject();
+    w.Key("index");
+    w.Uint64(indices[k]);
+    w.Key("mode");
+    w.Int(static_cast<int>(r.table.mode));
+    w.Key("rows");
+    w.Uint64(r.table.rows.size());
+    std::map<Verdict, int64_t> verdicts;
+    for (const CompareRow& row : r.table.rows) ++verdicts[row.result];
+    w.Key("verdicts");
+    w.StartArray();
+    for (const auto& [verdict, count] : verdicts) {
+      w.Int(static_cast<int>(verdict));
+      w.Int64(count);
+    }
+    w.EndArray();
+    w.Key("warnings");
+    w.StartArray();
+    for (const std::string& warning : r.table.warnings) w.String(warning);
+    w.EndArray();
+    w.Key("table_file");
+    w.String(r.table_file.string());
+    w.Key("diff_analyze");
+    w.String(diff_analyze ? DiffAnalyzeMember(divergences[k]) : std::string());
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return {buffer.GetString(), buffer.GetSize()};
+}
+
+int64_t IntOf(const JsonValue& v, std::string_view key) {
+  const JsonValue* m = v.Find(key);
+  return m != nullptr && m->kind() == JsonValue::Kind::kInt ? m->int_value() : -1;
+}
+
+std::string TextOf(const JsonValue& v, std::string_view key) {
+  const JsonValue* m = v.Find(key);
+  return m != nullptr && m->is_string() ? m->string_value() : std::string();
+}
+
+// Puts a process's facts into `ranks` / `members` (indexed by compared pair).
+Status DecodeFacts(const std::string& text, int process, std::vector<ClusterRank>* ranks,
+                   std::vector<std::string>* members, std::vector<bool>* seen) {
+  const auto fail = [&](std::string_view what) {
+    return Status::Internal(fmt::format("the facts MPI process {} sent: {}", process, what));
+  };
+  NUMPROBE_ASSIGN_OR_RETURN(const JsonValue doc, ParseJson(text));
+  const JsonValue* list = doc.Find("ranks");
+  if (list == nullptr || !list->is_array()) return fail("no ranks");
+  NUMPROBE_ASSIGN_OR_RETURN(const DivergenceFile analyses,
+                            ParseDivergenceJson(TextOf(doc, "divergence")));
+  if (analyses.ranks.size() != list->array().size()) return fail("analyses and ranks disagree");
+  for (size_t k = 0; k < list->array().size(); ++k) {
+    const JsonValue& r = list->array()[k];
+    const int64_t index = IntOf(r, "index");
+    if (index < 0 || static_cast<size_t>(index) >= ranks->size() ||
+        (*seen)[static_cast<size_t>(index)]) {
+      return fail("a rank index out of range");
+    }
+    const auto i = static_cast<size_t>(index);
+    (*seen)[i] = true;
+    ClusterRank& out = (*ranks)[i];
+    out.mode = static_cast<CompareMode>(IntOf(r, "mode"));
+    out.rows = IntOf(r, "rows");
+    if (const JsonValue* v = r.Find("verdicts"); v != nullptr && v->is_array()) {
+      for (size_t j = 0; j + 1 < v->array().size(); j += 2) {
+        if (v->array()[j].kind() != JsonValue::Kind::kInt ||
+            v->array()[j + 1].kind() != JsonValue::Kind::kInt) {
+          return fail("a verdict count is not an integer");
+        }
+        out.verdicts[static_cast<Verdict>(v->array()[j].int_value())] =
+            v->array()[j + 1].int_value();
+      }
+    }
+    if (const JsonValue* v = r.Find("warnings"); v != nullptr && v->is_array()) {
+      for (const JsonValue& w : v->array()) {
+        if (w.is_string()) out.warnings.push_back(w.string_value());
+      }
+    }
+    out.table_file = TextOf(r, "table_file");
+    out.report = analyses.ranks[k].report;
+    out.process = process;
+    (*members)[i] = TextOf(r, "diff_analyze");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<ClusterCompareResult> ClusterCompareDumpTrees(const ClusterSession& session,
+                                                     const fs::path& target, const fs::path& golden,
+                                                     const CompareTreesOptions& options) {
+  Status invalid;
+  if (!options.output.empty() && options.timestamp.empty()) {
+    invalid = Status::InvalidArgument("compare: an output folder needs a timestamp for file names");
+  }
+  NUMPROBE_RETURN_IF_ERROR(session.Agree(invalid, 0));
+
+  // 1. The plan, in every process (only process 0 is expected to warn).
+  auto planned = detail::PlanTreeCompare(target, golden, options);
+  NUMPROBE_RETURN_IF_ERROR(session.Agree(planned.ok() ? Status::Ok() : planned.error(), 0));
+  detail::TreePlan& plan = *planned;
+  const size_t n = plan.complete.size();
+
+  // 2. Byte-balanced shares.
+  std::vector<uint64_t> bytes(n, 0);
+  for (size_t i = static_cast<size_t>(session.process()); i < n;
+       i += static_cast<size_t>(session.processes())) {
+    bytes[i] = PairBytes(plan.pairs[plan.complete[i]]);
+  }
+  bytes = session.SumAcross(bytes);
+  const std::vector<int> owner = detail::ShareByBytes(bytes, session.processes());
+  ClusterCompareResult result;
+  result.bytes_per_process.assign(static_cast<size_t>(session.processes()), 0);
+  for (size_t i = 0; i < n; ++i)
+    result.bytes_per_process[static_cast<size_t>(owner[i])] += bytes[i];
+
+  // 3. This process's share, compared and analysed.
+  std::vector<size_t> mine;
+  std::vector<const DumpPair*> my_pairs;
+  for (size_t i = 0; i < n; ++i) {
+    if (owner[i] != session.process()) continue;
+    mine.push_back(i);
+    my_pairs.push_back(&plan.pairs[plan.complete[i]]);
+  }
+  std::vector<RankCompare> compared;
+  size_t failed = 0;
+  const Status status =
+      detail::CompareTreePairs(my_pairs, plan.mapping, options, &compared, &failed);
+  NUMPROBE_RETURN_IF_ERROR(
+      session.Agree(status, status.ok() ? 0 : static_cast<int64_t>(mine[failed])));
+
+  // 4. This process's ranks' files, then the facts to process 0.
+  Status written;
+  int64_t written_key = 0;
+  if (!options.output.empty()) {
+    for (size_t k = 0; k < compared.size() && written.ok(); ++k) {
+      written = detail::WriteRankFiles(options, &compared[k]);
+      written_key = static_cast<int64_t>(mine[k]);
+    }
+  }
+  NUMPROBE_RETURN_IF_ERROR(session.Agree(written, written_key));
+  NUMPROBE_ASSIGN_OR_RETURN(
+      const std::vector<std::string> facts,
+      session.GatherToLeader(EncodeFacts(mine, compared, options.diff_analyze)));
+  compared.clear();  // the tables are no longer needed
+
+  // 5. Process 0: the cross-rank answer and files.
+  Status leader_status;
+  if (session.leader()) {
+    result.ranks.resize(n);
+    std::vector<std::string> members(n);
+    std::vector<bool> seen(n, false);
+    for (size_t p = 0; p < facts.size() && leader_status.ok(); ++p) {
+      leader_status = DecodeFacts(facts[p], static_cast<int>(p), &result.ranks, &members, &seen);
+    }
+    std::vector<RankDivergence> divergences;
+    divergences.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+      const DumpPair& p = plan.pairs[plan.complete[i]];
+      result.ranks[i].label = detail::PairLabel(p);
+      divergences.push_back(
+          {p.scope, p.rank, nullptr, result.ranks[i].report, result.ranks[i].mode});
+    }
+    result.missing = std::move(plan.missing);
+    result.earliest = EarliestDivergence(divergences);
+    if (leader_status.ok() && !options.output.empty()) {
+      CompareTreesResult files;
+      leader_status =
+          detail::WriteCrossRankFiles(options, divergences, members, result.missing, &files);
+      result.divergence_file = files.divergence_file;
+      result.diff_analyze_file = files.diff_analyze_file;
+    }
+  }
+  NUMPROBE_RETURN_IF_ERROR(session.Agree(leader_status, 0));
+  return result;
+}
+
+}  // namespace numprobe

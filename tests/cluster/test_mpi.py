@@ -1,0 +1,175 @@
+"""`mpirun -n N numprobe compare` (issue 18; docs/cluster.md): the output files are byte-identical
+to a single-process run, the cross-rank first divergence is the same, and a rank that cannot be
+read fails the whole run with exit 3 naming it, without hanging. Run by ctest `cluster.mpi`
+(label mpi) when numprobe is built with NUMPROBE_WITH_MPI; the launcher is Open MPI's mpiexec,
+allowed to run as root here (the environment below) so that no user has to."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+SOURCE = os.environ.get("NUMPROBE_SOURCE_DIR",
+                        os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+FIXTURES = os.path.join(SOURCE, "tests", "fixtures", "msprobe")
+# Open MPI refuses root unless both are set; harmless for other users.
+MPI_ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1")
+TIMEOUT = 120  # a hang fails the test instead of the suite
+
+
+@pytest.fixture(scope="module")
+def numprobe():
+    path = os.environ.get("NUMPROBE_BIN")
+    if not path or not os.path.exists(path):
+        pytest.fail("NUMPROBE_BIN must name the numprobe binary (ctest sets it)")
+    return path
+
+
+@pytest.fixture(scope="module")
+def mpiexec():
+    path = os.environ.get("NUMPROBE_MPIEXEC") or shutil.which("mpiexec")
+    if not path:
+        pytest.fail("NUMPROBE_MPIEXEC must name mpiexec (ctest sets it)")
+    return path
+
+
+def run(cmd):
+    return subprocess.run(cmd, capture_output=True, text=True, env=MPI_ENV, timeout=TIMEOUT)
+
+
+def compare(numprobe, mpiexec, processes, target, golden, out, *extra):
+    cmd = [numprobe, "compare", "-tp", str(target), "-gp", str(golden), "-o", str(out), *extra]
+    if processes:
+        cmd = [mpiexec, "-n", str(processes), "--oversubscribe", *cmd]
+    return run(cmd)
+
+
+def files_of(folder):
+    """{path with the {ts} taken out: bytes} of every file under `folder`."""
+    out = {}
+    for root, _, names in os.walk(folder):
+        for name in names:
+            path = os.path.join(root, name)
+            key = re.sub(r"_\d{14}\.", ".", os.path.relpath(path, folder))
+            with open(path, "rb") as f:
+                out[key] = f.read()
+    return out
+
+
+def copy_rank(src, dest):
+    shutil.copytree(src, dest)
+
+
+@pytest.fixture(scope="module")
+def stats_tree(tmp_path_factory):
+    """Real msprobe statistics dumps laid out as 2 steps x 3 ranks of uneven content and size,
+    plus a rank on the target side only."""
+    root = tmp_path_factory.mktemp("stats")
+    base = os.path.join(FIXTURES, "dump_statistics_base", "step0", "proc17026")
+    bf16 = os.path.join(FIXTURES, "dump_statistics_bf16", "step0", "proc17032")
+    nan = os.path.join(FIXTURES, "dump_statistics_nan", "step0", "proc18393")
+    for step in ("step0", "step1"):
+        for rank, target in enumerate([bf16, nan, base] if step == "step0" else [base, bf16, nan]):
+            copy_rank(target, root / "target" / step / f"rank{rank}")
+            copy_rank(base, root / "golden" / step / f"rank{rank}")
+    copy_rank(bf16, root / "target" / "step1" / "rank3")
+    return root
+
+
+@pytest.fixture(scope="module")
+def tensor_tree(tmp_path_factory):
+    """Real msprobe tensor dumps (dump_tensor_data/*.pt) as 3 ranks."""
+    root = tmp_path_factory.mktemp("tensor")
+    base = os.path.join(FIXTURES, "dump_tensor_base", "step0", "proc17038")
+    bf16 = os.path.join(FIXTURES, "dump_tensor_bf16", "step0", "proc17044")
+    for rank, target in enumerate([bf16, base, bf16]):
+        copy_rank(target, root / "target" / "step0" / f"rank{rank}")
+        copy_rank(base, root / "golden" / "step0" / f"rank{rank}")
+    return root
+
+
+@pytest.fixture(scope="module")
+def cluster64(tmp_path_factory):
+    """A simulated 64-rank tensor-parallel run with one planted bug (bench/make_cluster_dump.py)."""
+    root = tmp_path_factory.mktemp("cluster64")
+    gen = subprocess.run([sys.executable, os.path.join(SOURCE, "bench", "make_cluster_dump.py"),
+                          str(root), "--ranks", "64", "--ops", "70", "--uneven"],
+                         capture_output=True, text=True, check=True)
+    planted = re.search(r"planted: (\S+) (\S+)", gen.stdout)
+    return root, planted.group(1), planted.group(2)
+
+
+@pytest.mark.parametrize("tree,extra", [("stats_tree", ["--diff_analyze"]),
+                                        ("tensor_tree", ["--diff_analyze"])])
+def test_outputs_byte_identical_to_one_process(numprobe, mpiexec, tree, extra, request,
+                                               tmp_path):
+    root = request.getfixturevalue(tree)
+    single = compare(numprobe, None, 0, root / "target", root / "golden", tmp_path / "one", *extra)
+    assert single.returncode == 1, single.stderr  # the fixtures diverge
+    expected = files_of(tmp_path / "one")
+    assert any(k.startswith("divergence") for k in expected)
+    assert any(k.startswith("diff_analyze") for k in expected)
+    for processes in (2, 3):
+        out = tmp_path / f"n{processes}"
+        r = compare(numprobe, mpiexec, processes, root / "target", root / "golden", out, *extra)
+        assert r.returncode == 1, r.stderr
+        assert f"{processes} MPI processes" in r.stdout
+        got = files_of(out)
+        assert sorted(got) == sorted(expected)
+        for name, data in expected.items():
+            assert got[name] == data, f"{name} differs with {processes} processes"
+        # One summary, from process 0, naming the same ranks in the same order.
+        ranks = lambda text: re.findall(r"^(\S+): \w+ mode", text, re.M)
+        assert ranks(r.stdout) == ranks(single.stdout)
+        assert r.stdout.count("numprobe compare:") == 1
+
+
+def test_planted_divergence_across_64_ranks(numprobe, mpiexec, cluster64, tmp_path):
+    root, planted_rank, planted_op = cluster64
+    answers = {}
+    for processes in (0, 1, 2):
+        out = tmp_path / f"n{processes}"
+        r = compare(numprobe, mpiexec, processes, root / "target", root / "golden", out)
+        assert r.returncode == 1, r.stderr
+        line = re.search(r"^earliest divergence across ranks: (\S+) (\S+)$", r.stdout, re.M)
+        assert line, r.stdout[-2000:]
+        answers[processes] = (line.group(1), line.group(2))
+        (div,) = [f for f in os.listdir(out) if f.startswith("divergence_")]
+        with open(out / div) as f:
+            doc = json.load(f)
+        assert (doc["first"]["scope"] + "/" + doc["first"]["rank"]) == planted_rank
+        assert doc["first"]["op"]["op_name"] == planted_op
+        # Every other rank diverges later, at the all_reduce that carried the error to it.
+        others = [r_ for r_ in doc["ranks"] if r_["rank"] != planted_rank.split("/")[1]]
+        assert len(others) == 63
+        assert all(o["first"]["op_name"].startswith("Distributed.all_reduce") for o in others)
+        if processes:
+            assert files_of(out) == files_of(tmp_path / "n0")
+    assert answers[0] == answers[1] == answers[2] == (planted_rank, planted_op)
+
+
+def test_unreadable_rank_fails_the_whole_run(numprobe, mpiexec, stats_tree, tmp_path):
+    root = tmp_path / "tree"
+    shutil.copytree(stats_tree, root)
+    with open(root / "target" / "step1" / "rank2" / "dump.json", "w") as f:
+        f.write('{"task": "statistics", "data": {"Functional.x.0.forward": [')  # truncated
+    single = compare(numprobe, None, 0, root / "target", root / "golden", tmp_path / "one")
+    assert single.returncode == 3
+    for processes in (2, 3):
+        out = tmp_path / f"n{processes}"
+        r = compare(numprobe, mpiexec, processes, root / "target", root / "golden", out)
+        assert r.returncode == 3, r.stdout + r.stderr
+        errors = [l for l in r.stderr.splitlines() if l.startswith("numprobe: error:")]
+        assert len(errors) == 1, r.stderr  # printed once, by process 0
+        assert "step1/rank2" in errors[0] or "rank2" in errors[0]
+        assert errors == [l for l in single.stderr.splitlines() if l.startswith("numprobe: error:")]
+        assert not os.path.exists(out)  # nothing written: everything is compared first
+
+
+def test_plain_run_reports_the_feature(numprobe):
+    r = subprocess.run([numprobe, "--version"], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0 and "mpi: on" in r.stdout
