@@ -1,6 +1,7 @@
 // numprobe report: the web UI's script and style inlined into one HTML page with the workspace's
-// data embedded as JSON (every row, each run's model tree, and the tensor details of the rows
-// that matter most). The page's script reads the embedded data instead of calling the server.
+// data embedded as JSON (each run's rows, capped at ReportOptions::max_rows per run, each run's
+// model tree, and the tensor details of the rows that matter most). The page's script reads the
+// embedded data instead of calling the server.
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -15,6 +16,7 @@
 #include "core/sha256.h"
 #include "ui/api.h"
 #include "ui/assets.h"
+#include "ui/report_rows.h"
 #include "ui/workspace.h"
 
 namespace numprobe {
@@ -114,14 +116,19 @@ std::vector<uint32_t> TensorRows(const Run& run, int limit) {
   return rows;
 }
 
-// Writes the embedded data: every run's rows, tree and chosen tensor details, and the scan.
-Status WriteData(const Api& api, const ReportOptions& options, detail::AtomicOutput* out) {
+// Writes the embedded data: every run's rows (or a capped sample of them, with "row_index"
+// naming each embedded row's index in the full table), tree and chosen tensor details, the scan,
+// and "full_result", the path `numprobe serve` opens the whole result from.
+Status WriteData(const Api& api, const std::filesystem::path& result, const ReportOptions& options,
+                 ReportOutcome* outcome, detail::AtomicOutput* out) {
   const ui::Workspace& ws = api.workspace();
   ScriptJsonStream stream(out);
   JsonWriter w(stream, JsonFileKind::kUi);
   w.StartObject();
   w.Key("numprobe_report");
   w.Int(1);
+  w.Key("full_result");
+  w.String(result.string());
   w.Key("info");
   w.RawObject(api.InfoJson());
   w.Key("runs");
@@ -129,10 +136,32 @@ Status WriteData(const Api& api, const ReportOptions& options, detail::AtomicOut
   for (size_t i = 0; i < ws.runs.size(); ++i) {
     const Run& run = *ws.runs[i];
     const ui::ResultStore& s = *run.store;
+    const bool has_tensors = !run.target_tensors.empty() || !run.golden_tensors.empty();
+    const std::vector<uint32_t> tensor_rows =
+        has_tensors ? TensorRows(run, options.tensor_rows) : std::vector<uint32_t>{};
+    std::vector<uint32_t> must_keep = tensor_rows;
+    for (const ui::Culprit& c : run.findings.divergence) {
+      must_keep.insert(must_keep.end(), c.rows.begin(), c.rows.end());
+    }
+    if (run.findings.first_anomaly) {
+      const auto& rows = run.findings.first_anomaly->rows;
+      must_keep.insert(must_keep.end(), rows.begin(), rows.end());
+    }
+    const std::vector<uint32_t> rows = ui::ReportRows(run, options.max_rows, must_keep);
+    const bool capped = rows.size() < s.row_count();
+    if (capped && outcome != nullptr) {
+      outcome->omitted.push_back({run.label, rows.size(), s.row_count()});
+    }
     w.StartObject();
+    if (capped) {
+      w.Key("row_index");
+      w.StartArray();
+      for (const uint32_t r : rows) w.Uint(r);
+      w.EndArray();
+    }
     w.Key("levels");
     w.StartArray();
-    for (uint32_t r = 0; r < s.row_count(); ++r) w.Uint(static_cast<unsigned>(s.level(r)));
+    for (const uint32_t r : rows) w.Uint(static_cast<unsigned>(s.level(r)));
     w.EndArray();
     w.Key("entries");
     w.StartArray();
@@ -140,11 +169,11 @@ Status WriteData(const Api& api, const ReportOptions& options, detail::AtomicOut
     w.EndArray();
     w.Key("row_entry");
     w.StartArray();
-    for (uint32_t r = 0; r < s.row_count(); ++r) w.Uint(s.entry(r));
+    for (const uint32_t r : rows) w.Uint(s.entry(r));
     w.EndArray();
     w.Key("rows");
     w.StartArray();
-    for (uint32_t r = 0; r < s.row_count(); ++r) {
+    for (const uint32_t r : rows) {
       w.StartArray();
       for (size_t c = 0; c < s.columns().size(); ++c) {
         const Cell cell = s.Get(r, static_cast<int>(c));
@@ -161,13 +190,13 @@ Status WriteData(const Api& api, const ReportOptions& options, detail::AtomicOut
     w.RawObject(api.TreeJson(i));
     w.Key("tensors");
     w.StartObject();
-    if (!run.target_tensors.empty() || !run.golden_tensors.empty()) {
-      for (const uint32_t r : TensorRows(run, options.tensor_rows)) {
-        const ui::ApiResponse t = api.TensorJson(i, r, 0);
-        if (t.status != 200) continue;
-        w.Key(std::to_string(r));
-        w.RawObject(t.body);
-      }
+    for (const uint32_t r : tensor_rows) {
+      // Only rows the page has: a tensor detail opens from its row.
+      if (!std::binary_search(rows.begin(), rows.end(), r)) continue;
+      const ui::ApiResponse t = api.TensorJson(i, r, 0);
+      if (t.status != 200) continue;
+      w.Key(std::to_string(r));
+      w.RawObject(t.body);
     }
     w.EndObject();
     w.EndObject();
@@ -192,7 +221,9 @@ Status WriteData(const Api& api, const ReportOptions& options, detail::AtomicOut
 }  // namespace
 
 Status WriteHtmlReport(const std::filesystem::path& result, const std::filesystem::path& out,
-                       const ReportOptions& options) {
+                       const ReportOptions& options, ReportOutcome* outcome) {
+  if (options.max_rows == 0) return Status::InvalidArgument("max_rows must be at least 1");
+  if (outcome != nullptr) outcome->omitted.clear();
   const auto js = ui::FindAsset("/assets/app.js");
   const auto css = ui::FindAsset("/assets/app.css");
   if (!js || !css) return Status::Internal("the web UI assets are missing from this build");
@@ -242,7 +273,7 @@ Status WriteHtmlReport(const std::filesystem::path& result, const std::filesyste
   NUMPROBE_RETURN_IF_ERROR(
       file.Write("\n</style>\n</head>\n<body>\n<div id=\"app\"></div>\n"
                  "<script type=\"application/json\" id=\"numprobe-data\">"));
-  NUMPROBE_RETURN_IF_ERROR(WriteData(api, options, &file));
+  NUMPROBE_RETURN_IF_ERROR(WriteData(api, result, options, outcome, &file));
   NUMPROBE_RETURN_IF_ERROR(file.Write("</script>\n<script type=\"module\">"));
   NUMPROBE_RETURN_IF_ERROR(file.Write(script));
   NUMPROBE_RETURN_IF_ERROR(file.Write("</script>\n</body>\n</html>\n"));

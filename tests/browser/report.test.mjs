@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, test } from 'node:test';
-import { BIN, checkCountsChart, checkEveryViewLayout, checkMainViews, checkTrendViews, checkTreeGraph, launch, newPage, open, prepareData } from './harness.mjs';
+import { BIN, EXPECT_OP, checkCountsChart, checkEveryViewLayout, checkMainViews, checkTrendViews, checkTreeGraph, launch, newPage, open, prepareData, ready, shot } from './harness.mjs';
 
 let browser;
 let data;
@@ -21,9 +21,9 @@ after(async () => {
   if (data) fs.rmSync(data.root, { recursive: true, force: true });
 });
 
-function report(source, name) {
+function report(source, name, extra = []) {
   const out = path.join(data.root, name);
-  execFileSync(BIN, ['report', source, '-o', out], { stdio: 'pipe' });
+  execFileSync(BIN, ['report', source, '-o', out, ...extra], { stdio: 'pipe' });
   const html = fs.readFileSync(out, 'utf8');
   // Self-contained: no external script, style or fetch target.
   assert.doesNotMatch(html, /<script[^>]+src=/);
@@ -78,4 +78,36 @@ test('a scan-only report shows the cards that apply: no first divergence, the fi
   await open(page, `${report(data.single, 'report-cards.html')}#/overview`);
   await page.waitForSelector('[data-testid=first-divergence-card]');
   assert.deepEqual(page.jsErrors, []);
+});
+
+test('a report over --max-rows says what it left out and how to open the full result', async () => {
+  // A result folder whose name is markup: the notice shows it as text.
+  const folder = path.join(data.root, 'cap<img src=x onerror=alert(1)>');
+  fs.cpSync(data.single, folder, { recursive: true });
+  const url = report(folder, 'report-capped.html', ['--max-rows', '10']);
+  const page = await newPage(browser);
+  await open(page, `${url}#/table?run=0`);
+  const notice = await page.waitForSelector('[data-testid=rows-omitted]');
+  const text = await notice.textContent();
+  assert.match(text, /^showing 10 of 65 rows of /);
+  assert.ok(text.endsWith(`open the full result with: numprobe serve ${folder}`), text);
+  assert.equal(await notice.$('img'), null, 'the folder name became markup');
+  await page.waitForSelector('[data-testid=table-scroll] .grid-spacer[data-loaded=true]');
+  assert.equal((await page.textContent('[data-testid=table-total]')).trim(), '10 rows');
+  await shot(page, 'report-capped-table');
+  // Rows keep their index in the full table: the culprit's link opens its own row.
+  await open(page, `${url}#/overview`);
+  await page.click('[data-testid=first-divergence-op]');
+  await page.waitForFunction(() => location.hash.startsWith('#/table'));
+  await ready(page);
+  await page.waitForSelector('[data-testid=table-scroll] .grid-spacer[data-loaded=true]');
+  const row = await page.$eval('[data-testid=table-row]', (r) => r.dataset.row);
+  await page.click(`[data-testid=table-row][data-row="${row}"]`);
+  await page.waitForFunction(() => document.querySelector('[data-testid=row-detail] h2'));
+  assert.ok((await page.textContent('[data-testid=row-detail] h2')).startsWith(`${EXPECT_OP}.`));
+  assert.deepEqual(page.jsErrors, []);
+  // A report under the cap has no notice.
+  await open(page, `${report(data.single, 'report-uncapped.html')}#/table?run=0`);
+  await page.waitForSelector('[data-testid=table-scroll] .grid-spacer[data-loaded=true]');
+  assert.equal(await page.$('[data-testid=rows-omitted]'), null);
 });

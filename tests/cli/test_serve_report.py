@@ -166,3 +166,64 @@ def test_report_is_one_self_contained_page(compared, tmp_path):
                        capture_output=True, text=True)
     assert r.returncode == 3
     assert not (tmp_path / "x.html").exists()
+
+
+def embedded_data(path):
+    html = path.read_text(encoding="utf-8")
+    m = re.search(r'<script type="application/json" id="numprobe-data">(.*?)</script>', html,
+                  re.S)
+    assert m
+    return json.loads(m.group(1))
+
+
+def test_report_over_the_row_cap_embeds_a_sample_and_full_counts(compared, tmp_path):
+    full_out = tmp_path / "full.html"
+    r = subprocess.run([BIN, "report", str(compared), "-o", str(full_out)], capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr
+    assert "showing" not in r.stdout  # 65 rows are under the default cap
+    full = embedded_data(full_out)
+    assert "row_index" not in full["runs"][0]
+    full_rows = full["runs"][0]["rows"]
+    assert len(full_rows) == 65
+
+    out = tmp_path / "capped.html"
+    r = subprocess.run([BIN, "report", str(compared), "-o", str(out), "--max-rows", "10",
+                        "--tensor-rows", "2"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "showing 10 of 65 rows" in r.stdout
+    assert f"open the full result with: numprobe serve {compared}" in r.stdout
+    data = embedded_data(out)
+    run = data["runs"][0]
+    index = run["row_index"]
+    assert len(index) == 10 and len(run["rows"]) == 10 and len(run["levels"]) == 10
+    assert len(run["row_entry"]) == 10
+    assert index == sorted(set(index)) and all(0 <= i < 65 for i in index)
+    # Each embedded row is the full table's row it names.
+    for k, i in enumerate(index):
+        assert run["rows"][k] == full_rows[i]
+        assert run["levels"][k] == full["runs"][0]["levels"][i]
+    # Counts, totals and the model tree cover every row, not only the embedded ones.
+    info = data["info"]["runs"][0]
+    assert info["rows"] == 65
+    assert info["counts"] == full["info"]["runs"][0]["counts"]
+    assert run["tree"] == full["runs"][0]["tree"]
+    assert data["full_result"] == str(compared)
+    # Kept: the culprit's rows (with their tensor detail), the first row, and the worst row by
+    # Cosine among the errors.
+    culprit = info["divergence"][0]["rows"][0]["i"]
+    assert culprit in index
+    assert run["rows"][index.index(culprit)][0] == PLANTED_OP + ".output.0"
+    assert set(run["tensors"]) <= {str(i) for i in index} and str(culprit) in run["tensors"]
+    assert 0 in index
+    cosine = full["info"]["runs"][0]["columns"].index("Cosine")
+    levels = full["runs"][0]["levels"]
+    errors = [i for i in range(65) if levels[i] == 3 and isinstance(full_rows[i][cosine], float)]
+    assert errors
+    assert min(errors, key=lambda i: (full_rows[i][cosine], i)) in index
+
+    r = subprocess.run([BIN, "report", str(compared), "-o", str(tmp_path / "x.html"),
+                        "--max-rows", "0"], capture_output=True, text=True)
+    assert r.returncode == 2, r.stderr
+    assert "--max-rows" in r.stderr
+    assert not (tmp_path / "x.html").exists()

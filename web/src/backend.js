@@ -25,6 +25,9 @@ export class HttpBackend {
   info() {
     return this.get('/api/info');
   }
+  omitted() {
+    return null;
+  }
   rows(params) {
     return this.get('/api/rows', params);
   }
@@ -99,17 +102,27 @@ export class EmbeddedBackend {
     const limit = Math.min(1000, Number(params.limit || 100));
     const pageColumns = t.info.page_columns;
     const rows = view.slice(offset, offset + limit).map((i) => ({
-      i,
+      i: t.originalRow(i),
       l: LEVELS[t.data.levels[i]],
       c: pageColumns.map((c) => t.data.rows[i][c]),
     }));
     return { total: view.length, offset, rows };
   }
 
+  // When the report left rows of this run out: {shown, total, command}; null otherwise.
+  omitted(run) {
+    const t = this.table(run);
+    if (!t.rowIndex) return null;
+    return { shown: t.rowIndex.length, total: t.info.rows, command: `numprobe serve ${this.data.full_result}` };
+  }
+
   async row(run, row) {
     const t = this.table(run);
-    const i = Number(row);
-    if (!(i >= 0 && i < t.data.rows.length)) throw new Error('no such row');
+    const i = t.position(Number(row));
+    if (i === undefined) {
+      if (t.rowIndex && Number(row) >= 0 && Number(row) < t.info.rows) throw new Error(`row ${row} is not embedded in this report; open the full result with: numprobe serve ${this.data.full_result}`);
+      throw new Error('no such row');
+    }
     const cells = [];
     let stack = [];
     const entry = t.data.row_entry[i];
@@ -128,13 +141,13 @@ export class EmbeddedBackend {
     const node = t.nodeByName.get(op);
     const modulePath = node === undefined ? [] : pathTo(t.nodes, node).slice(0, -1).map((n) => t.nodes[n][0]);
     return {
-      i,
+      i: t.originalRow(i),
       level: LEVELS[t.data.levels[i]],
       op,
       cells,
       module_path: modulePath,
       stack,
-      tensor: String(i) in t.data.tensors,
+      tensor: String(t.originalRow(i)) in t.data.tensors,
     };
   }
 

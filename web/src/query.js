@@ -32,6 +32,19 @@ export class LocalTable {
     for (const n of this.nodes) if (n[4] >= 0) this.entryPosition[n[4]] = n[5];
     this.entryIndex = new Map(runData.entries.map((e, i) => [e, i]));
     this.byName = null;
+    // A report whose table was capped embeds a sample of the rows: row_index[k] is the k-th
+    // embedded row's index in the full table (the index the links, the tensors and the server use).
+    this.rowIndex = Array.isArray(runData.row_index) ? runData.row_index : null;
+    this.positionOf = this.rowIndex ? new Map(this.rowIndex.map((r, k) => [r, k])) : null;
+  }
+
+  // The full table's index of embedded row `k`, and back (undefined when not embedded).
+  originalRow(k) {
+    return this.rowIndex ? this.rowIndex[k] : k;
+  }
+  position(row) {
+    if (this.positionOf) return this.positionOf.get(row);
+    return Number.isInteger(row) && row >= 0 && row < this.data.rows.length ? row : undefined;
   }
 
   sortOrder(column, descending) {

@@ -68,7 +68,18 @@ export async function render({ backend, info, params, root, run, isCurrent }) {
   const spacer = el('div', { class: 'grid-spacer', style: { width: `${width}px` } });
   const scroller = el('div', { class: 'grid-scroll', 'data-testid': 'table-scroll' }, head, spacer);
   const detail = el('aside', { class: 'row-detail', 'data-testid': 'row-detail' });
-  root.append(el('h1', {}, 'Compare table ', el('span', { class: 'muted' }, runInfo.label)), toolbar, el('div', { class: 'table-layout' }, scroller, detail));
+  // A report of a large result embeds part of this table; say so, and how to see all of it. The
+  // text goes into text nodes (el()), so a path or label reads as text, never as markup.
+  const omitted = backend.omitted(run);
+  const notice = omitted
+    ? el(
+        'div',
+        { class: 'notice', role: 'note', 'data-testid': 'rows-omitted' },
+        `showing ${formatCount(omitted.shown)} of ${formatCount(omitted.total)} rows of ${runInfo.rank_folder || runInfo.label || 'this table'} (the rows around the first divergence, the worst and the first rows); open the full result with: `,
+        el('code', {}, omitted.command),
+      )
+    : null;
+  root.append(el('h1', {}, 'Compare table ', el('span', { class: 'muted' }, runInfo.label)), notice, toolbar, el('div', { class: 'table-layout' }, scroller, detail));
 
   function queryParams() {
     return { run: state.run, result: state.result, q: state.q, range: state.range, node: state.node, op: state.op, sort: state.sort, desc: state.desc };
