@@ -8,6 +8,11 @@ interpreter. Where CUDA is present the statistics ratios are measured again with
 GPU (wall time, the device synchronised at the end of each step); elsewhere that part reports
 itself as skipped.
 
+Incremental dump (bench_path, docs/capture.md) on the demo model (scripts/demo/train.py, its
+planted GELU bug against its baseline's tensor dump): bytes written and training-loop wall time
+against a full tensor dump of the same run (goal: at least 70% fewer bytes, 3x less time),
+medians of 3.
+
   PYTHONPATH=BUILD/python /usr/bin/python3 bench/capture_bench.py
 """
 import json
@@ -114,6 +119,37 @@ def tensor_mode(folder):
                   f"{rate / 2**20:.0f} MiB/s = {rate / dd:.2f} of dd (goal >= 0.5)")
 
 
+def dump_bytes(folder):
+    total = 0
+    for root, _, files in os.walk(folder):
+        total += sum(os.path.getsize(os.path.join(root, f)) for f in files)
+    return total
+
+
+def incremental(folder):
+    """Incremental vs full tensor dump of the demo's target run, against its baseline."""
+    train = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts",
+                         "demo", "train.py")
+    with tempfile.TemporaryDirectory(dir=folder) as tmp:
+        def once(name, *extra):
+            subprocess.run([sys.executable, train, "--out", tmp, "--task", "tensor",
+                            "--dump-name", name, *extra], check=True, capture_output=True)
+            with open(os.path.join(tmp, "runs", name + ".json")) as f:
+                seconds = json.load(f)["train_s"]
+            size = dump_bytes(os.path.join(tmp, "dumps", name))
+            subprocess.run(["rm", "-rf", os.path.join(tmp, "dumps", name)], check=True)
+            return seconds, size
+
+        once("baseline", "--variant", "baseline")  # the golden, kept
+        full = median_of_3(lambda: once("full", "--variant", "target"))
+        inc = median_of_3(lambda: once("inc", "--variant", "target", "--bench-path",
+                                       os.path.join(tmp, "dumps", "baseline")))
+    print(f"capture_bench: incremental vs full tensor dump (demo, mix, 6 steps): "
+          f"full {full[1] / 2**20:.1f} MiB in {full[0]:.2f} s, incremental "
+          f"{inc[1] / 2**20:.2f} MiB in {inc[0]:.2f} s: {1 - inc[1] / full[1]:.1%} fewer bytes "
+          f"(goal >= 70%), {full[0] / inc[0]:.2f}x less time (goal >= 3x)")
+
+
 def main():
     base, _ = run("off")
     print(f"capture_bench: undumped step {base * 1e3:.1f} ms")
@@ -123,6 +159,7 @@ def main():
         ratio = t / base
         print(f"capture_bench: statistics {level}: step {t * 1e3:.1f} ms, ratio {ratio:.2f} (target <= 1.5)")
     tensor_mode(os.environ.get("NUMPROBE_BENCH_DIR") or tempfile.gettempdir())
+    incremental(os.environ.get("NUMPROBE_BENCH_DIR") or tempfile.gettempdir())
     if not cuda_available():
         print("capture_bench: CUDA: skipped (no CUDA device on this machine)")
         return status
