@@ -8,6 +8,13 @@ interpreter. Where CUDA is present the statistics ratios are measured again with
 GPU (wall time, the device synchronised at the end of each step); elsewhere that part reports
 itself as skipped.
 
+Incremental dump (bench_path, docs/capture.md) on the demo model (scripts/demo/train.py, its
+planted GELU bug against its baseline's tensor dump): bytes written and training-loop wall time
+against a full tensor dump of the same run (goal: at least 70% fewer bytes, 3x less time),
+medians of 3. Then the slowdown table per mode (statistics, md5, tensor) and level (L1, mix), with
+msprobe's column measured on the same block and config where msprobe is importable ("not
+installed" otherwise).
+
   PYTHONPATH=BUILD/python /usr/bin/python3 bench/capture_bench.py
 """
 import json
@@ -33,7 +40,10 @@ block, x = block.to(device), x.to(device)
 wall = len(sys.argv) > 4 and sys.argv[4] == "wall"
 clock = time.process_time if device == "cpu" and not wall else time.perf_counter
 dbg = None
-if mode != "off":
+if mode == "msprobe":  # the same model and config under msprobe, where it is importable
+    from msprobe.pytorch import PrecisionDebugger
+    dbg = PrecisionDebugger(config_path=sys.argv[2])
+elif mode != "off":
     from numprobe.pytorch import PrecisionDebugger
     dbg = PrecisionDebugger(config_path=sys.argv[2])
 def step():
@@ -114,6 +124,71 @@ def tensor_mode(folder):
                   f"{rate / 2**20:.0f} MiB/s = {rate / dd:.2f} of dd (goal >= 0.5)")
 
 
+def dump_bytes(folder):
+    total = 0
+    for root, _, files in os.walk(folder):
+        total += sum(os.path.getsize(os.path.join(root, f)) for f in files)
+    return total
+
+
+def incremental(folder):
+    """Incremental vs full tensor dump of the demo's target run, against its baseline."""
+    train = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts",
+                         "demo", "train.py")
+    with tempfile.TemporaryDirectory(dir=folder) as tmp:
+        def once(name, *extra, keep=False):
+            proc = subprocess.run([sys.executable, train, "--out", tmp, "--task", "tensor",
+                                   "--dump-name", name, *extra], capture_output=True, text=True)
+            if proc.returncode != 0:
+                sys.exit(f"capture_bench: {train} failed:\n{proc.stderr}")
+            with open(os.path.join(tmp, "runs", name + ".json")) as f:
+                seconds = json.load(f)["train_s"]
+            size = dump_bytes(os.path.join(tmp, "dumps", name))
+            if not keep:
+                subprocess.run(["rm", "-rf", os.path.join(tmp, "dumps", name)], check=True)
+            return seconds, size
+
+        once("baseline", "--variant", "baseline", keep=True)  # the golden
+        full = median_of_3(lambda: once("full", "--variant", "target"))
+        inc = median_of_3(lambda: once("inc", "--variant", "target", "--bench-path",
+                                       os.path.join(tmp, "dumps", "baseline")))
+        # The floor under the incremental dump's time: it computes every statistic a
+        # statistics dump does (and judges it), so it cannot take less.
+        stats = median_of_3(lambda: once("stats", "--variant", "target", "--task",
+                                         "statistics"))
+    print(f"capture_bench: incremental vs full tensor dump (demo, mix, 6 steps): "
+          f"full {full[1] / 2**20:.1f} MiB in {full[0]:.2f} s, incremental "
+          f"{inc[1] / 2**20:.2f} MiB in {inc[0]:.2f} s: {1 - inc[1] / full[1]:.1%} fewer bytes "
+          f"(goal >= 70%), {full[0] / inc[0]:.2f}x less time (goal >= 3x); a statistics dump "
+          f"of the run takes {stats[0]:.2f} s ({full[0] / stats[0]:.2f}x less than full)")
+
+
+def msprobe_available():
+    probe = "import msprobe.pytorch"
+    return subprocess.run([sys.executable, "-c", probe], capture_output=True).returncode == 0
+
+
+def mode_table(folder):
+    """Slowdown per mode (statistics, md5, tensor) and level (L1, mix), numprobe and msprobe on
+    the same block and config: process CPU time for statistics and md5, wall time for tensor
+    (which mostly waits for the disk), medians of 3."""
+    msprobe = msprobe_available()
+    print("capture_bench: | mode | level | numprobe slowdown | msprobe slowdown |")
+    print("capture_bench: |---|---|---|---|")
+    for mode, clock in (("statistics", "cpu"), ("md5", "cpu"), ("tensor", "wall")):
+        base = median_of_3(lambda: run("off", clock=clock, folder=folder))[0]
+        for level in ("L1", "mix"):
+            config = {"task": "tensor" if mode == "tensor" else "statistics", "level": level}
+            if mode == "md5":
+                config["statistics"] = {"summary_mode": "md5"}
+            ours = median_of_3(lambda: run("on", config, clock=clock, folder=folder))[0]
+            theirs = "not installed"
+            if msprobe:
+                t = median_of_3(lambda: run("msprobe", config, clock=clock, folder=folder))[0]
+                theirs = f"{t / base:.2f}x"
+            print(f"capture_bench: | {mode} | {level} | {ours / base:.2f}x | {theirs} |")
+
+
 def main():
     base, _ = run("off")
     print(f"capture_bench: undumped step {base * 1e3:.1f} ms")
@@ -123,6 +198,8 @@ def main():
         ratio = t / base
         print(f"capture_bench: statistics {level}: step {t * 1e3:.1f} ms, ratio {ratio:.2f} (target <= 1.5)")
     tensor_mode(os.environ.get("NUMPROBE_BENCH_DIR") or tempfile.gettempdir())
+    incremental(os.environ.get("NUMPROBE_BENCH_DIR") or tempfile.gettempdir())
+    mode_table(os.environ.get("NUMPROBE_BENCH_DIR") or tempfile.gettempdir())
     if not cuda_available():
         print("capture_bench: CUDA: skipped (no CUDA device on this machine)")
         return status

@@ -7,6 +7,7 @@
 #define NUMPROBE_COMPARE_H_
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -118,6 +119,10 @@ struct CompareRow {
   double tolerance = std::numeric_limits<double>::quiet_NaN();
 
   bool paired() const { return golden >= 0 && match != MatchKind::kDtypeMismatch; }
+  // The Judgment column's "differs": judged, and the error exceeds the tolerance.
+  bool over_tolerance() const {
+    return !std::isnan(error) && !std::isnan(tolerance) && error > tolerance;
+  }
 };
 
 // The text of an Err_message entry.

@@ -73,6 +73,14 @@ struct DumpConfig {
   SummaryMode summary_mode = SummaryMode::kStatistics;
   int64_t overflow_nums = 1;  // overflow_check: stop after this many; -1 = unlimited
   TensorFileFormat file_format = TensorFileFormat::kPt;
+  // Incremental dump (docs/capture.md): with bench_path naming a golden dump (its dump tree, a
+  // step or rank folder, or a dump.json), each record is judged live against the golden's entry of
+  // the same name as compare judges it (statistics, or md5 checksums when both have them), tensor
+  // files are written only for the leaves over their tolerance, of the first diff_nums entries
+  // that have such leaves (-1 = every one), and stop_at_first ends the run at the first of them.
+  std::string bench_path;
+  int64_t diff_nums = 1;
+  bool stop_at_first = false;
 
   // The closed loop, set by its dialect only (closed_loop_dialect); kept by Override.
   bool closed_loop_dialect = false;

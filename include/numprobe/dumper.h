@@ -11,8 +11,11 @@
 // SIGKILL) before the call returns (with async_dump, once their device statistics have been
 // resolved: see ResolvePending), and
 // dump.json is replaced atomically at Stop()/Step(), so a crash loses nothing already recorded
-// (see dump_journal.h for reading it back). The PyTorch layer (python/numprobe) is built on this
-// class; C++ programs use it directly to dump their own kernels. All methods are thread-safe.
+// (see dump_journal.h for reading it back). With bench_path (an incremental dump), each record
+// is judged against the golden's entry of the same name before its tensor files are queued, and
+// only leaves over their tolerance get files (BaselineJudge); incremental.json beside dump.json
+// says what was judged and the bytes not written. The PyTorch layer (python/numprobe) is built on
+// this class; C++ programs use it directly to dump their own kernels. All methods are thread-safe.
 #ifndef NUMPROBE_DUMPER_H_
 #define NUMPROBE_DUMPER_H_
 
@@ -97,6 +100,28 @@ struct OverflowReport {
   int64_t step = 0;
   std::string rank;  // "rank0" or "proc123"
   std::string report;
+};
+
+// An incremental dump (DumpConfig::bench_path): what was judged against the golden and what that
+// saved. Counts are of tensor leaves; bytes are tensor data bytes.
+struct IncrementalSummary {
+  std::string bench;            // the golden dump.json judged against last ("" when none)
+  int64_t tensors_judged = 0;   // paired with a golden row and judged
+  int64_t tensors_over = 0;     // over their tolerance
+  int64_t entries_over = 0;     // entries with a row over its tolerance
+  int64_t tensors_written = 0;  // tensor files written
+  uint64_t bytes_written = 0;
+  uint64_t bytes_not_written = 0;  // tensors a full tensor dump would have written
+  std::string first_divergence;    // the first entry with a row over tolerance ("" when none)
+  int64_t first_divergence_step = -1;
+};
+
+// The first entry of an incremental dump whose record left the golden behind, once.
+struct DivergenceNotice {
+  std::string name;
+  int64_t step = 0;
+  std::string rank;    // "rank0" or "proc123"
+  std::string report;  // printable, multi-line: the entry, its rows over tolerance, the golden
 };
 
 class Dumper {
@@ -185,6 +210,11 @@ class Dumper {
 
   // overflow_check, and the closed loop's overflow check: the first overflow not yet taken, once.
   std::optional<OverflowReport> TakeOverflowReport();
+
+  // Incremental dump (bench_path): the whole run's summary so far (nullopt without bench_path),
+  // and the first divergence, once (the front ends print it and, with stop_at_first, stop).
+  std::optional<IncrementalSummary> incremental_summary() const;
+  std::optional<DivergenceNotice> TakeDivergence();
 
  private:
   struct Impl;

@@ -46,6 +46,9 @@ class DumpConfig:
     extra_info: bool
     is_deterministic: bool
     overflow_nums: int
+    bench_path: str
+    diff_nums: int
+    stop_at_first: bool
     risk_level: str
     seed: int
     warnings: List[str]
@@ -78,6 +81,8 @@ class Dumper:
     def add_cast(self, name: str, source: Any, target: Any, stack: List[str]) -> None: ...
     def track_casts(self) -> None: ...
     def take_overflow_report(self) -> Optional[Dict[str, Any]]: ...
+    def take_divergence(self) -> Optional[Dict[str, Any]]: ...
+    incremental_summary: Optional[Dict[str, Any]]
 
 def register_torch(tensor_type: Any, size_type: Any, dtype_map: dict, fallback: Any,
                    device_batch: Any) -> None: ...

@@ -365,6 +365,9 @@ PYBIND11_MODULE(_numprobe, m) {
           [](const DumpConfig& c) {
             return std::string(c.summary_mode == SummaryMode::kMd5 ? "md5" : "statistics");
           })
+      .def_readonly("bench_path", &DumpConfig::bench_path)
+      .def_readonly("diff_nums", &DumpConfig::diff_nums)
+      .def_readonly("stop_at_first", &DumpConfig::stop_at_first)
       .def_readonly("closed_loop_dialect", &DumpConfig::closed_loop_dialect)
       .def_property_readonly("loop", [](const DumpConfig& c) {
         // The closed loop's sections (DumpConfig::loop) as a dict.
@@ -533,6 +536,35 @@ PYBIND11_MODULE(_numprobe, m) {
            [](Dumper& d, const std::string& name, std::optional<std::string> parent) {
              d.AddConstruct(name, parent ? std::optional<std::string_view>(*parent) : std::nullopt);
            })
+      .def("take_divergence",
+           [](Dumper& d) -> py::object {
+             auto n = d.TakeDivergence();
+             if (!n) return py::none();
+             py::dict out;
+             out["name"] = n->name;
+             out["step"] = n->step;
+             out["rank"] = n->rank;
+             out["report"] = n->report;
+             return out;
+           })
+      .def_property_readonly("incremental_summary",
+                             [](const Dumper& d) -> py::object {
+                               auto s = d.incremental_summary();
+                               if (!s) return py::none();
+                               py::dict out;
+                               out["bench"] = s->bench;
+                               out["tensors_judged"] = s->tensors_judged;
+                               out["tensors_over_tolerance"] = s->tensors_over;
+                               out["entries_over_tolerance"] = s->entries_over;
+                               out["tensors_written"] = s->tensors_written;
+                               out["bytes_written"] = s->bytes_written;
+                               out["bytes_not_written"] = s->bytes_not_written;
+                               out["first_divergence"] = s->first_divergence.empty()
+                                                             ? py::object(py::none())
+                                                             : py::str(s->first_divergence);
+                               out["first_divergence_step"] = s->first_divergence_step;
+                               return out;
+                             })
       .def("take_overflow_report", [](Dumper& d) -> py::object {
         auto r = d.TakeOverflowReport();
         if (!r) return py::none();

@@ -26,6 +26,7 @@ import json
 import math
 import os
 import sys
+import time
 
 import torch
 import torch.nn as nn
@@ -115,6 +116,13 @@ def main(argv=None):
     p.add_argument("--lr", type=float, default=3e-3)
     p.add_argument("--seed", type=int, default=1234)
     p.add_argument("--nan-step", type=int, default=2)
+    p.add_argument("--bench-path",
+                   help="an incremental dump against this golden dump (docs/capture.md): tensor "
+                        "files only where the run leaves it")
+    p.add_argument("--diff-nums", type=int, default=1,
+                   help="with --bench-path: how many diverging entries get tensor files (-1: all)")
+    p.add_argument("--stop-at-first", action="store_true",
+                   help="with --bench-path: stop the run at its first divergence")
     args = p.parse_args(argv)
     if args.variant == "nan" and args.nan_step >= args.steps:
         p.error("--nan-step must be below --steps")
@@ -130,9 +138,21 @@ def main(argv=None):
     name = args.dump_name or args.variant
     dump_path = os.path.join(args.out, "dumps", name)
     dump_steps = list(range(args.dump_steps if args.dump_steps is not None else args.steps))
-    debugger = PrecisionDebugger(task=args.task, level="mix", dump_path=dump_path, step=dump_steps)
+    config_path = None
+    if args.bench_path:
+        # The incremental dump's keys live in the task's section of a config file.
+        config_path = os.path.join(args.out, "configs", name, "numprobe.json")
+        os.makedirs(os.path.dirname(config_path), exist_ok=True)
+        with open(config_path, "w") as f:
+            json.dump({"task": args.task, "level": "mix", "dump_path": dump_path,
+                       "step": dump_steps,
+                       args.task: {"bench_path": args.bench_path, "diff_nums": args.diff_nums,
+                                   "stop_at_first": args.stop_at_first}}, f, indent=1)
+    debugger = PrecisionDebugger(config_path=config_path, task=args.task, level="mix",
+                                 dump_path=dump_path, step=dump_steps)
 
     losses = []
+    t0 = time.perf_counter()
     for step, (tokens, labels) in enumerate(
             synthetic_batches(args.steps, args.batch, args.seq, args.vocab, args.seed)):
         if args.variant == "nan" and step == args.nan_step:
@@ -146,6 +166,7 @@ def main(argv=None):
         debugger.stop()
         debugger.step()
         losses.append(loss.item())
+    train_s = time.perf_counter() - t0  # the training loop with its capture (bench/capture_bench.py)
 
     # Weights and hyperparameters go to one folder per run under the same file names, so that
     # config-check pairs them by name.
@@ -159,7 +180,8 @@ def main(argv=None):
                        "optimizer": "adam", "seed": args.seed}}
     with open(os.path.join(args.out, "configs", name, "config.json"), "w") as f:
         json.dump(hyper, f, indent=1)
-    run = {"variant": args.variant, "task": args.task, "dump": dump_path, "losses": losses}
+    run = {"variant": args.variant, "task": args.task, "dump": dump_path, "losses": losses,
+           "train_s": train_s}
     if args.variant == "target":
         run["planted"] = {"op": PLANTED_OP, "step": 0,
                           "what": "F.gelu(approximate='tanh') instead of the exact erf GELU"}

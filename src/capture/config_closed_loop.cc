@@ -1,7 +1,8 @@
 // The closed-loop config dialect: one file describes the whole debugging loop, in four sections
 //   dump            dump_path, dump_step ("0|1|5-8" / "all"), dump_mode (tensor / statistics /
 //                   md5), dump_layers (msprobe's list), dump_input_output (0 both, 1 inputs,
-//                   2 outputs), and numprobe's level, rank, scope, file_format
+//                   2 outputs), and numprobe's level, rank, scope, file_format, and the
+//                   incremental dump's bench_path, diff_nums, stop_at_first
 //   overflow_check  enable, check_step: the first NaN/Inf output is reported when it happens
 //   compare         enable, base_path (the baseline's dump tree), metrics (short names)
 //   config_check    enable, base_config (the baseline's config-check snapshot)
@@ -43,7 +44,7 @@ Status SetDumpMode(std::string_view key, const JsonValue& v, bool /*apply*/, Dum
   return Status::Ok();
 }
 
-constexpr std::array<ConfigKey, 9> kDumpKeys = {{
+constexpr std::array<ConfigKey, 12> kDumpKeys = {{
     {"dump_path", &SetDumpPath, ""},
     {"dump_step", &SetDumpStep, ""},
     {"dump_mode", &SetDumpMode, ""},
@@ -53,6 +54,9 @@ constexpr std::array<ConfigKey, 9> kDumpKeys = {{
     {"rank", &SetRank, ""},
     {"scope", &SetScope, ""},
     {"file_format", &SetTensorFileFormat, ""},
+    {"bench_path", &SetBenchPath, ""},
+    {"diff_nums", &SetDiffNums, ""},
+    {"stop_at_first", &SetStopAtFirst, ""},
 }};
 
 // --- overflow_check

@@ -246,6 +246,11 @@ std::string MsprobeJsonOf(const DumpConfig& c) {
     section.Set("file_format",
                 JsonValue::String(c.file_format == TensorFileFormat::kNpy ? "npy" : "pt"));
   }
+  if (!c.bench_path.empty()) {
+    section.Set("bench_path", JsonValue::String(c.bench_path));
+    section.Set("diff_nums", JsonValue::Int(c.diff_nums));
+    section.Set("stop_at_first", JsonValue::Bool(c.stop_at_first));
+  }
   root.Set(task, std::move(section));
   return ToJson(root, -1);
 }
@@ -294,6 +299,31 @@ Status SetRank(std::string_view key, const JsonValue& v, bool /*apply*/, DumpCon
 Status SetLevel(std::string_view key, const JsonValue& v, bool /*apply*/, DumpConfig* c) {
   NUMPROBE_ASSIGN_OR_RETURN(size_t i, GetChoice(key, v, {"L0", "L1", "mix", "L2", "debug"}));
   c->level = static_cast<DumpLevel>(i);
+  return Status::Ok();
+}
+
+Status SetBenchPath(std::string_view key, const JsonValue& v, bool apply, DumpConfig* c) {
+  NUMPROBE_ASSIGN_OR_RETURN(std::string path, GetString(key, v));
+  if (path.empty()) return KeyError(key, "must name the golden dump (a folder or its dump.json)");
+  if (apply) c->bench_path = std::move(path);
+  return Status::Ok();
+}
+
+Result<int64_t> GetCountOrUnlimited(std::string_view key, const JsonValue& v) {
+  NUMPROBE_ASSIGN_OR_RETURN(int64_t n, GetInt(key, v));
+  if (n < 1 && n != -1) return KeyError(key, "must be a positive count or -1 (unlimited)");
+  return n;
+}
+
+Status SetDiffNums(std::string_view key, const JsonValue& v, bool apply, DumpConfig* c) {
+  NUMPROBE_ASSIGN_OR_RETURN(int64_t n, GetCountOrUnlimited(key, v));
+  if (apply) c->diff_nums = n;
+  return Status::Ok();
+}
+
+Status SetStopAtFirst(std::string_view key, const JsonValue& v, bool apply, DumpConfig* c) {
+  NUMPROBE_ASSIGN_OR_RETURN(bool stop, GetBool(key, v));
+  if (apply) c->stop_at_first = stop;
   return Status::Ok();
 }
 

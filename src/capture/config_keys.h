@@ -54,6 +54,8 @@ Result<std::string> GetString(std::string_view key, const JsonValue& v);
 Result<bool> GetBool(std::string_view key, const JsonValue& v);
 Result<int64_t> GetInt(std::string_view key, const JsonValue& v);
 Result<std::vector<std::string>> GetStringList(std::string_view key, const JsonValue& v);
+// A positive count, or -1 for unlimited (overflow_nums, diff_nums).
+Result<int64_t> GetCountOrUnlimited(std::string_view key, const JsonValue& v);
 // One of `choices`, returned as its index.
 Result<size_t> GetChoice(std::string_view key, const JsonValue& v,
                          std::initializer_list<std::string_view> choices);
@@ -80,6 +82,11 @@ Status SetTensorFileFormat(std::string_view key, const JsonValue& v, bool apply,
 Status SetDumpPath(std::string_view key, const JsonValue& v, bool apply, DumpConfig* c);
 Status SetRank(std::string_view key, const JsonValue& v, bool apply, DumpConfig* c);
 Status SetLevel(std::string_view key, const JsonValue& v, bool apply, DumpConfig* c);
+// The incremental dump's keys (DumpConfig::bench_path): a non-empty path; a positive count or -1;
+// true/false.
+Status SetBenchPath(std::string_view key, const JsonValue& v, bool apply, DumpConfig* c);
+Status SetDiffNums(std::string_view key, const JsonValue& v, bool apply, DumpConfig* c);
+Status SetStopAtFirst(std::string_view key, const JsonValue& v, bool apply, DumpConfig* c);
 
 // Handlers that only validate the value's type, for keys numprobe does not honour.
 Status CheckBool(std::string_view key, const JsonValue& v, bool apply, DumpConfig* config);

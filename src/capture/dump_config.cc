@@ -27,11 +27,14 @@ using config_detail::GetInt;
 using config_detail::GetString;
 using config_detail::GetStringList;
 using config_detail::KeyError;
+using config_detail::SetBenchPath;
+using config_detail::SetDiffNums;
 using config_detail::SetDumpPath;
 using config_detail::SetLevel;
 using config_detail::SetList;
 using config_detail::SetRank;
 using config_detail::SetScope;
+using config_detail::SetStopAtFirst;
 using config_detail::SetTensorFileFormat;
 
 constexpr std::array<std::string_view, 3> kTaskNames = {"statistics", "tensor", "overflow_check"};
@@ -60,8 +63,8 @@ constexpr std::array<TaskSpec, 11> kTasks = {{
     {"exception_dump", DumpTask::kStatistics,
      "MindSpore's exception dump is not captured; numprobe dumps statistics"},
     {"diff_check", DumpTask::kStatistics,
-     "numprobe dumps md5 checksums instead of diffing them live; compare two dumps with "
-     "numprobe compare"},
+     "numprobe dumps md5 checksums, judged live against bench_path when it is given (an "
+     "incremental dump: docs/capture.md); without it, compare two dumps with numprobe compare"},
     {"free_benchmark", DumpTask::kStatistics,
      "numprobe does not re-run APIs on perturbed inputs; it dumps statistics"},
     {"grad_probe", DumpTask::kStatistics,
@@ -131,8 +134,7 @@ Status SetSummaryMode(std::string_view key, const JsonValue& v, bool apply, Dump
 }
 
 Status SetOverflowNums(std::string_view key, const JsonValue& v, bool apply, DumpConfig* c) {
-  NUMPROBE_ASSIGN_OR_RETURN(int64_t n, GetInt(key, v));
-  if (n < 1 && n != -1) return KeyError(key, "must be a positive count or -1 (unlimited)");
+  NUMPROBE_ASSIGN_OR_RETURN(int64_t n, config_detail::GetCountOrUnlimited(key, v));
   if (apply) c->overflow_nums = n;
   return Status::Ok();
 }
@@ -153,15 +155,15 @@ constexpr std::string_view kNoOnline =
     "numprobe has no online pre-check; the key is read and not used";
 
 // Keys every task section takes (msprobe v26's BaseConfig reads them for every task).
-constexpr std::array<ConfigKey, 7> kBaseSectionKeys = {{
+constexpr std::array<ConfigKey, 8> kBaseSectionKeys = {{
     {"scope", &SetScope, ""},
     {"list", &SetList, ""},
     {"data_mode", &SetDataMode, ""},
     {"summary_mode", &SetSummaryMode, ""},
     {"slice", &CheckList, kNoSlice},
     {"request_id", &CheckString, kNoSlice},
-    {"diff_nums", &CheckInt,
-     "numprobe does not diff md5 checksums live against bench_path; compare two dumps instead"},
+    {"diff_nums", &SetDiffNums, ""},
+    {"stop_at_first", &SetStopAtFirst, ""},  // numprobe's own (docs/capture.md)
 }};
 
 // The keys of each task's section beyond the base ones.
@@ -174,6 +176,7 @@ const std::vector<SectionSpec>& SectionSpecs() {
   static const std::vector<SectionSpec> kSpecs = {
       {"statistics",
        {{"tensor_list", &SetTensorList, ""},
+        {"bench_path", &SetBenchPath, ""},
         {"device", &CheckString,
          "statistics are computed where numprobe's kernels run (MindSpore's device/host choice "
          "does not apply)"},
@@ -181,9 +184,7 @@ const std::vector<SectionSpec>& SectionSpecs() {
          "numprobe takes the statistics precision from the top-level precision key"}}},
       {"tensor",
        {{"file_format", &SetTensorFileFormat, ""},
-        {"bench_path", &CheckString,
-         "numprobe does not diff md5 checksums live against bench_path; compare two dumps "
-         "instead"},
+        {"bench_path", &SetBenchPath, ""},
         {"backward_input", &CheckStringList,
          "numprobe does not re-run backward APIs from saved inputs; it dumps what the run "
          "computes"},
@@ -219,10 +220,7 @@ const std::vector<SectionSpec>& SectionSpecs() {
       {"nan_check", {{"tensor_list", &SetTensorList, ""}}},
       {"structure", {}},
       {"exception_dump", {}},
-      {"diff_check",
-       {{"bench_path", &CheckString,
-         "numprobe does not diff md5 checksums live against bench_path; compare two dumps "
-         "instead"}}},
+      {"diff_check", {{"bench_path", &SetBenchPath, ""}}},
       {"free_benchmark",
        {{"fuzz_device", &CheckString, "free_benchmark does not run in numprobe"},
         {"pert_mode", &CheckString, "free_benchmark does not run in numprobe"},
@@ -459,6 +457,14 @@ Status DumpConfig::Validate() const {
   }
   if (async_dump && summary_mode == SummaryMode::kMd5) {
     return KeyError("async_dump", "md5 summary_mode cannot be combined with async_dump");
+  }
+  if (!bench_path.empty() && task == DumpTask::kOverflowCheck) {
+    return KeyError("bench_path", "an incremental dump needs task statistics or tensor");
+  }
+  if (!bench_path.empty() && async_dump) {
+    return KeyError("bench_path",
+                    "an incremental dump judges each record as it is made; async_dump defers "
+                    "the statistics it needs");
   }
   return Status::Ok();
 }

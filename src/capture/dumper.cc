@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "numprobe/baseline_judge.h"
 #include "numprobe/casts.h"
 #include "numprobe/float_convert.h"
 #include "numprobe/stats.h"
@@ -66,6 +67,9 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr int kMaxNesting = 64;
+
+// An incremental dump's record of what it judged, beside dump.json.
+constexpr std::string_view kIncrementalFileName = "incremental.json";
 
 bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
@@ -324,6 +328,56 @@ void CollectLeaves(const JsonValue& v, const std::string& path, std::vector<std:
   }
 }
 
+// The golden dump.json for step `step` of rank folder `rank_folder` under bench_path: the same
+// step and rank folder of a dump tree, the only rank folder of that step, a rank folder, or a
+// dump.json (a folder holding one, or the file itself). Empty when there is none.
+fs::path GoldenDumpJson(const fs::path& bench, int64_t step, const std::string& rank_folder) {
+  std::error_code ec;
+  if (fs::is_regular_file(bench, ec)) return bench;
+  const fs::path step_dir = bench / ("step" + std::to_string(step));
+  if (fs::is_regular_file(step_dir / rank_folder / "dump.json", ec)) {
+    return step_dir / rank_folder / "dump.json";
+  }
+  if (fs::is_directory(step_dir, ec)) {
+    fs::path only;
+    int folders = 0;
+    for (const auto& e : fs::directory_iterator(step_dir, ec)) {
+      if (e.is_directory(ec) && fs::is_regular_file(e.path() / "dump.json", ec)) {
+        only = e.path() / "dump.json";
+        ++folders;
+      }
+    }
+    if (folders == 1) return only;
+  }
+  if (fs::is_regular_file(bench / rank_folder / "dump.json", ec)) {
+    return bench / rank_folder / "dump.json";
+  }
+  if (fs::is_regular_file(bench / "dump.json", ec)) return bench / "dump.json";
+  return {};
+}
+
+// Removes the data_name of every tensor leaf under `v` whose file is not written.
+void DropDataNames(JsonValue& v, const std::unordered_set<std::string>& dropped, int depth) {
+  if (depth > kMaxNesting) return;
+  if (v.is_array()) {
+    for (JsonValue& item : v.array()) DropDataNames(item, dropped, depth + 1);
+    return;
+  }
+  if (!v.is_object()) return;
+  JsonValue::Object& members = v.object();
+  std::erase_if(members, [&](const auto& m) {
+    return m.first == "data_name" && m.second.is_string() &&
+           dropped.count(m.second.string_value()) != 0;
+  });
+  for (auto& member : members) DropDataNames(member.second, dropped, depth + 1);
+}
+
+std::string FormatError(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.3g", v);
+  return buf;
+}
+
 }  // namespace
 
 struct Dumper::Impl {
@@ -370,6 +424,21 @@ struct Dumper::Impl {
   uint64_t revision = 0;
   std::optional<uint64_t> written_revision;
 
+  // Incremental dump (bench_path): the current step's golden (null when it has none), the tensor
+  // leaves of the record being made whose files wait for its judgement (their views are valid
+  // until the Record* call returns), the entries given files (diff_nums), and the summaries.
+  struct FileCandidate {
+    std::string data_name;
+    const TensorView* view;
+  };
+  std::unique_ptr<BaselineJudge> judge;
+  std::vector<FileCandidate> candidates;
+  std::unordered_set<std::string> diff_entries;  // "step/name"
+  IncrementalSummary run_summary;
+  IncrementalSummary step_summary;
+  std::optional<DivergenceNotice> divergence;
+  bool divergence_taken = false;
+
   Impl(DumpConfig c, DumperOptions o)
       : config(std::move(c)),
         options(std::move(o)),
@@ -381,8 +450,9 @@ struct Dumper::Impl {
     rank = options.rank;
   }
 
+  bool Incremental() const { return !config.bench_path.empty(); }
   bool FilesWanted() const {
-    return config.task == DumpTask::kTensor || !config.tensor_list.empty();
+    return config.task == DumpTask::kTensor || !config.tensor_list.empty() || Incremental();
   }
   std::string RankFolderName() const {
     return rank ? "rank" + std::to_string(*rank) : "proc" + std::to_string(options.pid);
@@ -458,6 +528,7 @@ struct Dumper::Impl {
   }
 
   bool WantsFiles(std::string_view entry) const {
+    if (Incremental()) return judge != nullptr;  // decided per leaf by JudgeRecord
     if (config.task == DumpTask::kTensor) return true;
     if (config.task != DumpTask::kStatistics) return false;
     for (const std::string& item : config.tensor_list) {
@@ -472,6 +543,7 @@ struct Dumper::Impl {
     std::string_view category;
     const std::string* save_name = nullptr;  // parameter gradients name their file directly
     bool files = false;
+    bool judged = false;  // incremental: files wait for JudgeRecord
     bool nonfinite = false;
     std::vector<std::string> keys;
   };
@@ -514,9 +586,13 @@ struct Dumper::Impl {
         for (const std::string& k : w.keys) data_name += "." + k;
         data_name += ext;
       }
-      NUMPROBE_ASSIGN_OR_RETURN(Tensor copy, Tensor::CopyOf(t.view));
-      writer.Enqueue(current_dir / "dump_tensor_data" / data_name, std::move(copy),
-                     config.file_format);
+      if (w.judged) {
+        candidates.push_back({data_name, &t.view});  // JudgeRecord decides
+      } else {
+        NUMPROBE_ASSIGN_OR_RETURN(Tensor copy, Tensor::CopyOf(t.view));
+        writer.Enqueue(current_dir / "dump_tensor_data" / data_name, std::move(copy),
+                       config.file_format);
+      }
       leaf.emplace_back("data_name", JsonValue::String(std::move(data_name)));
     }
     if (config.summary_mode == SummaryMode::kMd5) {
@@ -578,9 +654,128 @@ struct Dumper::Impl {
                                std::string_view category, bool* nonfinite) {
     Walk w{entry, category};
     w.files = Selected() && WantsFiles(entry);
+    w.judged = Incremental();
     auto out = Convert(v, w, 0);
     if (out && nonfinite != nullptr) *nonfinite = *nonfinite || w.nonfinite;
     return out;
+  }
+
+  // ---- incremental dump ----
+  // Judges the record `part` of `name` against the golden: the candidates' files are queued for
+  // the leaves over their tolerance (of the first diff_nums entries with such leaves), the other
+  // leaves lose their data_name; the first entry over tolerance becomes the divergence notice.
+  Status JudgeRecord(std::string_view name, JsonValue& part) {
+    std::vector<FileCandidate> files;
+    files.swap(candidates);
+    if (judge == nullptr) return Status::Ok();
+    auto judged = judge->Judge(name, part, config.summary_mode == SummaryMode::kMd5);
+    if (!judged) return judged.error().WithContext(std::string(name));
+    std::vector<const JudgedRow*> over;
+    for (const JudgedRow& row : *judged) {
+      if (!row.paired || std::isnan(row.error) || std::isnan(row.tolerance)) continue;
+      ++step_summary.tensors_judged;
+      if (row.over) over.push_back(&row);
+    }
+    step_summary.tensors_over += static_cast<int64_t>(over.size());
+    // An entry's records (its inputs, then its outputs) share its slot; names repeat per step.
+    const std::string key = std::to_string(step) + "/" + std::string(name);
+    const bool known = diff_entries.count(key) != 0;
+    if (!over.empty() && !known) ++step_summary.entries_over;
+    const bool write =
+        !over.empty() && (known || config.diff_nums == -1 ||
+                          static_cast<int64_t>(diff_entries.size()) < config.diff_nums);
+    if (write) diff_entries.insert(key);
+    std::unordered_set<std::string> dropped;
+    for (const FileCandidate& file : files) {
+      const auto bytes = static_cast<uint64_t>(file.view->numel()) *
+                         static_cast<uint64_t>(ItemSize(file.view->dtype));
+      const bool is_over = write && std::any_of(over.begin(), over.end(), [&](const JudgedRow* r) {
+                             return r->data_name == file.data_name;
+                           });
+      if (!is_over) {
+        step_summary.bytes_not_written += bytes;
+        dropped.insert(file.data_name);
+        continue;
+      }
+      NUMPROBE_ASSIGN_OR_RETURN(Tensor copy, Tensor::CopyOf(*file.view));
+      writer.Enqueue(current_dir / "dump_tensor_data" / file.data_name, std::move(copy),
+                     config.file_format);
+      ++step_summary.tensors_written;
+      step_summary.bytes_written += bytes;
+    }
+    if (!dropped.empty()) DropDataNames(part, dropped, 0);
+    if (!over.empty() && !divergence && run_summary.first_divergence.empty() &&
+        step_summary.first_divergence.empty()) {
+      NoteDivergence(name, over);
+    }
+    return Status::Ok();
+  }
+
+  void NoteDivergence(std::string_view name, const std::vector<const JudgedRow*>& over) {
+    step_summary.first_divergence = std::string(name);
+    step_summary.first_divergence_step = step;
+    DivergenceNotice n;
+    n.name = std::string(name);
+    n.step = step;
+    n.rank = RankFolderName();
+    std::string text = "numprobe: first divergence from bench_path: " + n.name + " (step " +
+                       std::to_string(step) + ", " + n.rank + ")\n";
+    for (const JudgedRow* r : over) {
+      text += "  " + r->name + ": error " + FormatError(r->error) + " over its tolerance " +
+              FormatError(r->tolerance) + "\n";
+    }
+    text += "  golden: " + judge->golden_path().string() + "\n";
+    n.report = std::move(text);
+    divergence = std::move(n);
+  }
+
+  // Adds the step's counts to the run's and writes incremental.json beside dump.json.
+  Status WriteIncrementalFile() {
+    if (!Incremental()) return Status::Ok();
+    JsonValue out = JsonValue::MakeObject();
+    out.Set("bench",
+            judge != nullptr ? JsonValue::String(judge->golden_path().string()) : JsonValue());
+    out.Set("diff_nums", JsonValue::Int(config.diff_nums));
+    out.Set("stop_at_first", JsonValue::Bool(config.stop_at_first));
+    out.Set("tensors_judged", JsonValue::Int(step_summary.tensors_judged));
+    out.Set("tensors_over_tolerance", JsonValue::Int(step_summary.tensors_over));
+    out.Set("entries_over_tolerance", JsonValue::Int(step_summary.entries_over));
+    out.Set("tensors_written", JsonValue::Int(step_summary.tensors_written));
+    out.Set("bytes_written", JsonValue::Int(static_cast<int64_t>(step_summary.bytes_written)));
+    out.Set("bytes_not_written",
+            JsonValue::Int(static_cast<int64_t>(step_summary.bytes_not_written)));
+    out.Set("first_divergence", step_summary.first_divergence.empty()
+                                    ? JsonValue()
+                                    : JsonValue::String(step_summary.first_divergence));
+    return detail::WriteFileAtomically(current_dir / std::string(kIncrementalFileName),
+                                       ToJson(out, 1));
+  }
+
+  // The run's summary: the finished steps' counts and the current one's.
+  IncrementalSummary RunSummary() const {
+    IncrementalSummary s = run_summary;
+    s.tensors_judged += step_summary.tensors_judged;
+    s.tensors_over += step_summary.tensors_over;
+    s.entries_over += step_summary.entries_over;
+    s.tensors_written += step_summary.tensors_written;
+    s.bytes_written += step_summary.bytes_written;
+    s.bytes_not_written += step_summary.bytes_not_written;
+    if (s.first_divergence.empty()) {
+      s.first_divergence = step_summary.first_divergence;
+      s.first_divergence_step = step_summary.first_divergence_step;
+    }
+    if (judge != nullptr) s.bench = judge->golden_path().string();
+    return s;
+  }
+
+  // Opens the golden of the step being opened (none: its records are statistics only).
+  Status OpenGolden() {
+    judge.reset();
+    if (!Incremental()) return Status::Ok();
+    const fs::path golden = GoldenDumpJson(config.bench_path, step, RankFolderName());
+    if (golden.empty()) return Status::Ok();
+    NUMPROBE_ASSIGN_OR_RETURN(judge, BaselineJudge::Open(golden));
+    return Status::Ok();
   }
 
   // ---- writing ----
@@ -599,8 +794,10 @@ struct Dumper::Impl {
     if (nonfinite && Checking()) NoteOverflow(name, part);
     if (!Selected()) {  // a step that is only checked
       part_pending = false;
+      candidates.clear();
       return Status::Ok();
     }
+    NUMPROBE_RETURN_IF_ERROR(JudgeRecord(name, part));
     return Commit(name, std::move(part));
   }
 
@@ -700,6 +897,7 @@ struct Dumper::Impl {
       NUMPROBE_RETURN_IF_ERROR(detail::WriteFileAtomically(
           current_dir / std::string(kCastsFileName), ToJson(CastRecordJson(casts), 1)));
     }
+    NUMPROBE_RETURN_IF_ERROR(WriteIncrementalFile());
     if (!debug.object().empty()) {
       JsonValue out = header;
       out.Set("level", JsonValue::String("debug"));
@@ -721,6 +919,7 @@ struct Dumper::Impl {
       fs::create_directories(current_dir / "dump_tensor_data", ec);
       if (ec) return Status::IoError(current_dir.string() + "/dump_tensor_data: " + ec.message());
     }
+    NUMPROBE_RETURN_IF_ERROR(OpenGolden());
     header = JsonValue::MakeObject();
     header.Set("task", JsonValue::String(std::string(config.task_name())));
     header.Set("level", JsonValue::String(std::string(config.level_name())));
@@ -754,6 +953,11 @@ struct Dumper::Impl {
     pending_inputs.clear();
     stack_by_name.clear();
     written_revision.reset();
+    candidates.clear();
+    const IncrementalSummary whole = RunSummary();
+    run_summary = whole;
+    step_summary = IncrementalSummary();
+    judge.reset();
   }
 };
 
@@ -766,6 +970,10 @@ Result<std::unique_ptr<Dumper>> Dumper::Open(DumpConfig config, DumperOptions op
   NUMPROBE_RETURN_IF_ERROR(config.Validate());
   if (config.dump_path.empty())
     return Status::InvalidArgument("config key 'dump_path': is required");
+  if (std::error_code ec; !config.bench_path.empty() && !fs::exists(config.bench_path, ec)) {
+    return Status::NotFound("config key 'bench_path': " + config.bench_path +
+                            ": no such golden dump");
+  }
   return std::unique_ptr<Dumper>(
       new Dumper(std::make_unique<Impl>(std::move(config), std::move(options))));
 }
@@ -892,6 +1100,7 @@ Status Dumper::RecordForwardInputs(std::string_view name, const DumpValue& args,
                                    const DumpValue& kwargs) {
   std::lock_guard lock(impl_->mu);
   Impl& d = *impl_;
+  d.candidates.clear();  // (an earlier record that failed may have left some)
   d.EnterLocked(name);
   if (!d.Active() || !d.Selected() || !d.config.dump_forward || !d.config.dump_input ||
       !d.SelectedLocked(name)) {
@@ -906,6 +1115,7 @@ Status Dumper::RecordForwardInputs(std::string_view name, const DumpValue& args,
     d.pending_inputs[std::string(name)] = {std::move(part), nonfinite};
     return Status::Ok();
   }
+  NUMPROBE_RETURN_IF_ERROR(d.JudgeRecord(name, part));
   return d.Commit(name, std::move(part));
 }
 
@@ -913,6 +1123,7 @@ Status Dumper::RecordForwardOutputs(std::string_view name, const DumpValue& outp
                                     const DumpValue* parameters) {
   std::lock_guard lock(impl_->mu);
   Impl& d = *impl_;
+  d.candidates.clear();  // (an earlier record that failed may have left some)
   const bool record =
       d.Active() && d.config.dump_forward && d.config.dump_output && d.SelectedLocked(name);
   Status st;
@@ -967,6 +1178,7 @@ Status Dumper::RecordBackward(std::string_view name, const DumpValue& grad_outpu
                               const DumpValue& grad_inputs) {
   std::lock_guard lock(impl_->mu);
   Impl& d = *impl_;
+  d.candidates.clear();  // (an earlier record that failed may have left some)
   if (!d.Active() || !d.config.dump_backward || !d.SelectedLocked(name)) return Status::Ok();
   JsonValue part = JsonValue::MakeObject();
   bool in_nonfinite = false;
@@ -994,10 +1206,12 @@ Status Dumper::RecordParameterGrad(std::string_view entry, std::string_view para
                                    const DumpValue& grad) {
   std::lock_guard lock(impl_->mu);
   Impl& d = *impl_;
+  d.candidates.clear();  // (an earlier record that failed may have left some)
   if (!d.Active() || !d.config.dump_backward || !d.SelectedLocked(entry)) return Status::Ok();
   const std::string save_name = std::string(entry) + "." + std::string(param);
   Impl::Walk w{entry, ""};
   w.files = d.WantsFiles(entry);
+  w.judged = d.Incremental();
   w.save_name = &save_name;
   NUMPROBE_ASSIGN_OR_RETURN(JsonValue g, d.Convert(grad, w, 0));
   JsonValue part = JsonValue::MakeObject();
@@ -1095,6 +1309,20 @@ Status Dumper::ResolvePending(const std::vector<std::vector<JsonValue>>& values)
 int64_t Dumper::pending_records() const {
   std::lock_guard lock(impl_->mu);
   return static_cast<int64_t>(impl_->deferred.size());
+}
+
+std::optional<IncrementalSummary> Dumper::incremental_summary() const {
+  std::lock_guard lock(impl_->mu);
+  if (!impl_->Incremental()) return std::nullopt;
+  return impl_->RunSummary();
+}
+
+std::optional<DivergenceNotice> Dumper::TakeDivergence() {
+  std::lock_guard lock(impl_->mu);
+  Impl& d = *impl_;
+  if (!d.divergence || d.divergence_taken) return std::nullopt;
+  d.divergence_taken = true;
+  return d.divergence;
 }
 
 std::optional<OverflowReport> Dumper::TakeOverflowReport() {

@@ -61,7 +61,7 @@ double WorkingUnitRoundoff(const CompareTable& table, size_t begin, size_t end) 
 namespace {
 
 bool Judged(const CompareRow& r) { return !std::isnan(r.error) && !std::isnan(r.tolerance); }
-bool Exceeds(const CompareRow& r) { return Judged(r) && r.error > r.tolerance; }
+bool Exceeds(const CompareRow& r) { return r.over_tolerance(); }
 
 std::string Percent(double v) {
   if (std::isinf(v)) return "inf";

@@ -352,7 +352,7 @@ void CompareTable::CsvCells(size_t i, std::vector<std::string>* out) const {
   if (std::isnan(row.error) || std::isnan(row.tolerance)) {
     put(na);
   } else {
-    put(row.error > row.tolerance ? "differs" : "ok");
+    put(row.over_tolerance() ? "differs" : "ok");
   }
   put(EnumName(row.match));
   out->resize(k);

@@ -89,7 +89,11 @@ void AssessRows(CompareTable* table) {
       const auto low = LowerPrecision(*td, *gd);
       row.tolerance =
           low.has_value() ? kToleranceUlps * std::max(UnitRoundoff(*low), working) : 0.0;
-      if (table->mode == CompareMode::kStatistics) {
+      // Tensor mode: a row without a tensor file on a side (an incremental dump writes files
+      // only where the run left its bench_path: docs/capture.md) is judged on its statistics.
+      const bool no_files = t.data_name.empty() || g.data_name.empty();
+      if (table->mode == CompareMode::kStatistics ||
+          (table->mode == CompareMode::kTensor && no_files && std::isnan(row.error))) {
         row.error = StatsError(*table->target, t, *table->golden, g);
       }
       if (std::isnan(row.error)) row.tolerance = std::nan("");

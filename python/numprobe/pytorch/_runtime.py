@@ -85,6 +85,11 @@ class _Runtime:
         self.on_overflow = None
         # overflow_check's task, or the closed loop's overflow_check section beside a dump.
         self.check_overflow = config.task == "overflow_check" or config.loop["overflow_check"]
+        # An incremental dump (bench_path) with stop_at_first: the run ends at the first record
+        # that leaves the golden behind (check_records).
+        self.stop_at_first = bool(config.bench_path) and config.stop_at_first
+        self.check_any = self.check_overflow or self.stop_at_first
+        self.on_divergence = None  # set by PrecisionDebugger: stops recording, then raises
         # casts.json: narrowing casts are noted at L1 and mix, where the cast APIs are wrapped.
         self.track_casts = self.level in ("L1", "mix")
         if self.track_casts:
@@ -145,6 +150,16 @@ class _Runtime:
         if self.config.extra_info and self.level != "L2":
             self.dumper.add_stack(name, self.stack_frames())
 
+    def check_records(self):
+        """After a record: the first overflow (overflow checks) and the first divergence from
+        bench_path (stop_at_first), each reported once."""
+        if self.check_overflow:
+            self.report_overflow()
+        if self.stop_at_first:
+            notice = self.dumper.take_divergence()
+            if notice is not None and self.on_divergence is not None:
+                self.on_divergence(notice)
+
     def report_overflow(self):
         report = self.dumper.take_overflow_report()
         if report is not None:
@@ -175,6 +190,8 @@ class _Runtime:
                     if dumper.active and dumper.selected(forward_name):
                         self.collect_stack(forward_name)
                         dumper.record_forward_inputs(forward_name, args, kwargs)
+                    if self.stop_at_first:
+                        self.check_records()
                 finally:
                     self.inner -= 1
             out = func(*args, **kwargs)
@@ -184,8 +201,8 @@ class _Runtime:
                 if collect:
                     recorded = args + tuple(kwargs.values()) if distributed else _as_tuple(out)
                     dumper.record_forward_outputs(forward_name, recorded)
-                    if self.check_overflow:
-                        self.report_overflow()
+                    if self.check_any:
+                        self.check_records()
                 else:
                     dumper.leave(forward_name)
                 if self.track_casts and api_name in _api_list.CAST_APIS and args:
@@ -224,8 +241,8 @@ class _Runtime:
                 self.update_construct(backward_name, self.api_parent, is_api=True)
                 if collect:
                     self.dumper.record_backward(backward_name, grad_outputs, grad_inputs)
-                    if self.check_overflow:
-                        self.report_overflow()
+                    if self.check_any:
+                        self.check_records()
             finally:
                 self.inner -= 1
 
@@ -325,8 +342,8 @@ class _Runtime:
                 self.update_construct(name)
                 self.dumper.add_construct(name, None)
                 self.dumper.record_backward(name, grad_output, grad_input)
-                if self.check_overflow:
-                    self.report_overflow()
+                if self.check_any:
+                    self.check_records()
             finally:
                 self.inner -= 1
 
@@ -337,8 +354,8 @@ class _Runtime:
         prefix = module._numprobe_prefix
         params = {n: p for n, p in module.named_parameters(recurse=False)}
         self.dumper.record_forward(name, _as_tuple(args), {}, _as_tuple(output), params)
-        if self.check_overflow:
-            self.report_overflow()
+        if self.check_any:
+            self.check_records()
         if params and self.config.dump_backward:
             self.hook_param_grads(prefix[:-1], params)
         self.update_construct(name)
@@ -376,8 +393,8 @@ class _Runtime:
             self.inner += 1
             try:
                 self.dumper.record_param_grad(entry, param_name, param.grad)
-                if self.check_overflow:
-                    self.report_overflow()
+                if self.check_any:
+                    self.check_records()
             finally:
                 self.inner -= 1
 
@@ -408,8 +425,8 @@ class _Runtime:
         self.inner += 1
         try:
             self.dumper.record_forward_outputs(name, _as_tuple(out))
-            if self.check_overflow:
-                self.report_overflow()
+            if self.check_any:
+                self.check_records()
         finally:
             self.inner -= 1
         self.api_counts[prefix] = count + 1

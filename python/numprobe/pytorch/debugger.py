@@ -41,6 +41,32 @@ def _build_config(config_path, task, dump_path, level, step):
     return config
 
 
+class FirstDivergence(SystemExit):
+    """stop_at_first: the run left its bench_path's golden at `notice["name"]`. A SystemExit
+    (status 1), so that a training loop's `except Exception` does not carry on past it; the
+    verdict is printed and the dump written before it is raised."""
+
+    def __init__(self, notice):
+        super().__init__(1)
+        self.notice = notice
+
+
+def _megabytes(n):
+    return f"{n / 1e6:.1f} MB"
+
+
+def incremental_line(summary):
+    """One line on what an incremental dump judged and the bytes it did not write."""
+    first = summary["first_divergence"]
+    where = (f"first divergence {first} (step {summary['first_divergence_step']})" if first
+             else "no divergence")
+    return (f"numprobe: incremental dump against {summary['bench'] or '(no golden)'}: "
+            f"{summary['tensors_judged']} tensors judged, {summary['tensors_over_tolerance']} over "
+            f"tolerance in {summary['entries_over_tolerance']} entries; "
+            f"{summary['tensors_written']} written ({_megabytes(summary['bytes_written'])}), "
+            f"{_megabytes(summary['bytes_not_written'])} not written; {where}")
+
+
 def _current_rank():
     if torch.distributed.is_available() and torch.distributed.is_initialized():
         return torch.distributed.get_rank()
@@ -72,6 +98,7 @@ class PrecisionDebugger:
         # The closed-loop dialect's compare / report / config_check at stop() (_closed_loop.py).
         self._loop = _closed_loop.ClosedLoop(config) if config.closed_loop_dialect else None
         self._resumed = False  # the current step was begun by step(), not by start()
+        self._runtime.on_divergence = self._stop_at_divergence
         _runtime.CURRENT = self._runtime
         if config.level in ("L1", "mix"):
             self._runtime.wrap_apis()
@@ -137,10 +164,26 @@ class PrecisionDebugger:
         dump_path, and config_check (_closed_loop.py)."""
         resumed = self._resumed
         self._stop_recording()
+        self._print_incremental()
         if self._loop is not None:
             if resumed and self.dumper.entry_count == 0:
                 self._drop_empty_step()
             self._loop.finish(self._loop_model())
+
+    def _print_incremental(self):
+        summary = self.dumper.incremental_summary
+        if summary is not None:
+            print(incremental_line(summary), file=sys.stderr, flush=True)
+
+    def _stop_at_divergence(self, notice):
+        """stop_at_first: the verdict, the dump written, then the run ends (FirstDivergence)."""
+        sys.stdout.flush()
+        sys.stderr.write(notice["report"])
+        sys.stderr.write("numprobe: stop_at_first: the run stops at its first divergence\n")
+        sys.stderr.flush()
+        self._stop_recording()
+        self._print_incremental()
+        raise FirstDivergence(notice)
 
     def _drop_empty_step(self):
         """The step that step() began recorded nothing (stop() came right after the last step()):

@@ -142,7 +142,7 @@ TEST(DumpConfigTest, EveryDocumentedVersionAndTaskLoads) {
       {"msprobe_v26_statistics.json",
        DumpTask::kStatistics,
        {"'dump_enable'", "'statistics.slice'", "'statistics.device'"}},
-      {"msprobe_v26_tensor.json", DumpTask::kTensor, {"'tensor.bench_path'", "'tensor.diff_nums'"}},
+      {"msprobe_v26_tensor.json", DumpTask::kTensor, {"'dump_enable'", "'tensor.slice'"}},
       {"msprobe_v26_acc_check.json", DumpTask::kStatistics, {"'task'", "'acc_check.white_list'"}},
       {"msprobe_v26_nan_check.json", DumpTask::kOverflowCheck, {"'task'"}},
       {"msprobe_v26_structure.json", DumpTask::kStatistics, {"'task'"}},
@@ -180,6 +180,45 @@ TEST(DumpConfigTest, EveryDocumentedVersionAndTaskLoads) {
   EXPECT_EQ(nan->overflow_nums, -1);
   EXPECT_EQ(nan->requested_task, "nan_check");
   EXPECT_EQ(nan->task_name(), "overflow_check");
+  // bench_path and diff_nums are honoured (an incremental dump: docs/capture.md).
+  auto tensor = DumpConfig::Load(std::string(NUMPROBE_FIXTURES_DIR) +
+                                 "/msprobe/configs/msprobe_v26_tensor.json");
+  ASSERT_TRUE(tensor.ok());
+  EXPECT_EQ(tensor->bench_path, "./bench_dump_path");
+  EXPECT_EQ(tensor->diff_nums, 5);
+  EXPECT_FALSE(tensor->stop_at_first);
+}
+
+TEST(DumpConfigTest, IncrementalKeysAreValidatedNamingTheKey) {
+  auto ok = DumpConfig::Parse(
+      R"({"dump_path": "p", "task": "statistics", "statistics": {"bench_path": "g",
+          "diff_nums": -1, "stop_at_first": true}})");
+  ASSERT_TRUE(ok.ok()) << ok.error().ToString();
+  EXPECT_EQ(ok->bench_path, "g");
+  EXPECT_EQ(ok->diff_nums, -1);
+  EXPECT_TRUE(ok->stop_at_first);
+  EXPECT_TRUE(ok->warnings.empty());
+  const std::pair<const char*, const char*> bad[] = {
+      {R"({"dump_path": "p", "task": "tensor", "tensor": {"bench_path": ""}})",
+       "'tensor.bench_path'"},
+      {R"({"dump_path": "p", "task": "tensor", "tensor": {"diff_nums": 0}})", "'tensor.diff_nums'"},
+      {R"({"dump_path": "p", "task": "tensor", "tensor": {"stop_at_first": 1}})",
+       "'tensor.stop_at_first'"},
+      {R"({"dump_path": "p", "task": "statistics", "async_dump": true,
+           "statistics": {"bench_path": "g"}})",
+       "'bench_path'"},
+  };
+  for (const auto& [text, key] : bad) {
+    auto c = DumpConfig::Parse(text);
+    ASSERT_FALSE(c.ok()) << text;
+    EXPECT_NE(c.error().message().find(key), std::string::npos) << c.error().message();
+  }
+  // The closed-loop dialect's dump section takes the same keys.
+  auto loop = DumpConfig::Parse(
+      R"({"dump": {"dump_path": "p", "dump_mode": "tensor", "bench_path": "g", "diff_nums": 3}})");
+  ASSERT_TRUE(loop.ok()) << loop.error().ToString();
+  EXPECT_EQ(loop->bench_path, "g");
+  EXPECT_EQ(loop->diff_nums, 3);
 }
 
 TEST(DumpConfigTest, XorAndBinAreReadAsNumprobesNearestWithAWarning) {
