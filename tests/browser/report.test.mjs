@@ -86,10 +86,17 @@ test('a report over --max-rows says what it left out and how to open the full re
   fs.cpSync(data.single, folder, { recursive: true });
   const url = report(folder, 'report-capped.html', ['--max-rows', '10']);
   const page = await newPage(browser);
+  // The whole table's size, from a report under the cap (the fixture here, the demo's result
+  // under browser.demo): it has no notice, and the capped one counts the same rows.
+  await open(page, `${report(data.single, 'report-uncapped.html')}#/table?run=0`);
+  await page.waitForSelector('[data-testid=table-scroll] .grid-spacer[data-loaded=true]');
+  assert.equal(await page.$('[data-testid=rows-omitted]'), null);
+  const total = Number((await page.textContent('[data-testid=table-total]')).replace(/[^0-9]/g, ''));
+  assert.ok(total > 10, `the table has ${total} rows`);
   await open(page, `${url}#/table?run=0`);
   const notice = await page.waitForSelector('[data-testid=rows-omitted]');
   const text = await notice.textContent();
-  assert.match(text, /^showing 10 of 65 rows of /);
+  assert.ok(text.startsWith(`showing 10 of ${total} rows of `), text);
   assert.ok(text.endsWith(`open the full result with: numprobe serve ${folder}`), text);
   assert.equal(await notice.$('img'), null, 'the folder name became markup');
   await page.waitForSelector('[data-testid=table-scroll] .grid-spacer[data-loaded=true]');
@@ -106,8 +113,4 @@ test('a report over --max-rows says what it left out and how to open the full re
   await page.waitForFunction(() => document.querySelector('[data-testid=row-detail] h2'));
   assert.ok((await page.textContent('[data-testid=row-detail] h2')).startsWith(`${EXPECT_OP}.`));
   assert.deepEqual(page.jsErrors, []);
-  // A report under the cap has no notice.
-  await open(page, `${report(data.single, 'report-uncapped.html')}#/table?run=0`);
-  await page.waitForSelector('[data-testid=table-scroll] .grid-spacer[data-loaded=true]');
-  assert.equal(await page.$('[data-testid=rows-omitted]'), null);
 });
