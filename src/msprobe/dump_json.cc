@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "numprobe/dump.h"
+#include "numprobe/memory_limit.h"
 
 #include "core/crc32.h"
 #include "core/json.h"
@@ -350,6 +351,11 @@ class DumpFileBuilder {
  public:
   DumpFileBuilder() : flattener_(&file_) {}
 
+  // The size of the file being read, so that the row and entry vectors can be reserved once
+  // (ReserveFromSample): moving a large file's rows again at each growth of the vectors took a
+  // tenth of compare's time on hundreds of thousands of rows.
+  void SetFileBytes(uint64_t file_bytes) { file_bytes_ = file_bytes; }
+
   // A member of the root object other than "data".
   Status RootMember(std::string_view key, const JsonValue& value) {
     if (key == "task") file_.task = ScalarText(value);
@@ -363,6 +369,7 @@ class DumpFileBuilder {
   // An entry of "data". Its rows go straight into the file's rows (no second copy of them while
   // a large dump is read); a repeated entry is set aside and put in place at the end.
   void Entry(std::string_view key, const JsonValue& value, uint64_t offset) {
+    if (file_.entries.size() == kReserveSample) ReserveFromSample(offset);
     std::string name(key);
     scratch_.clear();
     flattener_.ReadOp(value, name, &scratch_);
@@ -426,7 +433,25 @@ class DumpFileBuilder {
   }
 
  private:
+  // After the first kReserveSample entries, the rest of the file is assumed to hold rows and
+  // entries at the same density (with a margin): both vectors are reserved once.
+  static constexpr size_t kReserveSample = 1024;
+  void ReserveFromSample(uint64_t offset) {
+    if (file_bytes_ <= offset || offset == 0) return;
+    const double scale = 1.125 * static_cast<double>(file_bytes_) / static_cast<double>(offset);
+    // No JSON row or entry takes fewer than 24 bytes ({"type": "int", "value": 1}), and the
+    // reservation stays within the memory limit: a dense sample followed by padding cannot make
+    // it exceed what the file could hold or what the machine has.
+    const double most = std::min(static_cast<double>(file_bytes_ / 24),
+                                 static_cast<double>(DefaultMaxMemory() / sizeof(DumpRow)));
+    file_.rows.reserve(static_cast<size_t>(
+        std::min(most, scale * static_cast<double>(file_.rows.size()))));
+    file_.entries.reserve(static_cast<size_t>(
+        std::min(most, scale * static_cast<double>(file_.entries.size()))));
+  }
+
   DumpFile file_;
+  uint64_t file_bytes_ = 0;
   Flattener flattener_;
   std::unordered_map<std::string, size_t> entry_index_;
   std::vector<DumpRow> scratch_;                               // the rows of the entry being read
@@ -452,8 +477,9 @@ Result<DumpFile> DumpFileOfJournal(const RecoveredDump& recovered) {
 
 // Reads dump.json through `stream` (StreamJson or StreamJsonFile with the spec it is given).
 template <typename StreamFn>
-Result<DumpFile> ParseDumpJsonWith(const StreamFn& stream) {
+Result<DumpFile> ParseDumpJsonWith(const StreamFn& stream, uint64_t file_bytes) {
   DumpFileBuilder builder;
+  builder.SetFileBytes(file_bytes);
   bool saw_data = false;
   JsonStreamSpec spec;
   spec.stream_path = {"data"};
@@ -475,7 +501,8 @@ Result<DumpFile> ParseDumpJsonWith(const StreamFn& stream) {
 Result<DumpFile> ParseDumpJson(std::span<const char> bytes) {
   // msprobe's files are Python's json: bare NaN/Infinity tokens.
   return ParseDumpJsonWith(
-      [&](const JsonStreamSpec& spec) { return StreamJson(bytes, spec, kPythonJson); });
+      [&](const JsonStreamSpec& spec) { return StreamJson(bytes, spec, kPythonJson); },
+      bytes.size());
 }
 
 bool IsEmptyDumpJson(const std::filesystem::path& path) {
@@ -504,8 +531,11 @@ Result<DumpFile> ReadDumpJson(const std::filesystem::path& path) {
   }
   // Read in pieces rather than mapped: a large dump.json's pages would otherwise stay resident
   // beside the model built from it.
+  std::error_code size_error;
+  const uintmax_t file_bytes = std::filesystem::file_size(path, size_error);
   auto file = ParseDumpJsonWith(
-      [&](const JsonStreamSpec& spec) { return StreamJsonFile(path, spec, kPythonJson); });
+      [&](const JsonStreamSpec& spec) { return StreamJsonFile(path, spec, kPythonJson); },
+      size_error ? 0 : static_cast<uint64_t>(file_bytes));
   if (!file) return file.error().WithContext(path.string());
   return file;
 }

@@ -346,26 +346,30 @@ std::string WatchpointsCsv(const ScanReport& r) {
   return out;
 }
 
-std::string HeadroomCsv(const ScanReport& r) {
-  std::vector<std::string> header = {"Step",  "Rank",  "Rank Folder", "Op Name", "Tensor",
-                                     "Layer", "Dtype", "Exact",       "Max Abs", "Min Nonzero Abs"};
+// The headroom table has a row per tensor (hundreds of MB for a large dump): it is written in
+// pieces as it is formatted, not built whole in memory first.
+Status WriteHeadroomCsv(const ScanReport& r, const fs::path& path) {
+  NUMPROBE_ASSIGN_OR_RETURN(detail::AtomicOutput file, detail::AtomicOutput::Create(path));
+  std::vector<std::string> cells = {"Step",  "Rank",  "Rank Folder", "Op Name", "Tensor",
+                                    "Layer", "Dtype", "Exact",       "Max Abs", "Min Nonzero Abs"};
   for (DType t : r.options.targets) {
-    header.push_back(fmt::format("{} Status", HeadroomTargetName(t)));
-    header.push_back(fmt::format("{} Headroom Log2", HeadroomTargetName(t)));
+    cells.push_back(fmt::format("{} Status", HeadroomTargetName(t)));
+    cells.push_back(fmt::format("{} Headroom Log2", HeadroomTargetName(t)));
   }
-  std::string out = CsvLine(header);
+  std::string out;
+  detail::AppendCsvLine(cells, &out);
   for (const auto& row : r.headroom) {
-    std::vector<std::string> cells = {
-        std::to_string(row.step),
-        std::to_string(row.rank),
-        row.rank_folder,
-        row.op_name,
-        row.tensor,
-        row.layer,
-        row.dtype,
-        row.exact ? "True" : "False",
-        row.nonfinite ? "" : CsvNumber(row.max_abs),
-        std::isnan(row.min_nonzero_abs) ? "" : CsvNumber(row.min_nonzero_abs)};
+    cells.resize(10);
+    cells[0] = std::to_string(row.step);
+    cells[1] = std::to_string(row.rank);
+    cells[2] = row.rank_folder;
+    cells[3] = row.op_name;
+    cells[4] = row.tensor;
+    cells[5] = row.layer;
+    cells[6] = row.dtype;
+    cells[7] = row.exact ? "True" : "False";
+    cells[8] = row.nonfinite ? "" : CsvNumber(row.max_abs);
+    cells[9] = std::isnan(row.min_nonzero_abs) ? "" : CsvNumber(row.min_nonzero_abs);
     for (size_t t = 0; t < r.options.targets.size(); ++t) {
       if (row.nonfinite || t >= row.fits.size()) {
         cells.emplace_back("nonfinite");
@@ -376,9 +380,14 @@ std::string HeadroomCsv(const ScanReport& r) {
       cells.push_back(std::isnan(row.fits[t].headroom_log2) ? ""
                                                             : CsvNumber(row.fits[t].headroom_log2));
     }
-    out += CsvLine(cells);
+    detail::AppendCsvLine(cells, &out);
+    if (out.size() > (1 << 20)) {
+      NUMPROBE_RETURN_IF_ERROR(file.Write(out));
+      out.clear();
+    }
   }
-  return out;
+  NUMPROBE_RETURN_IF_ERROR(file.Write(out));
+  return file.Commit();
 }
 
 // msprobe's anomaly_analyze file: {"rank_N": [{op_name, data_info, construct_info, stack_info}]}.
@@ -465,7 +474,7 @@ Result<ScanOutputFiles> WriteScanReport(const ScanReport& report, const fs::path
   NUMPROBE_RETURN_IF_ERROR(detail::WriteFileAtomically(files.anomalies_csv, AnomaliesCsv(report)));
   NUMPROBE_RETURN_IF_ERROR(
       detail::WriteFileAtomically(files.watchpoints_csv, WatchpointsCsv(report)));
-  NUMPROBE_RETURN_IF_ERROR(detail::WriteFileAtomically(files.headroom_csv, HeadroomCsv(report)));
+  NUMPROBE_RETURN_IF_ERROR(WriteHeadroomCsv(report, files.headroom_csv));
   if (!report.anomalies.empty()) {
     files.anomaly_analyze = dir / fmt::format("anomaly_analyze_{}.json", timestamp);
     NUMPROBE_RETURN_IF_ERROR(
