@@ -100,7 +100,8 @@ Status WriteRankFiles(const CompareTreesOptions& options, RankCompare* r) {
   // The table and its JSON twin are written side by side: on a large statistics compare, writing
   // them is a third of the time. Inside the pool's own work on several ranks, in turn.
   std::array<Status, 2> written;
-  ThreadPool& pool = options.compare.pool != nullptr ? *options.compare.pool : ThreadPool::Default();
+  ThreadPool& pool =
+      options.compare.pool != nullptr ? *options.compare.pool : ThreadPool::Default();
   pool.ParallelFor(2, [&](int64_t which) {
     if (which == 0) {
       written[0] = options.xlsx ? WriteCompareXlsx(r->table, table_file)

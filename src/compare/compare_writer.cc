@@ -45,19 +45,13 @@ bool IsJsonNumber(std::string_view s) {
 }  // namespace
 
 Status WriteCompareCsv(const CompareTable& table, const fs::path& path) {
-  NUMPROBE_ASSIGN_OR_RETURN(detail::AtomicOutput file, detail::AtomicOutput::Create(path));
-  std::string buffer;
-  detail::AppendCsvLine(table.Header(), &buffer);
+  NUMPROBE_ASSIGN_OR_RETURN(detail::CsvFileWriter file, detail::CsvFileWriter::Create(path));
+  NUMPROBE_RETURN_IF_ERROR(file.Line(table.Header()));
   std::vector<std::string> cells;
   for (size_t i = 0; i < table.rows.size(); ++i) {
     table.CsvCells(i, &cells);
-    detail::AppendCsvLine(cells, &buffer);
-    if (buffer.size() > (1 << 20)) {
-      NUMPROBE_RETURN_IF_ERROR(file.Write(buffer));
-      buffer.clear();
-    }
+    NUMPROBE_RETURN_IF_ERROR(file.Line(cells));
   }
-  NUMPROBE_RETURN_IF_ERROR(file.Write(buffer));
   return file.Commit();
 }
 

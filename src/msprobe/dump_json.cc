@@ -444,10 +444,10 @@ class DumpFileBuilder {
     // it exceed what the file could hold or what the machine has.
     const double most = std::min(static_cast<double>(file_bytes_ / 24),
                                  static_cast<double>(DefaultMaxMemory() / sizeof(DumpRow)));
-    file_.rows.reserve(static_cast<size_t>(
-        std::min(most, scale * static_cast<double>(file_.rows.size()))));
-    file_.entries.reserve(static_cast<size_t>(
-        std::min(most, scale * static_cast<double>(file_.entries.size()))));
+    file_.rows.reserve(
+        static_cast<size_t>(std::min(most, scale * static_cast<double>(file_.rows.size()))));
+    file_.entries.reserve(
+        static_cast<size_t>(std::min(most, scale * static_cast<double>(file_.entries.size()))));
   }
 
   DumpFile file_;

@@ -349,15 +349,14 @@ std::string WatchpointsCsv(const ScanReport& r) {
 // The headroom table has a row per tensor (hundreds of MB for a large dump): it is written in
 // pieces as it is formatted, not built whole in memory first.
 Status WriteHeadroomCsv(const ScanReport& r, const fs::path& path) {
-  NUMPROBE_ASSIGN_OR_RETURN(detail::AtomicOutput file, detail::AtomicOutput::Create(path));
+  NUMPROBE_ASSIGN_OR_RETURN(detail::CsvFileWriter file, detail::CsvFileWriter::Create(path));
   std::vector<std::string> cells = {"Step",  "Rank",  "Rank Folder", "Op Name", "Tensor",
                                     "Layer", "Dtype", "Exact",       "Max Abs", "Min Nonzero Abs"};
   for (DType t : r.options.targets) {
     cells.push_back(fmt::format("{} Status", HeadroomTargetName(t)));
     cells.push_back(fmt::format("{} Headroom Log2", HeadroomTargetName(t)));
   }
-  std::string out;
-  detail::AppendCsvLine(cells, &out);
+  NUMPROBE_RETURN_IF_ERROR(file.Line(cells));
   for (const auto& row : r.headroom) {
     cells.resize(10);
     cells[0] = std::to_string(row.step);
@@ -380,13 +379,8 @@ Status WriteHeadroomCsv(const ScanReport& r, const fs::path& path) {
       cells.push_back(std::isnan(row.fits[t].headroom_log2) ? ""
                                                             : CsvNumber(row.fits[t].headroom_log2));
     }
-    detail::AppendCsvLine(cells, &out);
-    if (out.size() > (1 << 20)) {
-      NUMPROBE_RETURN_IF_ERROR(file.Write(out));
-      out.clear();
-    }
+    NUMPROBE_RETURN_IF_ERROR(file.Line(cells));
   }
-  NUMPROBE_RETURN_IF_ERROR(file.Write(out));
   return file.Commit();
 }
 

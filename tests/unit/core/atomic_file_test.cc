@@ -1,17 +1,19 @@
-// core/atomic_file: the one atomic writer. A file appears under its final name only complete,
-// nothing is left behind on failure, and a library that writes by file name gets the same
-// guarantees through LibraryPath().
+// core/atomic_file: the one atomic writer (and CsvFileWriter, which writes tables through it). A
+// file appears under its final name only complete, nothing is left behind on failure, and a library
+// that writes by file name gets the same guarantees through LibraryPath().
 #include "core/atomic_file.h"
 
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/csv.h"
 #include "testing/temp_dir.h"
 
 namespace numprobe::detail {
@@ -48,6 +50,41 @@ TEST(AtomicOutputTest, AbandonedOutputLeavesTheOldFileAndNoTemporary) {
   }
   EXPECT_EQ(ReadFile(path), "old");
   EXPECT_EQ(dir.EntryCount(), 1u);
+}
+
+// Lines written through CsvFileWriter, several MiB of them so that pieces are flushed before the
+// end, make the same bytes as AppendCsvLine over the whole table; nothing appears before Commit.
+TEST(CsvFileWriterTest, LargeTableMatchesTheWholeTableFormattedAtOnce) {
+  TempDir dir;
+  const fs::path path = dir / "table.csv";
+  auto writer = CsvFileWriter::Create(path);
+  ASSERT_TRUE(writer) << writer.error().message();
+  std::string expected;
+  std::vector<std::string> cells(4);
+  for (int i = 0; i < 60000; ++i) {
+    cells[0] = std::to_string(i);
+    cells[1] = "Functional.linear." + std::to_string(i) + ".forward.input.0";
+    cells[2] = i % 7 == 0 ? "a, \"quoted\" cell" : "torch.float32";
+    cells[3] = std::string(static_cast<size_t>(i % 50), 'x');
+    AppendCsvLine(cells, &expected);
+    ASSERT_TRUE(writer->Line(cells).ok());
+  }
+  ASSERT_GT(expected.size(), size_t{3} << 20);
+  EXPECT_FALSE(fs::exists(path));
+  ASSERT_TRUE(writer->Commit().ok());
+  EXPECT_EQ(ReadFile(path), expected);
+  EXPECT_EQ(dir.EntryCount(), 1u);
+}
+
+TEST(CsvFileWriterTest, AbandonedWriterLeavesNothing) {
+  TempDir dir;
+  {
+    auto writer = CsvFileWriter::Create(dir / "table.csv");
+    ASSERT_TRUE(writer);
+    const std::vector<std::string> cells = {"a", "b"};
+    ASSERT_TRUE(writer->Line(cells).ok());
+  }
+  EXPECT_EQ(dir.EntryCount(), 0u);
 }
 
 TEST(AtomicOutputTest, CommitReplacesAnExistingFile) {
