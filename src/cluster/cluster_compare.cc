@@ -185,6 +185,7 @@ Result<ClusterCompareResult> ClusterCompareDumpTrees(const ClusterSession& sessi
   size_t failed = 0;
   const Status status =
       detail::CompareTreePairs(my_pairs, plan.mapping, options, &compared, &failed);
+  session.IdleUntilAll();  // processes done early wait asleep for the others
   NUMPROBE_RETURN_IF_ERROR(
       session.Agree(status, status.ok() ? 0 : static_cast<int64_t>(mine[failed])));
 
@@ -230,6 +231,7 @@ Result<ClusterCompareResult> ClusterCompareDumpTrees(const ClusterSession& sessi
       result.diff_analyze_file = files.diff_analyze_file;
     }
   }
+  session.IdleUntilAll();
   NUMPROBE_RETURN_IF_ERROR(session.Agree(leader_status, 0));
   return result;
 }

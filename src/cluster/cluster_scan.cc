@@ -64,6 +64,7 @@ Result<ClusterScanResult> ClusterScanDump(const ClusterSession& session,
     }
     if (leader_status.ok()) result.report = assembler.Finish();
   }
+  session.IdleUntilAll();
   NUMPROBE_RETURN_IF_ERROR(session.Agree(leader_status, 0));
   return result;
 }
@@ -110,6 +111,7 @@ Result<ClusterPlanResult> ClusterPlanPrecision(const ClusterSession& session,
       result.report = detail::FinishPlan(std::move(inputs), scan.report, pairs);
     }
   }
+  session.IdleUntilAll();
   NUMPROBE_RETURN_IF_ERROR(session.Agree(leader_status, 0));
   return result;
 }

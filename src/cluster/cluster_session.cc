@@ -1,9 +1,11 @@
 // ClusterSession (app/cluster.h): the few MPI collectives numprobe needs, over MPI_COMM_WORLD.
 // Only the calling thread talks to MPI (the thread pools compute, never communicate).
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -127,6 +129,17 @@ Result<std::vector<std::string>> ClusterSession::GatherToLeader(const std::strin
     }
   }
   return out;
+}
+
+void ClusterSession::IdleUntilAll() const {
+  MPI_Request request = MPI_REQUEST_NULL;
+  MPI_Ibarrier(MPI_COMM_WORLD, &request);
+  int done = 0;
+  MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+  while (done == 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+  }
 }
 
 std::vector<uint64_t> ClusterSession::SumAcross(const std::vector<uint64_t>& values) const {

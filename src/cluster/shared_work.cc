@@ -36,6 +36,7 @@ Result<SharedWork> RunSharedWork(const ClusterSession& session, size_t n,
     }
     records.emplace_back(i, std::move(*record));
   }
+  session.IdleUntilAll();  // processes done early wait asleep for the others
   NUMPROBE_RETURN_IF_ERROR(session.Agree(status, failed));
 
   std::string framed = FrameRecords(records);

@@ -212,6 +212,7 @@ int RunClusterPlan(const PrecheckArgs& a, DType target, const PlanSettings* sett
   }
   // Process 0 prints and writes; its exit code (3 when the files cannot be written) is everyone's.
   const int code = cluster.leader() ? PrintPlan(a, result->report) : 0;
+  cluster.IdleUntilAll();
   const std::string agreed = cluster.Broadcast(std::string(1, static_cast<char>('0' + code)));
   return agreed.size() == 1 ? agreed[0] - '0' : kExitBadInput;
 }

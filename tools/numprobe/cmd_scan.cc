@@ -190,6 +190,7 @@ int RunClusterScan(const ScanCliOptions& o) {
   if (!result) return fail(result.error());
   Result<ScanOutputFiles> files = ScanOutputFiles{};
   if (cluster.leader()) files = WriteScanReport(result->report, o.out_dir, FileTimestamp());
+  cluster.IdleUntilAll();
   const Status written = cluster.Agree(files.ok() ? Status::Ok() : files.error(), 0);
   if (!written.ok()) return fail(written);
   // The exit code is process 0's (the others hold no report).

@@ -51,6 +51,9 @@ class ClusterSession {
   // Every process's `text`, in process order, on process 0; empty elsewhere. Any size (sent in
   // pieces under MPI's 2 GiB message limit).
   Result<std::vector<std::string>> GatherToLeader(const std::string& text) const;
+  // Returns when every process has called it; waits asleep (1 ms polls), not spinning, so that
+  // processes done with their share leave the cores to process 0's serial part. Collective.
+  void IdleUntilAll() const;
   // Element-wise sums across processes (every process passes a vector of the same length).
   std::vector<uint64_t> SumAcross(const std::vector<uint64_t>& values) const;
 
