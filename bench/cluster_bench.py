@@ -4,12 +4,14 @@ tensor-parallel run of R ranks x N ops (bench/make_cluster_dump.py, statistics m
 the same run: reading the same dump.json bytes with `cat` into /dev/null (page cache warm for
 both). Prints, per P, the median wall time, the speed-up over P = 1, and each process's
 throughput (bytes it was given / wall time) as a ratio of cat's; checks that every P finds the
-planted first divergence.
+planted first divergence. Then the same for `mpirun -n P numprobe scan` of the target side (its
+bytes against cat's rate), checking that every P names the same first anomaly.
 
   /usr/bin/python3 bench/cluster_bench.py BUILD/tools/numprobe/numprobe
 
 NUMPROBE_BENCH_CLUSTER_RANKS (default 1024), NUMPROBE_BENCH_CLUSTER_OPS (default 2000),
-NUMPROBE_BENCH_REPS (default 1; the median is taken), NUMPROBE_BENCH_DIR the scratch folder.
+NUMPROBE_BENCH_REPS (default 1; the median is taken), NUMPROBE_BENCH_DIR the scratch folder,
+NUMPROBE_BENCH_CLUSTER_COMMANDS (default "compare,scan") which commands to time.
 Needs a numprobe built with NUMPROBE_WITH_MPI and Open MPI's mpiexec; says so and exits 0 without.
 """
 import os
@@ -73,8 +75,9 @@ def main():
         print(f"BENCH cluster: {ranks} ranks x {ops} ops, {size / 2**30:.2f} GiB of dump.json "
               f"(generated in {gen_s:.0f} s), cat {cat_s:.2f} s = {cat_rate / 2**20:.0f} MiB/s, "
               f"{os.cpu_count()} cores")
+        commands = os.environ.get("NUMPROBE_BENCH_CLUSTER_COMMANDS", "compare,scan").split(",")
         base = None
-        for processes in (1, 2, 4):
+        for processes in (1, 2, 4) if "compare" in commands else ():
             runs = []
             for rep in range(reps):
                 out = os.path.join(scratch, f"out{processes}_{rep}")
@@ -93,6 +96,27 @@ def main():
             print(f"BENCH cluster compare, {processes} MPI processes: wall {wall:.1f} s, "
                   f"speed-up {base / wall:.2f}x, {per_process / 2**20:.1f} MiB/s per process = "
                   f"ratio {per_process / cat_rate:.3f} of cat | found {planted}")
+        target_size = sum(os.path.getsize(f) for f in files
+                          if f.startswith(os.path.join(scratch, "target") + os.sep))
+        base = None
+        answers = set()
+        for processes in (1, 2, 4) if "scan" in commands else ():
+            runs = []
+            for rep in range(reps):
+                out = os.path.join(scratch, f"scan{processes}_{rep}")
+                seconds, stdout = timed([mpiexec, "-n", str(processes), "--oversubscribe", numprobe,
+                                         "scan", os.path.join(scratch, "target"), "-o", out])
+                answers.add(re.search(r"^First anomaly: .*$", stdout, re.M).group(0))
+                shutil.rmtree(out)
+                runs.append(seconds)
+            if len(answers) != 1:
+                sys.exit(f"scan answers differ across process counts: {sorted(answers)}")
+            wall = statistics.median(runs)
+            base = base or wall
+            per_process = target_size / processes / wall
+            print(f"BENCH cluster scan, {processes} MPI processes: wall {wall:.1f} s, "
+                  f"speed-up {base / wall:.2f}x, {per_process / 2**20:.1f} MiB/s per process = "
+                  f"ratio {per_process / cat_rate:.3f} of cat | {next(iter(answers))}")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

@@ -3,7 +3,7 @@
 tests and benchmark (issue 18; docs/cluster.md):
 
   /usr/bin/python3 bench/make_cluster_dump.py DEST --ranks R [--steps S] [--ops N]
-      [--plant-rank K] [--plant-step T] [--uneven]
+      [--plant-rank K] [--plant-step T] [--uneven] [--plant-nan]
 
 DEST/{target,golden}/step{s}/rank{r}/dump.json, as msprobe's L1 dump of a tensor-parallel
 transformer writes them: per layer layer_norm, the QKV linear, matmul, softmax, matmul, the output
@@ -14,7 +14,9 @@ The golden and the target are the same run except one planted bug: on rank K in 
 of the middle layer outputs 5% too much. Its error reaches the other ranks through the next
 all_reduce (their all_reduce outputs differ while its inputs agree), so every rank diverges but
 the first divergence across ranks is rank K's gelu. --uneven gives rank r (r mod 4) * 10% more
-layers, so that ranks differ in size. Deterministic: the same arguments write the same bytes.
+layers, so that ranks differ in size. --plant-nan plants NaN instead (for numprobe scan): the gelu's
+output on rank K is NaN, carried on within the rank to the next all_reduce, whose output is NaN on
+every rank; the first anomaly across ranks is rank K's gelu. Deterministic: the same arguments write the same bytes.
 Prints the planted op and the bytes written.
 """
 import argparse
@@ -61,7 +63,12 @@ def scaled(text_leaf, factor):
     return json.dumps(d)
 
 
-def write_rank(path, rank, step, layers, ranks, planted, target):
+def nan_leaf(text_leaf):
+    """The same leaf with NaN statistics."""
+    return scaled(text_leaf, float("nan"))
+
+
+def write_rank(path, rank, step, layers, ranks, planted, target, nan=False):
     """One rank's dump.json. `planted` is (rank, step, layer) of the bug; the target carries it."""
     rng = random.Random(f"{step}/{rank}")
     counts = {}
@@ -75,7 +82,17 @@ def write_rank(path, rank, step, layers, ranks, planted, target):
             base = 1.0 + 0.01 * (layer % 17)
             inputs = [leaf(rng, base * (1.0 + 0.2 * k), "[4, 512, 1024]") for k in range(n_in)]
             output = leaf(rng, base * out_scale, "[4, 512, 1024]")
-            if bug_here and layer == p_layer:
+            if bug_here and layer == p_layer and nan:
+                if rank == p_rank and pos == GELU:
+                    output = nan_leaf(output)                      # the bug
+                elif rank == p_rank and GELU < pos < NEXT_REDUCE:
+                    inputs[0] = nan_leaf(inputs[0])
+                    output = nan_leaf(output)
+                elif pos == NEXT_REDUCE:
+                    if rank == p_rank:
+                        inputs[0] = nan_leaf(inputs[0])
+                    output = nan_leaf(output)                      # the sum reaches every rank
+            elif bug_here and layer == p_layer:
                 if rank == p_rank and pos == GELU:
                     output = scaled(output, 1.0 + PLANT)           # the bug
                 elif rank == p_rank and GELU < pos < NEXT_REDUCE:
@@ -105,6 +122,7 @@ def main():
     ap.add_argument("--plant-rank", type=int, default=None, help="default: ranks * 3 // 5")
     ap.add_argument("--plant-step", type=int, default=0)
     ap.add_argument("--uneven", action="store_true")
+    ap.add_argument("--plant-nan", action="store_true", help="plant NaN instead of a 5%% error")
     a = ap.parse_args()
     base_layers = max(1, round(a.ops / len(LAYER)))
     plant_rank = a.ranks * 3 // 5 if a.plant_rank is None else a.plant_rank
@@ -115,7 +133,8 @@ def main():
             layers = base_layers + (base_layers * (rank % 4) // 10 if a.uneven else 0)
             for side in ("target", "golden"):
                 path = os.path.join(a.dest, side, f"step{step}", f"rank{rank}", "dump.json")
-                total += write_rank(path, rank, step, layers, a.ranks, planted, side == "target")
+                total += write_rank(path, rank, step, layers, a.ranks, planted, side == "target",
+                                    a.plant_nan)
     gelu_index = planted[2] * sum(1 for api, _, _ in LAYER if api == "Functional.gelu")
     print(f"planted: step{a.plant_step}/rank{plant_rank} Functional.gelu.{gelu_index}.forward")
     print(f"bytes: {total}")

@@ -22,6 +22,7 @@
 #include "numprobe/app/cluster.h"
 
 #include "cluster/byte_shares.h"
+#include "cluster/dump_bytes.h"
 #include "compare/compare_trees_parts.h"
 #include "compare/divergence_file.h"
 #include "core/json.h"
@@ -32,24 +33,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The bytes a process reads to compare `pair`: both dump.json files and the tensor files beside
-// them. An entry that cannot be listed counts nothing (comparing it reports the error).
+// The bytes a process reads to compare `pair`: both sides' dump files and tensor files.
 uint64_t PairBytes(const DumpPair& pair) {
-  uint64_t bytes = 0;
-  for (const DumpLocation* side : {&*pair.target, &*pair.golden}) {
-    std::error_code ec;
-    const uintmax_t json = fs::file_size(side->dump_json, ec);
-    if (!ec) bytes += json;
-    if (side->tensor_dir.empty()) continue;
-    for (fs::recursive_directory_iterator it(side->tensor_dir, ec), end; !ec && it != end;
-         it.increment(ec)) {
-      std::error_code size_ec;
-      if (!it->is_regular_file(size_ec)) continue;
-      const uintmax_t size = it->file_size(size_ec);
-      if (!size_ec) bytes += size;
-    }
-  }
-  return bytes;
+  return detail::DumpBytes(*pair.target, true) + detail::DumpBytes(*pair.golden, true);
 }
 
 // A process's compared ranks, as sent to process 0: their analyses in the divergence file's own
@@ -199,6 +185,7 @@ Result<ClusterCompareResult> ClusterCompareDumpTrees(const ClusterSession& sessi
   size_t failed = 0;
   const Status status =
       detail::CompareTreePairs(my_pairs, plan.mapping, options, &compared, &failed);
+  session.IdleUntilAll();  // processes done early wait asleep for the others
   NUMPROBE_RETURN_IF_ERROR(
       session.Agree(status, status.ok() ? 0 : static_cast<int64_t>(mine[failed])));
 
@@ -244,6 +231,7 @@ Result<ClusterCompareResult> ClusterCompareDumpTrees(const ClusterSession& sessi
       result.diff_analyze_file = files.diff_analyze_file;
     }
   }
+  session.IdleUntilAll();
   NUMPROBE_RETURN_IF_ERROR(session.Agree(leader_status, 0));
   return result;
 }

@@ -1,8 +1,11 @@
 // ClusterSession (app/cluster.h): the few MPI collectives numprobe needs, over MPI_COMM_WORLD.
 // Only the calling thread talks to MPI (the thread pools compute, never communicate).
+#include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -101,33 +104,42 @@ Status ClusterSession::Agree(const Status& local, int64_t key) const {
 }
 
 Result<std::vector<std::string>> ClusterSession::GatherToLeader(const std::string& text) const {
-  // MPI counts are int: a process's facts over 2 GiB cannot be gathered in one message.
-  const int size = text.size() > static_cast<size_t>(INT_MAX) ? -1 : static_cast<int>(text.size());
-  std::vector<int> sizes(leader() ? static_cast<size_t>(processes_) : 0);
-  MPI_Gather(&size, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
-  bool too_large = size < 0;
-  std::vector<int> offsets(sizes.size());
-  int64_t total = 0;
-  for (size_t p = 0; p < sizes.size(); ++p) {
-    offsets[p] = static_cast<int>(total);
-    total += sizes[p];
-    if (sizes[p] < 0 || total > INT_MAX) too_large = true;
-  }
-  int any_too_large = too_large ? 1 : 0;
-  MPI_Allreduce(MPI_IN_PLACE, &any_too_large, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  if (any_too_large != 0) {
-    return Status::OutOfRange(
-        "the per-rank results of the processes exceed 2 GiB, more than one "
-        "MPI gather carries");
-  }
-  std::string all(leader() ? static_cast<size_t>(total) : 0, '\0');
-  MPI_Gatherv(text.data(), size, MPI_CHAR, all.data(), sizes.data(), offsets.data(), MPI_CHAR, 0,
-              MPI_COMM_WORLD);
+  // Sizes first (64-bit), then each process's text in turn, in pieces of at most 1 GiB: MPI
+  // counts are int, and one gather of every process's facts would be capped at 2 GiB in all.
+  constexpr uint64_t kPiece = uint64_t{1} << 30;
+  constexpr int kTag = 18;
+  const uint64_t size = text.size();
+  std::vector<uint64_t> sizes(leader() ? static_cast<size_t>(processes_) : 0);
+  MPI_Gather(&size, 1, MPI_UINT64_T, sizes.data(), 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
   std::vector<std::string> out;
-  for (size_t p = 0; p < sizes.size(); ++p) {
-    out.push_back(all.substr(static_cast<size_t>(offsets[p]), static_cast<size_t>(sizes[p])));
+  if (!leader()) {
+    for (uint64_t at = 0; at < size; at += kPiece) {
+      MPI_Send(text.data() + at, static_cast<int>(std::min(kPiece, size - at)), MPI_CHAR, 0, kTag,
+               MPI_COMM_WORLD);
+    }
+    return out;
+  }
+  out.resize(sizes.size());
+  out[0] = text;
+  for (size_t p = 1; p < sizes.size(); ++p) {
+    out[p].resize(sizes[p]);
+    for (uint64_t at = 0; at < sizes[p]; at += kPiece) {
+      MPI_Recv(out[p].data() + at, static_cast<int>(std::min(kPiece, sizes[p] - at)), MPI_CHAR,
+               static_cast<int>(p), kTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
   }
   return out;
+}
+
+void ClusterSession::IdleUntilAll() const {
+  MPI_Request request = MPI_REQUEST_NULL;
+  MPI_Ibarrier(MPI_COMM_WORLD, &request);
+  int done = 0;
+  MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+  while (done == 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+  }
 }
 
 std::vector<uint64_t> ClusterSession::SumAcross(const std::vector<uint64_t>& values) const {

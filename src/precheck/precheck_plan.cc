@@ -10,6 +10,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <memory>
@@ -27,9 +28,11 @@
 #include "numprobe/scan.h"
 
 #include "core/atomic_file.h"
+#include "core/byte_codec.h"
 #include "core/json.h"
 #include "core/json_writer.h"
 #include "msprobe/entry_name.h"
+#include "precheck/precheck_plan_parts.h"
 #include "precheck/precheck_text.h"
 
 namespace numprobe {
@@ -501,18 +504,27 @@ Result<PlanSettings> ReadPlanSettings(const fs::path& path) {
   return ParseSettings(text, path);
 }
 
-Result<PlanReport> PlanPrecision(const fs::path& path, DType target, const PlanSettings* settings) {
+namespace detail {
+
+Status CheckPlanTarget(DType target) {
   if (!ParseHeadroomTarget(HeadroomTargetName(target))) {
     return Status::InvalidArgument("the planned dtype must be fp16, bf16, fp8_e4m3 or fp8_e5m2");
   }
-  PlanReport report;
-  report.target = target;
-  report.dump = path.string();
+  return Status::Ok();
+}
+
+ScanOptions PlanScanOptions(DType target) {
   ScanOptions options;
   options.targets = {target};
   options.watch.fill(false);
-  NUMPROBE_ASSIGN_OR_RETURN(ScanReport scan, ScanDump(path, options));
-  report.warnings = scan.warnings;
+  return options;
+}
+
+Result<PlanInputs> PlanInputsOf(const fs::path& path, DType target, const PlanSettings* settings) {
+  PlanInputs inputs;
+  PlanReport& report = inputs.report;
+  report.target = target;
+  report.dump = path.string();
   NUMPROBE_ASSIGN_OR_RETURN(std::vector<DumpPair> pairs, DiscoverDumpPairs(path, path));
   if (settings != nullptr) {
     report.settings = *settings;
@@ -525,18 +537,69 @@ Result<PlanReport> PlanPrecision(const fs::path& path, DType target, const PlanS
       report.settings_known = true;
     }
   }
+  for (DumpPair& p : pairs) {
+    if (p.target) inputs.pairs.push_back(std::move(p));
+  }
+  return inputs;
+}
+
+Result<PlanPairFacts> PlanPair(const DumpLocation& location, DType target,
+                               const PlanSettings& settings) {
+  NUMPROBE_ASSIGN_OR_RETURN(DumpFile dump, ReadDumpJson(location.dump_json));
+  const std::vector<OpFacts> ops = ForwardOps(dump);
+  PlanPairFacts facts;
+  facts.ops = static_cast<int64_t>(ops.size());
+  AddScalarFindings(ops, target, &facts.findings);
+  AddOpFindings(ops, target, settings, &facts.findings);
+  return facts;
+}
+
+std::string EncodePlanPairFacts(const PlanPairFacts& facts) {
+  ByteWriter w;
+  w.I64(facts.ops);
+  w.U64(facts.findings.size());
+  for (const PlanFinding& f : facts.findings) {
+    w.U64(static_cast<uint64_t>(f.severity));
+    w.Str(f.kind);
+    w.Str(f.op);
+    w.Str(f.tensor);
+    w.Str(f.detail);
+    w.Str(f.advice);
+    w.F64(f.value);
+  }
+  return w.Take();
+}
+
+Result<PlanPairFacts> DecodePlanPairFacts(std::string_view bytes) {
+  ByteReader in(bytes);
+  PlanPairFacts facts;
+  facts.ops = in.I64();
+  facts.findings.resize(in.Count(8));
+  for (PlanFinding& f : facts.findings) {
+    f.severity = in.Enum<PlanSeverity>(std::size(kPlanSeverityNames));
+    f.kind = in.Str();
+    f.op = in.Str();
+    f.tensor = in.Str();
+    f.detail = in.Str();
+    f.advice = in.Str();
+    f.value = in.F64();
+  }
+  if (!in.ok() || !in.at_end()) return Status::Corrupt("a truncated or malformed plan record");
+  return facts;
+}
+
+PlanReport FinishPlan(PlanInputs inputs, const ScanReport& scan,
+                      const std::vector<PlanPairFacts>& pairs) {
+  PlanReport report = std::move(inputs.report);
+  report.warnings = scan.warnings;
   std::vector<PlanFinding> findings;
-  AddRangeFindings(scan, target, report.settings, &findings, &report.tensors);
-  for (const DumpPair& p : pairs) {
-    if (!p.target) continue;
-    NUMPROBE_ASSIGN_OR_RETURN(DumpFile dump, ReadDumpJson(p.target->dump_json));
-    const std::vector<OpFacts> ops = ForwardOps(dump);
-    report.ops += static_cast<int64_t>(ops.size());
-    AddScalarFindings(ops, target, &findings);
-    AddOpFindings(ops, target, report.settings, &findings);
+  AddRangeFindings(scan, report.target, report.settings, &findings, &report.tensors);
+  for (const PlanPairFacts& p : pairs) {
+    report.ops += p.ops;
+    findings.insert(findings.end(), p.findings.begin(), p.findings.end());
   }
   if (report.settings_known) {
-    AddOptimizerFindings(report.settings, target, &findings);
+    AddOptimizerFindings(report.settings, report.target, &findings);
   } else {
     report.warnings.push_back(fmt::format(
         "no {} beside the dump: optimizer settings unchecked, loss scaling taken as off",
@@ -548,6 +611,23 @@ Result<PlanReport> PlanPrecision(const fs::path& path, DType target, const PlanS
                    });
   report.findings = std::move(findings);
   return report;
+}
+
+}  // namespace detail
+
+Result<PlanReport> PlanPrecision(const fs::path& path, DType target, const PlanSettings* settings) {
+  NUMPROBE_RETURN_IF_ERROR(detail::CheckPlanTarget(target));
+  NUMPROBE_ASSIGN_OR_RETURN(const ScanReport scan, ScanDump(path, detail::PlanScanOptions(target)));
+  NUMPROBE_ASSIGN_OR_RETURN(detail::PlanInputs inputs,
+                            detail::PlanInputsOf(path, target, settings));
+  std::vector<detail::PlanPairFacts> pairs;
+  pairs.reserve(inputs.pairs.size());
+  for (const DumpPair& p : inputs.pairs) {
+    NUMPROBE_ASSIGN_OR_RETURN(detail::PlanPairFacts facts,
+                              detail::PlanPair(*p.target, target, inputs.report.settings));
+    pairs.push_back(std::move(facts));
+  }
+  return detail::FinishPlan(std::move(inputs), scan, pairs);
 }
 
 Status WritePlanReport(const PlanReport& report, const fs::path& dir, std::string_view timestamp) {

@@ -28,11 +28,12 @@
 #include <fmt/format.h>
 
 #include "numprobe/buffer.h"
-#include "numprobe/memory_limit.h"
 #include "numprobe/float_convert.h"
+#include "numprobe/memory_limit.h"
 
 #include "msprobe/folder_number.h"
 #include "scan/scan_internal.h"
+#include "scan/scan_units.h"
 
 namespace numprobe {
 
@@ -54,18 +55,17 @@ std::string Num(double v) {
   return fmt::format("{:.6g}", v);
 }
 
-struct ParamState {
-  std::string op_name;
-  ScanTensor tensor;
-  std::optional<std::string> md5;
-  bool trainable = true;
-};
+using detail::ParamSnapshot;
+using detail::RankScan;
+
+constexpr std::string_view kRangeNeedsFilesWarning =
+    "activation range percentages need tensor files; skipped where the dump has none";
 
 // What the candidate walk needs of one entry.
 struct EntryFacts {
   uint32_t entry = 0;
   bool comm = false;
-  int comm_node = -1;          // index into the step's nodes
+  int comm_node = -1;          // index into the rank's comm_nodes
   bool in_bad = false;         // a non-finite input, scalar arguments included
   bool in_bad_tensor = false;  // a non-finite input tensor
   bool out_bad = false;
@@ -73,54 +73,9 @@ struct EntryFacts {
   bool ignored = false;  // torch.empty and friends: garbage output, never a birth
 };
 
-struct RankState {
-  std::string scope;
-  std::string prefix;  // scope without its step part: groups the steps of one rank
-  int64_t step = -1;
-  std::string rank_folder;
-  int64_t rank = 0;
-  std::vector<AnomalyNode> births;            // kCompute / kInheritedInput
-  std::vector<int> birth_segment;             // communication ops before each birth on this rank
-  std::vector<int> comm_nodes;                // this rank's nodes in the step, in order
-  std::map<int, AnomalyNode> comm_anomalies;  // node id -> node, for ops with bad output
-  std::unordered_map<std::string, ParamState> params;
-  std::vector<std::string> param_order;
-};
-
-class Scanner {
- public:
-  Scanner(const ScanOptions& options, ScanReport* report) : options_(options), report_(report) {}
-
-  Status ScanStep(const std::string& scope, const std::vector<DumpPair>& pairs);
-  void CheckWeights();
-  void Finish();
-
- private:
-  Status ScanRank(const DumpLocation& location, int slot, RankState* rank);
-  void WatchGradient(const RankState& rank, const std::string& op, const DumpRow& row,
-                     const ScanTensor& t);
-  void WatchTensor(const RankState& rank, const std::string& op, const ScanTensor& t);
-  void WatchActivation(const RankState& rank, const std::string& op, const ScanTensor& t);
-  void AddHeadroom(const RankState& rank, const std::string& op, const std::string& layer,
-                   const ScanTensor& t);
-  void Hit(Watchpoint w, const RankState& rank, std::string tensor, std::string op,
-           std::string condition, double actual, double threshold, bool exact,
-           std::string detail = {});
-  bool Watching(Watchpoint w) const { return options_.watch[static_cast<size_t>(w)]; }
-
-  const ScanOptions& options_;
-  ScanReport* report_;
-  std::vector<CommNode> nodes_;  // of the step being scanned
-  std::vector<RankState> done_ranks_;
-  std::set<int64_t> ranks_seen_;  // rank numbers over all steps
-  bool scanned_a_file_ = false;
-  bool warned_range_needs_files_ = false;
-  int64_t files_missing_ = 0;
-};
-
-void Scanner::Hit(Watchpoint w, const RankState& rank, std::string tensor, std::string op,
-                  std::string condition, double actual, double threshold, bool exact,
-                  std::string detail) {
+void AddHit(std::vector<WatchpointHit>* hits, Watchpoint w, const RankScan& rank,
+            std::string tensor, std::string op, std::string condition, double actual,
+            double threshold, bool exact, std::string detail = {}) {
   WatchpointHit hit;
   hit.watchpoint = w;
   hit.scope = rank.scope;
@@ -134,11 +89,41 @@ void Scanner::Hit(Watchpoint w, const RankState& rank, std::string tensor, std::
   hit.threshold = threshold;
   hit.exact = exact;
   hit.detail = std::move(detail);
-  report_->hits.push_back(std::move(hit));
+  hits->push_back(std::move(hit));
 }
 
-void Scanner::WatchGradient(const RankState& rank, const std::string& op, const DumpRow& row,
-                            const ScanTensor& t) {
+bool Watching(const ScanOptions& options, Watchpoint w) {
+  return options.watch[static_cast<size_t>(w)];
+}
+
+// One (step, rank) unit scanned into a RankScan (scan_units.h).
+class RankScanner {
+ public:
+  RankScanner(const ScanOptions& options, RankScan* out) : options_(options), out_(out) {}
+
+  Status Scan(const DumpLocation& location, int slot);
+
+ private:
+  void WatchGradient(const RankScan& rank, const std::string& op, const DumpRow& row,
+                     const ScanTensor& t);
+  void WatchTensor(const RankScan& rank, const std::string& op, const ScanTensor& t);
+  void WatchActivation(const RankScan& rank, const std::string& op, const ScanTensor& t);
+  void AddHeadroom(const RankScan& rank, const std::string& op, const std::string& layer,
+                   const ScanTensor& t);
+  void Hit(Watchpoint w, const RankScan& rank, std::string tensor, std::string op,
+           std::string condition, double actual, double threshold, bool exact,
+           std::string detail = {}) {
+    AddHit(&out_->hits, w, rank, std::move(tensor), std::move(op), std::move(condition), actual,
+           threshold, exact, std::move(detail));
+  }
+  bool Watching(Watchpoint w) const { return numprobe::Watching(options_, w); }
+
+  const ScanOptions& options_;
+  RankScan* out_;
+};
+
+void RankScanner::WatchGradient(const RankScan& rank, const std::string& op, const DumpRow& row,
+                                const ScanTensor& t) {
   if (!t.is_tensor) return;
   const std::string param = detail::ParameterKey(op, row.name);
   const ScanThresholds& th = options_.thresholds;
@@ -169,7 +154,7 @@ void Scanner::WatchGradient(const RankState& rank, const std::string& op, const 
   }
 }
 
-void Scanner::WatchTensor(const RankState& rank, const std::string& op, const ScanTensor& t) {
+void RankScanner::WatchTensor(const RankScan& rank, const std::string& op, const ScanTensor& t) {
   if (!Watching(Watchpoint::kTensorTooLarge) || !t.is_tensor || t.nonfinite) return;
   if (!detail::IsFloatDTypeText(t.dtype) || std::isnan(t.max_abs)) return;
   const double limit = options_.thresholds.tensor_abs_max;
@@ -179,7 +164,8 @@ void Scanner::WatchTensor(const RankState& rank, const std::string& op, const Sc
   }
 }
 
-void Scanner::WatchActivation(const RankState& rank, const std::string& op, const ScanTensor& t) {
+void RankScanner::WatchActivation(const RankScan& rank, const std::string& op,
+                                  const ScanTensor& t) {
   if (!Watching(Watchpoint::kActivationRange) || !t.is_tensor || t.nonfinite) return;
   if (!detail::IsFloatDTypeText(t.dtype) || !t.has_max || !t.has_min) return;
   if (t.count >= 0 && t.count <= 1) return;  // one value has no range
@@ -196,16 +182,14 @@ void Scanner::WatchActivation(const RankState& rank, const std::string& op, cons
   }
   if (!th.act_range.has_value() || (!th.act_range_pct_lt && !th.act_range_pct_gt)) return;
   if (t.file.empty()) {
-    if (!warned_range_needs_files_) {
-      report_->warnings.emplace_back(
-          "activation range percentages need tensor files; skipped where the dump has none");
-      warned_range_needs_files_ = true;
+    if (out_->range_warning_at < 0) {
+      out_->range_warning_at = static_cast<int64_t>(out_->warnings.size());
     }
     return;
   }
   auto tensor = detail::LoadTensorFile(t.file, EffectiveMaxMemory(options_.max_memory));
   if (!tensor) {
-    report_->warnings.push_back(tensor.error().message());
+    out_->warnings.push_back(tensor.error().message());
     return;
   }
   const auto [low, high] = *th.act_range;
@@ -223,8 +207,8 @@ void Scanner::WatchActivation(const RankState& rank, const std::string& op, cons
   }
 }
 
-void Scanner::AddHeadroom(const RankState& rank, const std::string& op, const std::string& layer,
-                          const ScanTensor& t) {
+void RankScanner::AddHeadroom(const RankScan& rank, const std::string& op, const std::string& layer,
+                              const ScanTensor& t) {
   if (!t.is_tensor || !detail::IsFloatDTypeText(t.dtype)) return;
   if (!t.nonfinite && std::isnan(t.max_abs)) return;  // no statistics (md5 mode, null stats)
   HeadroomRow row;
@@ -246,11 +230,11 @@ void Scanner::AddHeadroom(const RankState& rank, const std::string& op, const st
       row.fits.push_back(detail::FitOf(target, t.max_abs, t.min_nonzero_abs));
     }
   }
-  report_->headroom.push_back(std::move(row));
+  out_->headroom.push_back(std::move(row));
 }
 
 AnomalyNode NodeOf(const DumpFile& file, const DumpEntry& entry, uint32_t index,
-                   const std::vector<ScanTensor>& facts, const RankState& rank,
+                   const std::vector<ScanTensor>& facts, const RankScan& rank,
                    const StackMap& stack, const ConstructMap& construct) {
   AnomalyNode node;
   node.scope = rank.scope;
@@ -272,7 +256,8 @@ AnomalyNode NodeOf(const DumpFile& file, const DumpEntry& entry, uint32_t index,
   return node;
 }
 
-Status Scanner::ScanRank(const DumpLocation& location, int slot, RankState* rank) {
+Status RankScanner::Scan(const DumpLocation& location, int slot) {
+  RankScan* rank = out_;
   NUMPROBE_ASSIGN_OR_RETURN(DumpFile file, ReadDumpJson(location.dump_json));
   StackMap stack;
   if (!location.stack_json.empty()) {
@@ -282,33 +267,29 @@ Status Scanner::ScanRank(const DumpLocation& location, int slot, RankState* rank
   if (!location.construct_json.empty()) {
     NUMPROBE_ASSIGN_OR_RETURN(construct, ReadConstructJson(location.construct_json));
   }
-  if (report_->task.empty()) {
-    report_->task = file.task;
-    report_->framework = file.framework;
-    report_->level = file.level;
-  }
+  rank->task = file.task;
+  rank->framework = file.framework;
+  rank->level = file.level;
   // md5 dumps carry Max/Min/Mean/Norm beside the checksum (msprobe's summary_mode md5); only
   // checksums without any statistics (every file) leave no finiteness information.
   const bool stats = std::any_of(file.rows.begin(), file.rows.end(), [](const DumpRow& r) {
     return r.is_tensor && !r.stats[kStatMax].is_none();
   });
-  const bool checksums_only = file.has_md5 && !stats;
-  report_->md5_mode = (scanned_a_file_ ? report_->md5_mode : true) && checksums_only;
-  scanned_a_file_ = true;
-  report_->entries += static_cast<int64_t>(file.entries.size());
+  rank->checksums_only = file.has_md5 && !stats;
+  rank->entries = static_cast<int64_t>(file.entries.size());
 
   detail::RowReadContext context;
   context.location = &location;
   context.read_files = options_.read_tensor_files;
-  context.files_read = &report_->tensor_files_read;
-  context.files_missing = &files_missing_;
-  context.warnings = &report_->warnings;
+  context.files_read = &rank->tensor_files_read;
+  context.files_missing = &rank->files_missing;
+  context.warnings = &rank->warnings;
   context.max_memory = EffectiveMaxMemory(options_.max_memory);
   std::vector<ScanTensor> facts;
   facts.reserve(file.rows.size());
   for (const DumpRow& row : file.rows) {
     facts.push_back(detail::TensorOfRow(file, row, context));
-    if (row.is_tensor) ++report_->tensors;
+    if (row.is_tensor) ++rank->tensors;
   }
   const bool has_api = std::any_of(file.entries.begin(), file.entries.end(), [](const auto& e) {
     return !detail::IsModuleEntry(e.name) && !detail::IsParametersGradEntry(e.name);
@@ -342,7 +323,7 @@ Status Scanner::ScanRank(const DumpLocation& location, int slot, RankState* rank
       if (row.state == RowState::kParameters) {
         const std::string key = detail::ParameterKey(name, row.name);
         if (seen_params.insert(key).second) {
-          ParamState state;
+          ParamSnapshot state;
           state.op_name = name;
           state.tensor = t;
           if (file.has_md5 && row.md5.has_value()) state.md5 = row.md5;
@@ -374,9 +355,8 @@ Status Scanner::ScanRank(const DumpLocation& location, int slot, RankState* rank
       node.op_name = name;
       node.input_bad = op.in_bad;
       node.output_bad = op.out_bad;
-      op.comm_node = static_cast<int>(nodes_.size());
-      rank->comm_nodes.push_back(op.comm_node);
-      nodes_.push_back(std::move(node));
+      op.comm_node = static_cast<int>(rank->comm_nodes.size());
+      rank->comm_nodes.push_back(std::move(node));
     } else if (detail::IsIgnoredEntry(name)) {
       op.ignored = true;
     }
@@ -404,8 +384,7 @@ Status Scanner::ScanRank(const DumpLocation& location, int slot, RankState* rank
     return Status::Ok();
   };
   NUMPROBE_RETURN_IF_ERROR(extract(wanted));
-  for (const int id : rank->comm_nodes) {
-    CommNode& node = nodes_[static_cast<size_t>(id)];
+  for (CommNode& node : rank->comm_nodes) {
     const auto it = raw.find(node.op_name);
     if (it != raw.end()) detail::DescribeCommNode(it->second, rank->rank, &node);
   }
@@ -421,7 +400,7 @@ Status Scanner::ScanRank(const DumpLocation& location, int slot, RankState* rank
   int segment = 0;
   for (const EntryFacts& op : ops) {
     if (op.comm) {
-      const CommNode& node = nodes_[static_cast<size_t>(op.comm_node)];
+      const CommNode& node = rank->comm_nodes[static_cast<size_t>(op.comm_node)];
       // A receiver's input is its receive buffer: whatever it held does not matter.
       const bool in_bad = node.direction != CommDirection::kDst && node.input_bad;
       if (in_bad && !explained) {
@@ -430,7 +409,7 @@ Status Scanner::ScanRank(const DumpLocation& location, int slot, RankState* rank
         explained = true;
       }
       if (node.output_bad) {
-        rank->comm_anomalies.emplace(op.comm_node, make_node(op, AnomalyKind::kCommunication));
+        rank->comm_anomalies.emplace_back(op.comm_node, make_node(op, AnomalyKind::kCommunication));
         explained = true;
       }
       ++segment;
@@ -474,190 +453,10 @@ Status Scanner::ScanRank(const DumpLocation& location, int slot, RankState* rank
   return Status::Ok();
 }
 
-Status Scanner::ScanStep(const std::string& scope, const std::vector<DumpPair>& pairs) {
-  nodes_.clear();
-  std::vector<RankState> ranks;
-  std::vector<int64_t> rank_numbers;
-  for (size_t i = 0; i < pairs.size(); ++i) {
-    const DumpLocation& location = *pairs[i].target;
-    RankState rank;
-    rank.scope = scope;
-    std::optional<int64_t> step = detail::ScopeStep(scope);
-    if (!step) step = detail::ScopeStep(location.dir.parent_path().filename().string());
-    rank.step = step.value_or(-1);
-    const size_t slash = scope.rfind('/');
-    rank.prefix = detail::ScopeStep(scope)
-                      ? (slash == std::string::npos ? "" : scope.substr(0, slash))
-                      : scope;
-    rank.rank_folder = pairs[i].rank.empty() ? location.dir.filename().string() : pairs[i].rank;
-    // "rank" alone (no number) is rank 0.
-    rank.rank =
-        rank.rank_folder == "rank"
-            ? 0
-            : detail::FolderNumber(rank.rank_folder, "rank").value_or(static_cast<int64_t>(i));
-    ranks.push_back(std::move(rank));
-    rank_numbers.push_back(ranks.back().rank);
-  }
-  report_->rank_folders += static_cast<int64_t>(ranks.size());
-  ranks_seen_.insert(rank_numbers.begin(), rank_numbers.end());
-  report_->ranks = static_cast<int64_t>(ranks_seen_.size());
-  for (size_t i = 0; i < pairs.size(); ++i) {
-    NUMPROBE_RETURN_IF_ERROR(ScanRank(*pairs[i].target, static_cast<int>(i), &ranks[i]));
-  }
-  std::vector<std::vector<int>> per_rank;
-  per_rank.reserve(ranks.size());
-  for (const RankState& r : ranks) per_rank.push_back(r.comm_nodes);
-  detail::OrderCommNodes(rank_numbers, per_rank, &nodes_);
-
-  // Time of each birth: between the levels of the communication ops around it.
-  for (RankState& r : ranks) {
-    for (size_t b = 0; b < r.births.size(); ++b) {
-      const int segment = r.birth_segment[b];
-      double time = -0.5;
-      if (static_cast<size_t>(segment) < r.comm_nodes.size()) {
-        time = nodes_[static_cast<size_t>(r.comm_nodes[static_cast<size_t>(segment)])].level - 0.5;
-      } else if (!r.comm_nodes.empty()) {
-        time = nodes_[static_cast<size_t>(r.comm_nodes.back())].level + 0.5;
-      }
-      r.births[b].time = time;
-      report_->anomalies.push_back(std::move(r.births[b]));
-    }
-  }
-  // Communication births: no sender of the instance had a bad input.
-  std::map<int, bool> instance_input_bad;
-  for (const CommNode& n : nodes_) {
-    bool& bad = instance_input_bad[n.instance];
-    bad = bad || (n.direction != CommDirection::kDst && n.input_bad);
-  }
-  for (RankState& r : ranks) {
-    for (auto& [id, node] : r.comm_anomalies) {
-      const CommNode& n = nodes_[static_cast<size_t>(id)];
-      if (instance_input_bad[n.instance]) continue;
-      node.time = n.level;
-      report_->anomalies.push_back(std::move(node));
-    }
-    r.comm_anomalies.clear();
-    r.births.clear();
-  }
-  for (RankState& r : ranks) done_ranks_.push_back(std::move(r));
-  return Status::Ok();
-}
-
 // Relative closeness of two statistics, as allclose on values.
 bool StatClose(double now, double before, double rtol, double atol) {
   if (std::isnan(now) || std::isnan(before)) return false;
   return now == before || std::fabs(now - before) <= atol + rtol * std::fabs(before);
-}
-
-void Scanner::CheckWeights() {
-  const bool any = Watching(Watchpoint::kWeightNotChanged) ||
-                   Watching(Watchpoint::kWeightChangeTooLarge) ||
-                   Watching(Watchpoint::kWeightChangeTooSmall);
-  if (!any) return;
-  const ScanThresholds& th = options_.thresholds;
-  // Steps of each rank, in step order.
-  std::map<std::pair<std::string, std::string>, std::vector<const RankState*>> series;
-  for (const RankState& r : done_ranks_) series[{r.prefix, r.rank_folder}].push_back(&r);
-  for (auto& [key, steps] : series) {
-    std::stable_sort(steps.begin(), steps.end(),
-                     [](const RankState* a, const RankState* b) { return a->step < b->step; });
-    for (size_t i = 1; i < steps.size(); ++i) {
-      const RankState& prev = *steps[i - 1];
-      const RankState& cur = *steps[i];
-      if (prev.step < 0 || prev.step == cur.step) continue;
-      for (const std::string& param : cur.param_order) {
-        const auto p_it = prev.params.find(param);
-        if (p_it == prev.params.end()) continue;
-        const ParamState& p = p_it->second;
-        const ParamState& c = cur.params.at(param);
-        if (!c.trainable || !c.tensor.is_tensor || c.tensor.shape != p.tensor.shape) continue;
-        if (c.tensor.nonfinite || p.tensor.nonfinite) continue;
-        const std::string where = fmt::format("step {} -> {}", prev.step, cur.step);
-        bool unchanged = false;
-        bool exact = false;
-        std::optional<double> ratio;        // exact update ratio
-        std::optional<double> ratio_floor;  // a lower bound from statistics
-        if (!c.tensor.file.empty() && !p.tensor.file.empty()) {
-          auto a = detail::LoadTensorFile(c.tensor.file, EffectiveMaxMemory(options_.max_memory));
-          auto b = detail::LoadTensorFile(p.tensor.file, EffectiveMaxMemory(options_.max_memory));
-          if (a && b) {
-            auto facts =
-                detail::CompareUpdate(*a, *b, th.weight_rtol, th.weight_atol, th.update_epsilon);
-            if (facts) {
-              exact = true;
-              unchanged = facts->allclose;
-              ratio = facts->ratio;
-            }
-          } else {
-            report_->warnings.push_back((a ? b.error() : a.error()).message());
-          }
-        }
-        if (!exact && c.md5.has_value() && p.md5.has_value()) {
-          exact = true;
-          unchanged = *c.md5 == *p.md5;
-        } else if (!exact) {
-          const ScanTensor& ct = c.tensor;
-          const ScanTensor& pt = p.tensor;
-          if (!ct.has_max || !ct.has_min || !pt.has_max || !pt.has_min) continue;
-          unchanged = StatClose(ct.max, pt.max, th.weight_rtol, th.weight_atol) &&
-                      StatClose(ct.min, pt.min, th.weight_rtol, th.weight_atol) &&
-                      (!ct.has_mean || !pt.has_mean ||
-                       StatClose(ct.mean, pt.mean, th.weight_rtol, th.weight_atol)) &&
-                      (!ct.has_norm || !pt.has_norm ||
-                       StatClose(ct.norm, pt.norm, th.weight_rtol, th.weight_atol));
-          // mean|dw| >= max(|d mean|, |d norm| / n) and mean|w| <= norm / sqrt(n).
-          if (ct.has_mean && pt.has_mean && ct.has_norm && pt.has_norm && ct.count > 0) {
-            const auto n = static_cast<double>(ct.count);
-            const double floor_diff =
-                std::max(std::fabs(ct.mean - pt.mean), std::fabs(ct.norm - pt.norm) / n);
-            ratio_floor = floor_diff / (pt.norm / std::sqrt(n) + th.update_epsilon);
-          }
-        }
-        if (unchanged) {
-          if (Watching(Watchpoint::kWeightNotChanged)) {
-            Hit(Watchpoint::kWeightNotChanged, cur, param, c.op_name,
-                fmt::format("allclose(w, w_prev, rtol={}, atol={})", Num(th.weight_rtol),
-                            Num(th.weight_atol)),
-                ratio.value_or(0), th.weight_rtol, exact,
-                exact ? where : where + " (statistics equal)");
-          }
-          continue;
-        }
-        const std::optional<double> large = ratio ? ratio : ratio_floor;
-        if (large && *large > th.update_ratio_max && Watching(Watchpoint::kWeightChangeTooLarge)) {
-          Hit(Watchpoint::kWeightChangeTooLarge, cur, param, c.op_name,
-              fmt::format("update ratio > {}", Num(th.update_ratio_max)), *large,
-              th.update_ratio_max, ratio.has_value(),
-              ratio ? where : where + " (lower bound from statistics)");
-        }
-        if (ratio && *ratio < th.update_ratio_min && Watching(Watchpoint::kWeightChangeTooSmall)) {
-          Hit(Watchpoint::kWeightChangeTooSmall, cur, param, c.op_name,
-              fmt::format("update ratio < {}", Num(th.update_ratio_min)), *ratio,
-              th.update_ratio_min, true, where);
-        }
-      }
-    }
-  }
-}
-
-void Scanner::Finish() {
-  // Births in time order: step, communication time, position, rank.
-  // Births from finite inputs first: a tensor that was already non-finite when it entered (NaN
-  // data, or an -inf attention mask built outside the dumped region) is the first anomaly only
-  // when no op anywhere made NaN/Inf out of finite inputs. Then steps by number (MindSpore's
-  // graph/ and pynative/ parts of one step sort together), communication time, position, rank.
-  auto key = [](const AnomalyNode& n) {
-    return std::make_tuple(n.kind == AnomalyKind::kInheritedInput, n.step, n.scope, n.time,
-                           n.entry_index, n.rank);
-  };
-  std::stable_sort(report_->anomalies.begin(), report_->anomalies.end(),
-                   [&](const AnomalyNode& a, const AnomalyNode& b) { return key(a) < key(b); });
-  report_->headroom_summary = detail::SummarizeHeadroom(report_->headroom, options_.targets);
-  if (files_missing_ > 0) {
-    report_->warnings.push_back(fmt::format(
-        "{} tensor file{} named in dump.json {} missing; statistics taken from dump.json",
-        files_missing_, files_missing_ == 1 ? "" : "s", files_missing_ == 1 ? "is" : "are"));
-  }
 }
 
 Status ValidateOptions(const ScanOptions& options) {
@@ -683,7 +482,18 @@ Status ValidateOptions(const ScanOptions& options) {
 
 }  // namespace
 
-Result<ScanReport> ScanDump(const std::filesystem::path& path, const ScanOptions& options) {
+namespace detail {
+
+size_t ScanPlan::StepBegin(size_t unit) const {
+  size_t begin = 0;
+  for (const size_t end : step_end) {
+    if (unit < end) return begin;
+    begin = end;
+  }
+  return begin;
+}
+
+Result<ScanPlan> PlanScan(const std::filesystem::path& path, const ScanOptions& options) {
   NUMPROBE_RETURN_IF_ERROR(ValidateOptions(options));
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) {
@@ -697,31 +507,262 @@ Result<ScanReport> ScanDump(const std::filesystem::path& path, const ScanOptions
     }
     return pairs.error();
   }
-  ScanReport report;
-  report.dump = path.string();
-  report.options = options;
-  Scanner scanner(options, &report);
+  ScanPlan plan;
+  plan.dump = path.string();
   // Pairs come in scope order, ranks by number within a scope.
-  std::vector<DumpPair> step;
-  auto flush = [&]() -> Status {
-    if (step.empty()) return Status::Ok();
-    report.scopes.push_back(step.front().scope);
-    Status s = scanner.ScanStep(step.front().scope, step);
-    step.clear();
-    return s;
-  };
   for (DumpPair& pair : *pairs) {
     if (!pair.target.has_value() || pair.target->dump_json.empty()) continue;
-    if (!step.empty() && step.front().scope != pair.scope) NUMPROBE_RETURN_IF_ERROR(flush());
-    step.push_back(std::move(pair));
+    if (!plan.units.empty() && plan.units.back().scope != pair.scope) {
+      plan.step_end.push_back(plan.units.size());
+    }
+    plan.units.push_back(std::move(pair));
   }
-  NUMPROBE_RETURN_IF_ERROR(flush());
-  if (report.scopes.empty()) {
-    return Status::NotFound(path.string() + ": no dump.json to scan");
+  if (plan.units.empty()) return Status::NotFound(path.string() + ": no dump.json to scan");
+  plan.step_end.push_back(plan.units.size());
+  return plan;
+}
+
+Result<RankScan> ScanUnit(const ScanPlan& plan, size_t unit, const ScanOptions& options) {
+  const DumpPair& pair = plan.units[unit];
+  const size_t slot = unit - plan.StepBegin(unit);
+  const DumpLocation& location = *pair.target;
+  const std::string& scope = pair.scope;
+  RankScan rank;
+  rank.scope = scope;
+  std::optional<int64_t> step = ScopeStep(scope);
+  if (!step) step = ScopeStep(location.dir.parent_path().filename().string());
+  rank.step = step.value_or(-1);
+  const size_t slash = scope.rfind('/');
+  rank.prefix =
+      ScopeStep(scope) ? (slash == std::string::npos ? "" : scope.substr(0, slash)) : scope;
+  rank.rank_folder = pair.rank.empty() ? location.dir.filename().string() : pair.rank;
+  // "rank" alone (no number) is rank 0.
+  rank.rank = rank.rank_folder == "rank"
+                  ? 0
+                  : FolderNumber(rank.rank_folder, "rank").value_or(static_cast<int64_t>(slot));
+  RankScanner scanner(options, &rank);
+  NUMPROBE_RETURN_IF_ERROR(scanner.Scan(location, static_cast<int>(slot)));
+  return rank;
+}
+
+ScanAssembler::ScanAssembler(const ScanPlan& plan, const ScanOptions& options) : options_(options) {
+  report_.dump = plan.dump;
+  report_.options = options;
+}
+
+void ScanAssembler::AddStep(std::vector<RankScan> ranks) {
+  if (ranks.empty()) return;
+  report_.scopes.push_back(ranks.front().scope);
+  report_.rank_folders += static_cast<int64_t>(ranks.size());
+  std::vector<CommNode> nodes;  // of this step
+  std::vector<int64_t> rank_numbers;
+  std::vector<std::vector<int>> per_rank;  // each rank's nodes, in order
+  for (RankScan& r : ranks) {
+    rank_numbers.push_back(r.rank);
+    ranks_seen_.insert(r.rank);
+    if (report_.task.empty()) {
+      report_.task = r.task;
+      report_.framework = r.framework;
+      report_.level = r.level;
+    }
+    report_.md5_mode = (scanned_a_file_ ? report_.md5_mode : true) && r.checksums_only;
+    scanned_a_file_ = true;
+    report_.entries += r.entries;
+    report_.tensors += r.tensors;
+    report_.tensor_files_read += r.tensor_files_read;
+    files_missing_ += r.files_missing;
+    for (size_t w = 0; w <= r.warnings.size(); ++w) {
+      if (r.range_warning_at == static_cast<int64_t>(w) && !warned_range_needs_files_) {
+        report_.warnings.emplace_back(kRangeNeedsFilesWarning);
+        warned_range_needs_files_ = true;
+      }
+      if (w < r.warnings.size()) report_.warnings.push_back(std::move(r.warnings[w]));
+    }
+    r.warnings.clear();
+    std::move(r.hits.begin(), r.hits.end(), std::back_inserter(report_.hits));
+    r.hits.clear();
+    std::move(r.headroom.begin(), r.headroom.end(), std::back_inserter(report_.headroom));
+    r.headroom.clear();
+    std::vector<int> ids;
+    ids.reserve(r.comm_nodes.size());
+    for (CommNode& n : r.comm_nodes) {
+      ids.push_back(static_cast<int>(nodes.size()));
+      nodes.push_back(std::move(n));
+    }
+    r.comm_nodes.clear();
+    per_rank.push_back(std::move(ids));
   }
-  scanner.CheckWeights();
-  scanner.Finish();
-  return report;
+  report_.ranks = static_cast<int64_t>(ranks_seen_.size());
+  OrderCommNodes(rank_numbers, per_rank, &nodes);
+
+  // Time of each birth: between the levels of the communication ops around it.
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    RankScan& r = ranks[i];
+    const std::vector<int>& ids = per_rank[i];
+    for (size_t b = 0; b < r.births.size(); ++b) {
+      const int segment = r.birth_segment[b];
+      double time = -0.5;
+      if (static_cast<size_t>(segment) < ids.size()) {
+        time = nodes[static_cast<size_t>(ids[static_cast<size_t>(segment)])].level - 0.5;
+      } else if (!ids.empty()) {
+        time = nodes[static_cast<size_t>(ids.back())].level + 0.5;
+      }
+      r.births[b].time = time;
+      report_.anomalies.push_back(std::move(r.births[b]));
+    }
+  }
+  // Communication births: no sender of the instance had a bad input.
+  std::map<int, bool> instance_input_bad;
+  for (const CommNode& n : nodes) {
+    bool& bad = instance_input_bad[n.instance];
+    bad = bad || (n.direction != CommDirection::kDst && n.input_bad);
+  }
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    RankScan& r = ranks[i];
+    for (auto& [local, node] : r.comm_anomalies) {
+      const CommNode& n = nodes[static_cast<size_t>(per_rank[i][static_cast<size_t>(local)])];
+      if (instance_input_bad[n.instance]) continue;
+      node.time = n.level;
+      report_.anomalies.push_back(std::move(node));
+    }
+    r.comm_anomalies.clear();
+    r.births.clear();
+    r.birth_segment.clear();
+  }
+  for (RankScan& r : ranks) done_ranks_.push_back(std::move(r));
+}
+
+void ScanAssembler::CheckWeights() {
+  const bool any = Watching(options_, Watchpoint::kWeightNotChanged) ||
+                   Watching(options_, Watchpoint::kWeightChangeTooLarge) ||
+                   Watching(options_, Watchpoint::kWeightChangeTooSmall);
+  if (!any) return;
+  const ScanThresholds& th = options_.thresholds;
+  // Steps of each rank, in step order.
+  std::map<std::pair<std::string, std::string>, std::vector<const RankScan*>> series;
+  for (const RankScan& r : done_ranks_) series[{r.prefix, r.rank_folder}].push_back(&r);
+  for (auto& [key, steps] : series) {
+    std::stable_sort(steps.begin(), steps.end(),
+                     [](const RankScan* a, const RankScan* b) { return a->step < b->step; });
+    for (size_t i = 1; i < steps.size(); ++i) {
+      const RankScan& prev = *steps[i - 1];
+      const RankScan& cur = *steps[i];
+      if (prev.step < 0 || prev.step == cur.step) continue;
+      for (const std::string& param : cur.param_order) {
+        const auto p_it = prev.params.find(param);
+        if (p_it == prev.params.end()) continue;
+        const ParamSnapshot& p = p_it->second;
+        const ParamSnapshot& c = cur.params.at(param);
+        if (!c.trainable || !c.tensor.is_tensor || c.tensor.shape != p.tensor.shape) continue;
+        if (c.tensor.nonfinite || p.tensor.nonfinite) continue;
+        const std::string where = fmt::format("step {} -> {}", prev.step, cur.step);
+        bool unchanged = false;
+        bool exact = false;
+        std::optional<double> ratio;        // exact update ratio
+        std::optional<double> ratio_floor;  // a lower bound from statistics
+        if (!c.tensor.file.empty() && !p.tensor.file.empty()) {
+          auto a = detail::LoadTensorFile(c.tensor.file, EffectiveMaxMemory(options_.max_memory));
+          auto b = detail::LoadTensorFile(p.tensor.file, EffectiveMaxMemory(options_.max_memory));
+          if (a && b) {
+            auto facts =
+                detail::CompareUpdate(*a, *b, th.weight_rtol, th.weight_atol, th.update_epsilon);
+            if (facts) {
+              exact = true;
+              unchanged = facts->allclose;
+              ratio = facts->ratio;
+            }
+          } else {
+            report_.warnings.push_back((a ? b.error() : a.error()).message());
+          }
+        }
+        if (!exact && c.md5.has_value() && p.md5.has_value()) {
+          exact = true;
+          unchanged = *c.md5 == *p.md5;
+        } else if (!exact) {
+          const ScanTensor& ct = c.tensor;
+          const ScanTensor& pt = p.tensor;
+          if (!ct.has_max || !ct.has_min || !pt.has_max || !pt.has_min) continue;
+          unchanged = StatClose(ct.max, pt.max, th.weight_rtol, th.weight_atol) &&
+                      StatClose(ct.min, pt.min, th.weight_rtol, th.weight_atol) &&
+                      (!ct.has_mean || !pt.has_mean ||
+                       StatClose(ct.mean, pt.mean, th.weight_rtol, th.weight_atol)) &&
+                      (!ct.has_norm || !pt.has_norm ||
+                       StatClose(ct.norm, pt.norm, th.weight_rtol, th.weight_atol));
+          // mean|dw| >= max(|d mean|, |d norm| / n) and mean|w| <= norm / sqrt(n).
+          if (ct.has_mean && pt.has_mean && ct.has_norm && pt.has_norm && ct.count > 0) {
+            const auto n = static_cast<double>(ct.count);
+            const double floor_diff =
+                std::max(std::fabs(ct.mean - pt.mean), std::fabs(ct.norm - pt.norm) / n);
+            ratio_floor = floor_diff / (pt.norm / std::sqrt(n) + th.update_epsilon);
+          }
+        }
+        if (unchanged) {
+          if (Watching(options_, Watchpoint::kWeightNotChanged)) {
+            AddHit(&report_.hits, Watchpoint::kWeightNotChanged, cur, param, c.op_name,
+                   fmt::format("allclose(w, w_prev, rtol={}, atol={})", Num(th.weight_rtol),
+                               Num(th.weight_atol)),
+                   ratio.value_or(0), th.weight_rtol, exact,
+                   exact ? where : where + " (statistics equal)");
+          }
+          continue;
+        }
+        const std::optional<double> large = ratio ? ratio : ratio_floor;
+        if (large && *large > th.update_ratio_max &&
+            Watching(options_, Watchpoint::kWeightChangeTooLarge)) {
+          AddHit(&report_.hits, Watchpoint::kWeightChangeTooLarge, cur, param, c.op_name,
+                 fmt::format("update ratio > {}", Num(th.update_ratio_max)), *large,
+                 th.update_ratio_max, ratio.has_value(),
+                 ratio ? where : where + " (lower bound from statistics)");
+        }
+        if (ratio && *ratio < th.update_ratio_min &&
+            Watching(options_, Watchpoint::kWeightChangeTooSmall)) {
+          AddHit(&report_.hits, Watchpoint::kWeightChangeTooSmall, cur, param, c.op_name,
+                 fmt::format("update ratio < {}", Num(th.update_ratio_min)), *ratio,
+                 th.update_ratio_min, true, where);
+        }
+      }
+    }
+  }
+}
+
+ScanReport ScanAssembler::Finish() {
+  CheckWeights();
+  // Births in time order: step, communication time, position, rank.
+  // Births from finite inputs first: a tensor that was already non-finite when it entered (NaN
+  // data, or an -inf attention mask built outside the dumped region) is the first anomaly only
+  // when no op anywhere made NaN/Inf out of finite inputs. Then steps by number (MindSpore's
+  // graph/ and pynative/ parts of one step sort together), communication time, position, rank.
+  auto key = [](const AnomalyNode& n) {
+    return std::make_tuple(n.kind == AnomalyKind::kInheritedInput, n.step, n.scope, n.time,
+                           n.entry_index, n.rank);
+  };
+  std::stable_sort(report_.anomalies.begin(), report_.anomalies.end(),
+                   [&](const AnomalyNode& a, const AnomalyNode& b) { return key(a) < key(b); });
+  report_.headroom_summary = detail::SummarizeHeadroom(report_.headroom, options_.targets);
+  if (files_missing_ > 0) {
+    report_.warnings.push_back(fmt::format(
+        "{} tensor file{} named in dump.json {} missing; statistics taken from dump.json",
+        files_missing_, files_missing_ == 1 ? "" : "s", files_missing_ == 1 ? "is" : "are"));
+  }
+  return std::move(report_);
+}
+
+}  // namespace detail
+
+Result<ScanReport> ScanDump(const std::filesystem::path& path, const ScanOptions& options) {
+  NUMPROBE_ASSIGN_OR_RETURN(const detail::ScanPlan plan, detail::PlanScan(path, options));
+  detail::ScanAssembler assembler(plan, options);
+  size_t begin = 0;
+  for (const size_t end : plan.step_end) {
+    std::vector<RankScan> step;
+    for (size_t u = begin; u < end; ++u) {
+      NUMPROBE_ASSIGN_OR_RETURN(RankScan rank, detail::ScanUnit(plan, u, options));
+      step.push_back(std::move(rank));
+    }
+    assembler.AddStep(std::move(step));
+    begin = end;
+  }
+  return assembler.Finish();
 }
 
 }  // namespace numprobe

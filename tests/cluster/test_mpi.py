@@ -1,6 +1,7 @@
-"""`mpirun -n N numprobe compare` (issue 18; docs/cluster.md): the output files are byte-identical
-to a single-process run, the cross-rank first divergence is the same, and a rank that cannot be
-read fails the whole run with exit 3 naming it, without hanging. Run by ctest `cluster.mpi`
+"""`mpirun -n N numprobe compare|scan|precheck --plan` (issue 18; docs/cluster.md): the output
+files are byte-identical to a single-process run, the cross-rank first divergence (compare) and
+first anomaly (scan) are the same, and a rank that cannot be read fails the whole run with exit 3
+naming it, without hanging. Run by ctest `cluster.mpi`
 (label mpi) when numprobe is built with NUMPROBE_WITH_MPI; the launcher is Open MPI's mpiexec,
 allowed to run as root here (the environment below) so that no user has to."""
 import json
@@ -46,6 +47,13 @@ def compare(numprobe, mpiexec, processes, target, golden, out, *extra):
     if processes:
         cmd = [mpiexec, "-n", str(processes), "--oversubscribe", *cmd]
     return run(cmd)
+
+
+def numprobe_cmd(numprobe, mpiexec, processes, *args):
+    cmd = [numprobe, *[str(a) for a in args]]
+    if processes:
+        cmd = [mpiexec, "-n", str(processes), "--oversubscribe", *cmd]
+    return cmd
 
 
 def files_of(folder):
@@ -173,3 +181,110 @@ def test_unreadable_rank_fails_the_whole_run(numprobe, mpiexec, stats_tree, tmp_
 def test_plain_run_reports_the_feature(numprobe):
     r = subprocess.run([numprobe, "--version"], capture_output=True, text=True, timeout=30)
     assert r.returncode == 0 and "mpi: on" in r.stdout
+
+
+# ---- scan and precheck --plan ----
+
+@pytest.mark.parametrize("tree,extra", [("stats_tree", []), ("tensor_tree", []),
+                                        ("tensor_tree", ["--no-tensors"])])
+def test_scan_outputs_byte_identical_to_one_process(numprobe, mpiexec, tree, extra, request,
+                                                    tmp_path):
+    root = request.getfixturevalue(tree)
+    single = run(numprobe_cmd(numprobe, mpiexec, 0, "scan", root / "target", "-o",
+                              tmp_path / "one", *extra))
+    assert single.returncode in (0, 1), single.stderr
+    expected = files_of(tmp_path / "one")
+    assert any(k.startswith("scan_headroom") for k in expected)
+    summary = lambda text: [l for l in text.splitlines()
+                            if not l.startswith(("Wrote ", "numprobe scan:"))
+                            and "MPI processes" not in l]
+    for processes in (1, 2, 3):
+        out = tmp_path / f"n{processes}"
+        r = run(numprobe_cmd(numprobe, mpiexec, processes, "scan", root / "target", "-o", out,
+                             *extra))
+        assert r.returncode == single.returncode, r.stdout + r.stderr
+        assert f"{processes} MPI processes" in r.stdout
+        assert r.stdout.count("numprobe scan:") == 1  # process 0 alone prints
+        got = files_of(out)
+        assert sorted(got) == sorted(expected)
+        for name, data in expected.items():
+            assert got[name] == data, f"{name} differs with {processes} processes"
+        assert summary(r.stdout) == summary(single.stdout)
+        warnings = lambda text: [l for l in text.splitlines() if l.startswith("numprobe: warn")]
+        assert warnings(r.stderr) == warnings(single.stderr)  # from process 0 only
+
+
+def test_stats_tree_scan_finds_the_nan(numprobe, stats_tree, tmp_path):
+    """The fixture the identity test uses does exercise the first-anomaly path."""
+    r = run(numprobe_cmd(numprobe, None, 0, "scan", stats_tree / "target", "-o", tmp_path))
+    assert r.returncode == 1
+    assert re.search(r"^First anomaly: \S+", r.stdout, re.M)
+    assert "First anomaly: none" not in r.stdout
+
+
+@pytest.fixture(scope="module")
+def nan64(tmp_path_factory):
+    """A simulated 64-rank run, uneven ranks, with NaN planted on one rank (make_cluster_dump.py)."""
+    root = tmp_path_factory.mktemp("nan64")
+    gen = subprocess.run([sys.executable, os.path.join(SOURCE, "bench", "make_cluster_dump.py"),
+                          str(root), "--ranks", "64", "--ops", "70", "--uneven", "--plant-nan",
+                          "--plant-rank", "23"],
+                         capture_output=True, text=True, check=True)
+    planted = re.search(r"planted: step0/(rank\d+) (\S+)", gen.stdout)
+    return root, planted.group(1), planted.group(2)
+
+
+def test_planted_nan_across_64_ranks(numprobe, mpiexec, nan64, tmp_path):
+    root, planted_rank, planted_op = nan64
+    for processes in (0, 1, 2):
+        out = tmp_path / f"n{processes}"
+        r = run(numprobe_cmd(numprobe, mpiexec, processes, "scan", root / "target", "-o", out))
+        assert r.returncode == 1, r.stderr
+        line = re.search(r"^First anomaly: (\S+)  \(step 0, (rank\d+)\)$", r.stdout, re.M)
+        assert line, r.stdout[-2000:]
+        assert (line.group(2), line.group(1)) == (planted_rank, planted_op)
+        (doc_name,) = [f for f in os.listdir(out) if re.match(r"scan_\d{14}\.json$", f)]
+        with open(out / doc_name) as f:
+            doc = json.load(f)
+        assert json.dumps(doc).count(planted_op) >= 1
+        if processes:
+            assert files_of(out) == files_of(tmp_path / "n0")
+
+
+def test_unreadable_rank_fails_the_whole_scan(numprobe, mpiexec, stats_tree, tmp_path):
+    root = tmp_path / "tree"
+    shutil.copytree(stats_tree, root)
+    with open(root / "target" / "step1" / "rank2" / "dump.json", "w") as f:
+        f.write('{"task": "statistics", "data": {"Functional.x.0.forward": [')  # truncated
+    single = run(numprobe_cmd(numprobe, mpiexec, 0, "scan", root / "target", "-o",
+                              tmp_path / "one"))
+    assert single.returncode == 3
+    single_errors = [l for l in single.stderr.splitlines() if l.startswith("numprobe: error:")]
+    assert len(single_errors) == 1 and "rank2" in single_errors[0]
+    for processes in (2, 3):
+        out = tmp_path / f"n{processes}"
+        # run() has a timeout: a hang fails the test.
+        r = run(numprobe_cmd(numprobe, mpiexec, processes, "scan", root / "target", "-o", out))
+        assert r.returncode == 3, r.stdout + r.stderr
+        errors = [l for l in r.stderr.splitlines() if l.startswith("numprobe: error:")]
+        assert errors == single_errors  # printed once, by process 0, the same error
+        assert not os.path.exists(out)
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+def test_precheck_plan_byte_identical_to_one_process(numprobe, mpiexec, stats_tree, dtype,
+                                                     tmp_path):
+    target = stats_tree / "target"
+    single = run(numprobe_cmd(numprobe, mpiexec, 0, "precheck", "--plan", dtype, target, "-o",
+                              tmp_path / "one"))
+    assert single.returncode in (0, 1), single.stderr
+    expected = files_of(tmp_path / "one")
+    assert len(expected) == 2  # .json and .csv
+    for processes in (1, 2, 3):
+        out = tmp_path / f"n{processes}"
+        r = run(numprobe_cmd(numprobe, mpiexec, processes, "precheck", "--plan", dtype, target,
+                             "-o", out))
+        assert r.returncode == single.returncode, r.stdout + r.stderr
+        assert files_of(out) == expected, f"differs with {processes} processes"
+        # One summary, from process 0.
+        assert r.stdout.replace(str(out), "OUT") == single.stdout.replace(str(tmp_path / "one"), "OUT")

@@ -20,10 +20,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "numprobe/dump.h"
+#ifdef NUMPROBE_WITH_MPI
+#include "numprobe/app/cluster.h"
+#endif
 #include "numprobe/app/precheck.h"
 #include "numprobe/app/precheck_compare.h"
 #include "numprobe/app/precheck_plan.h"
+#include "numprobe/dump.h"
 #include "numprobe/scan.h"
 
 #include "cli.h"
@@ -167,22 +170,8 @@ int RunDynamic(const PrecheckArgs& a) {
   return RunReplay(a);
 }
 
-int RunPlan(const PrecheckArgs& a) {
-  const auto target = ParseHeadroomTarget(a.plan);
-  if (!target) {
-    return ReportError(Status::InvalidArgument(
-        fmt::format("--plan {}: expected fp16, bf16, fp8_e4m3 or fp8_e5m2", a.plan)));
-  }
-  if (a.dump.empty()) return ReportError(Status::InvalidArgument("--plan needs a DUMP"));
-  std::optional<PlanSettings> settings;
-  if (!a.settings.empty()) {
-    auto s = ReadPlanSettings(a.settings);
-    if (!s.ok()) return ReportError(s.error());
-    settings = *s;
-  }
-  auto report = PlanPrecision(a.dump, *target, settings ? &*settings : nullptr);
-  if (!report.ok()) return ReportError(report.error());
-  const PlanReport& r = *report;
+// The plan's summary, its files (with -o) and warnings, and the exit code.
+int PrintPlan(const PrecheckArgs& a, const PlanReport& r) {
   std::printf(
       "precheck plan %s for %s: %lld error, %lld warning, %lld info (%lld tensors, %lld "
       "API calls)\n",
@@ -207,6 +196,47 @@ int RunPlan(const PrecheckArgs& a) {
   }
   for (const std::string& w : r.warnings) ReportWarning(w);
   return r.Count(PlanSeverity::kError) > 0 ? kExitFindings : kExitOk;
+}
+
+#ifdef NUMPROBE_WITH_MPI
+// Under mpirun/srun: the scan and the op facts spread over the MPI processes (app/cluster.h).
+// Process 0 alone writes and prints; every process exits with the same code.
+int RunClusterPlan(const PrecheckArgs& a, DType target, const PlanSettings* settings) {
+  auto session = ClusterSession::Start();
+  if (!session) return ReportError(session.error());
+  const ClusterSession& cluster = **session;
+  auto result = ClusterPlanPrecision(cluster, a.dump, target, settings);
+  if (!result) {
+    if (cluster.leader()) return ReportError(result.error());
+    return result.error().code() == ErrorCode::kInvalidArgument ? kExitUsage : kExitBadInput;
+  }
+  // Process 0 prints and writes; its exit code (3 when the files cannot be written) is everyone's.
+  const int code = cluster.leader() ? PrintPlan(a, result->report) : 0;
+  cluster.IdleUntilAll();
+  const std::string agreed = cluster.Broadcast(std::string(1, static_cast<char>('0' + code)));
+  return agreed.size() == 1 ? agreed[0] - '0' : kExitBadInput;
+}
+#endif
+
+int RunPlan(const PrecheckArgs& a) {
+  const auto target = ParseHeadroomTarget(a.plan);
+  if (!target) {
+    return ReportError(Status::InvalidArgument(
+        fmt::format("--plan {}: expected fp16, bf16, fp8_e4m3 or fp8_e5m2", a.plan)));
+  }
+  if (a.dump.empty()) return ReportError(Status::InvalidArgument("--plan needs a DUMP"));
+  std::optional<PlanSettings> settings;
+  if (!a.settings.empty()) {
+    auto s = ReadPlanSettings(a.settings);
+    if (!s.ok()) return ReportError(s.error());
+    settings = *s;
+  }
+#ifdef NUMPROBE_WITH_MPI
+  if (LaunchedUnderMpi()) return RunClusterPlan(a, *target, settings ? &*settings : nullptr);
+#endif
+  auto report = PlanPrecision(a.dump, *target, settings ? &*settings : nullptr);
+  if (!report.ok()) return ReportError(report.error());
+  return PrintPlan(a, *report);
 }
 
 int RunPrecheckArgs(const std::vector<std::string>& raw) {

@@ -9,7 +9,11 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#ifdef NUMPROBE_WITH_MPI
+#include "numprobe/app/cluster.h"
+#endif
 #include "numprobe/scan.h"
 
 #include "cli.h"
@@ -157,6 +161,48 @@ void PrintSummary(const ScanReport& r, const ScanOutputFiles& files) {
   std::printf("\n");
 }
 
+// The warnings (the first few), the summary and the exit code of a scan whose files are written.
+int PrintScan(const ScanReport& report, const ScanOutputFiles& files) {
+  constexpr size_t kShownWarnings = 5;
+  for (size_t i = 0; i < report.warnings.size() && i < kShownWarnings; ++i) {
+    ReportWarning(report.warnings[i]);
+  }
+  if (report.warnings.size() > kShownWarnings) {
+    ReportWarning(fmt::format("{} more warnings in {}", report.warnings.size() - kShownWarnings,
+                              files.json.string()));
+  }
+  PrintSummary(report, files);
+  return report.findings() ? kExitFindings : kExitOk;
+}
+
+#ifdef NUMPROBE_WITH_MPI
+// Under mpirun/srun: the (step, rank) units spread over the MPI processes (app/cluster.h).
+// Process 0 alone writes the files and prints; every process exits with the same code.
+int RunClusterScan(const ScanCliOptions& o) {
+  auto session = ClusterSession::Start();
+  if (!session) return ReportError(session.error());
+  const ClusterSession& cluster = **session;
+  auto result = ClusterScanDump(cluster, o.dump, o.scan);
+  const auto fail = [&](const Status& error) -> int {
+    if (cluster.leader()) return ReportError(error);
+    return error.code() == ErrorCode::kInvalidArgument ? kExitUsage : kExitBadInput;
+  };
+  if (!result) return fail(result.error());
+  Result<ScanOutputFiles> files = ScanOutputFiles{};
+  if (cluster.leader()) files = WriteScanReport(result->report, o.out_dir, FileTimestamp());
+  cluster.IdleUntilAll();
+  const Status written = cluster.Agree(files.ok() ? Status::Ok() : files.error(), 0);
+  if (!written.ok()) return fail(written);
+  // The exit code is process 0's (the others hold no report).
+  const std::string code =
+      cluster.Broadcast(cluster.leader() && result->report.findings() ? "1" : "0");
+  if (!cluster.leader()) return code == "1" ? kExitFindings : kExitOk;
+  std::printf("%d MPI processes; bytes read per process: %s\n", cluster.processes(),
+              fmt::format("{}", fmt::join(result->bytes_per_process, ", ")).c_str());
+  return PrintScan(result->report, *files);
+}
+#endif
+
 int RunScan(ScanCliOptions& o) {
   if (!o.dtype.empty()) {
     const auto target = ParseHeadroomTarget(o.dtype);
@@ -202,20 +248,14 @@ int RunScan(ScanCliOptions& o) {
   if (!max_memory) return ReportError(max_memory.error());
   o.scan.max_memory = *max_memory;
   if (IsGraphDumpPath(o.dump)) return RunGraphScan(o.dump);
+#ifdef NUMPROBE_WITH_MPI
+  if (LaunchedUnderMpi()) return RunClusterScan(o);
+#endif
   auto report = ScanDump(o.dump, o.scan);
   if (!report) return ReportError(report.error());
   auto files = WriteScanReport(*report, o.out_dir, FileTimestamp());
   if (!files) return ReportError(files.error());
-  constexpr size_t kShownWarnings = 5;
-  for (size_t i = 0; i < report->warnings.size() && i < kShownWarnings; ++i) {
-    ReportWarning(report->warnings[i]);
-  }
-  if (report->warnings.size() > kShownWarnings) {
-    ReportWarning(fmt::format("{} more warnings in {}", report->warnings.size() - kShownWarnings,
-                              files->json.string()));
-  }
-  PrintSummary(*report, *files);
-  return report->findings() ? kExitFindings : kExitOk;
+  return PrintScan(*report, *files);
 }
 
 }  // namespace

@@ -1,8 +1,11 @@
 // numprobe on a cluster: `mpirun -n N numprobe compare ...` (or srun) spreads the rank pairs of a
 // multi-rank compare over N MPI processes, balanced by bytes; each process reads only its share
 // and writes its ranks' result files, and process 0 gathers the per-rank facts, finds the
-// cross-rank first divergence once and writes the cross-rank files. Every output file is
-// byte-identical to a single-process run. Built only with NUMPROBE_WITH_MPI (docs/cluster.md).
+// cross-rank first divergence once and writes the cross-rank files. `mpirun -n N numprobe scan`
+// (and `precheck --plan`, which scans) spreads the (step, rank) units the same way, and
+// process 0 orders the communication ops, finds the first anomaly across ranks and writes the
+// files. Every output file is byte-identical to a single-process run. Built only with
+// NUMPROBE_WITH_MPI (docs/cluster.md).
 #ifndef NUMPROBE_APP_CLUSTER_H_
 #define NUMPROBE_APP_CLUSTER_H_
 
@@ -13,10 +16,12 @@
 #include <string>
 #include <vector>
 
+#include "numprobe/app/precheck_plan.h"
 #include "numprobe/compare.h"
 #include "numprobe/compare_trees.h"
 #include "numprobe/divergence.h"
 #include "numprobe/result.h"
+#include "numprobe/scan.h"
 #include "numprobe/status.h"
 #include "numprobe/verdict.h"
 
@@ -43,8 +48,12 @@ class ClusterSession {
   // Every process learns whether any failed: OK when none did, else the failure with the lowest
   // `key` (then the lowest process), in every process. Collective: all processes must call it.
   Status Agree(const Status& local, int64_t key) const;
-  // Every process's `text`, in process order, on process 0; empty elsewhere.
+  // Every process's `text`, in process order, on process 0; empty elsewhere. Any size (sent in
+  // pieces under MPI's 2 GiB message limit).
   Result<std::vector<std::string>> GatherToLeader(const std::string& text) const;
+  // Returns when every process has called it; waits asleep (1 ms polls), not spinning, so that
+  // processes done with their share leave the cores to process 0's serial part. Collective.
+  void IdleUntilAll() const;
   // Element-wise sums across processes (every process passes a vector of the same length).
   std::vector<uint64_t> SumAcross(const std::vector<uint64_t>& values) const;
 
@@ -84,6 +93,32 @@ Result<ClusterCompareResult> ClusterCompareDumpTrees(const ClusterSession& sessi
                                                      const std::filesystem::path& target,
                                                      const std::filesystem::path& golden,
                                                      const CompareTreesOptions& options);
+
+struct ClusterScanResult {
+  ScanReport report;                        // on process 0; empty on the others
+  std::vector<uint64_t> bytes_per_process;  // the bytes of dump files each process was given
+};
+
+// ScanDump (scan.h) spread over the processes of `session`: the (step, rank) units shared out by
+// bytes, each scanned by one process, the per-rank facts gathered to process 0, which evaluates
+// the cross-rank analysis once (the communication order, the first anomaly, the weight checks
+// across steps, the headroom summary). On process 0 the report equals ScanDump's, member for
+// member; its errors are ScanDump's, agreed (the first in scan order), in every process.
+Result<ClusterScanResult> ClusterScanDump(const ClusterSession& session,
+                                          const std::filesystem::path& path,
+                                          const ScanOptions& options);
+
+struct ClusterPlanResult {
+  PlanReport report;                        // on process 0; empty on the others
+  std::vector<uint64_t> bytes_per_process;  // the scan's and the op facts' bytes per process
+};
+
+// PlanPrecision (app/precheck_plan.h) spread over the processes of `session`: its scan as
+// ClusterScanDump, then each rank folder's forward API facts on the process its bytes fall to,
+// gathered to process 0, which writes nothing and returns the report (equal to PlanPrecision's).
+Result<ClusterPlanResult> ClusterPlanPrecision(const ClusterSession& session,
+                                               const std::filesystem::path& path, DType target,
+                                               const PlanSettings* settings);
 
 }  // namespace numprobe
 

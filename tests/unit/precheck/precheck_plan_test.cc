@@ -9,6 +9,9 @@
 
 #include <gtest/gtest.h>
 
+#include "numprobe/scan.h"
+
+#include "precheck/precheck_plan_parts.h"
 #include "testing/dump_builder.h"
 #include "testing/temp_dir.h"
 
@@ -100,6 +103,40 @@ TEST(PrecheckPlanTest, BadSettingsAndTargets) {
   const fs::path dump = MakeDump(tmp, R"({"optimizer": {"eps": "small"}})");
   EXPECT_EQ(PlanPrecision(dump, DType::kF16).error().code(), ErrorCode::kCorrupt);
   EXPECT_EQ(PlanPrecision(dump, DType::kF32).error().code(), ErrorCode::kInvalidArgument);
+}
+
+// The parts a distributed run takes (precheck_plan_parts.h): each rank's facts encoded and decoded
+// as they travel to process 0 give PlanPrecision's report; the encoding is exact and strict.
+TEST(PrecheckPlanTest, PartsThroughTheirEncodingGiveTheSameReport) {
+  const test::TempDir tmp("numprobe_plan_parts");
+  const fs::path dump = MakeDump(tmp, R"({"optimizer": {"type": "AdamW", "eps": 1e-08}})");
+  auto direct = PlanPrecision(tmp.path(), DType::kF16);
+  ASSERT_TRUE(direct.ok()) << direct.error().ToString();
+  auto scan = ScanDump(tmp.path(), detail::PlanScanOptions(DType::kF16));
+  ASSERT_TRUE(scan.ok());
+  auto inputs = detail::PlanInputsOf(tmp.path(), DType::kF16, nullptr);
+  ASSERT_TRUE(inputs.ok());
+  ASSERT_EQ(inputs->pairs.size(), 1u);
+  auto facts = detail::PlanPair(*inputs->pairs[0].target, DType::kF16, inputs->report.settings);
+  ASSERT_TRUE(facts.ok());
+  ASSERT_FALSE(facts->findings.empty());
+  const std::string bytes = detail::EncodePlanPairFacts(*facts);
+  auto back = detail::DecodePlanPairFacts(bytes);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(detail::EncodePlanPairFacts(*back), bytes);
+  for (size_t n = 0; n < bytes.size(); n += 5) {
+    EXPECT_FALSE(detail::DecodePlanPairFacts(std::string_view(bytes).substr(0, n)).ok()) << n;
+  }
+  const PlanReport parts = detail::FinishPlan(std::move(*inputs), *scan, {*back});
+  const test::TempDir out("numprobe_plan_parts_out");
+  ASSERT_TRUE(WritePlanReport(*direct, out / "direct", "20261202000000").ok());
+  ASSERT_TRUE(WritePlanReport(parts, out / "parts", "20261202000000").ok());
+  for (const char* name :
+       {"precheck_plan_fp16_20261202000000.json", "precheck_plan_fp16_20261202000000.csv"}) {
+    EXPECT_EQ(test::ReadFile(out / "direct" / name), test::ReadFile(out / "parts" / name)) << name;
+  }
+  EXPECT_EQ(parts.warnings, direct->warnings);
+  EXPECT_EQ(parts.ops, direct->ops);
 }
 
 }  // namespace
