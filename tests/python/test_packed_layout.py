@@ -79,10 +79,15 @@ def outputs(folder):
     out = {}
     for path in sorted(glob.glob(os.path.join(folder, "**", "*"), recursive=True)):
         if os.path.isfile(path):
-            name = re.sub(r"\d{8,}", "TS", os.path.relpath(path, folder))
+            name = re.sub(r"\d{8,}|proc\d+", "TS", os.path.relpath(path, folder))
             with open(path, "rb") as f:
-                out[name] = f.read()
+                out[name] = no_pid(f.read())
     return out
+
+
+def no_pid(data):
+    """The rank folders are proc{pid}: each run has its own pid."""
+    return re.sub(rb"proc\d+", b"procPID", data)
 
 
 def results(tmp_path, tag):
@@ -100,9 +105,10 @@ def results(tmp_path, tag):
                                                               for t in f["tensors"]])
                       for f in inspect["files"]]
     got["formats"] = {f["format"] for f in inspect["files"]}
-    got["load"] = numprobe.load(str(noisy))
+    got["load"] = {re.sub(r"proc\d+", "procPID", k): v
+                   for k, v in numprobe.load(str(noisy)).items()}
     with open(os.path.join(rank_dir, "dump.json"), "rb") as f:
-        got["dump.json"] = f.read()
+        got["dump.json"] = no_pid(f.read())
     return got
 
 
