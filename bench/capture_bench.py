@@ -15,7 +15,10 @@ medians of 3. Then the slowdown table per mode (statistics, md5, tensor) and lev
 msprobe's column measured on the same block and config where msprobe is importable ("not
 installed" otherwise).
 
-  PYTHONPATH=BUILD/python /usr/bin/python3 bench/capture_bench.py
+  PYTHONPATH=BUILD/python /usr/bin/python3 bench/capture_bench.py [--tensor-only]
+
+The tensor-mode rows are measured in both layouts (dump_layout "files", msprobe's, and "packed",
+one container per step); --tensor-only runs those rows alone.
 """
 import json
 import os
@@ -85,7 +88,9 @@ def run(mode, config=None, device="cpu", clock="cpu", folder=None):
         result = json.loads(out.strip().splitlines()[-1])
         size = 0
         for root, _, files in os.walk(os.path.join(tmp, "dump")):
-            size += sum(os.path.getsize(os.path.join(root, f)) for f in files if f.endswith(".pt"))
+            # Tensor bytes: the files layout's .pt files, the packed layout's container data.
+            size += sum(os.path.getsize(os.path.join(root, f)) for f in files
+                        if f.endswith(".pt") or f == "packed.data")
         return result["step_s"], size
 
 
@@ -114,13 +119,18 @@ def tensor_mode(folder):
     print(f"capture_bench: tensor mode in {folder}: undumped step {base * 1e3:.1f} ms (wall), "
           f"dd {dd / 2**20:.0f} MiB/s (medians of 3; a shared machine: wall times are noisy)")
     for level in ("L1", "mix"):
-        for durability in ("step", "file"):
-            config = {"task": "tensor", "level": level, "tensor_durability": durability}
+        # The packed layout (dump_layout, docs/capture.md): one container per step instead of a
+        # file per tensor.
+        for layout, durability in (("files", "step"), ("files", "file"), ("packed", "step"),
+                                   ("packed", "file")):
+            config = {"task": "tensor", "level": level, "tensor_durability": durability,
+                      "dump_layout": layout}
             t, size = median_of_3(lambda: run("on", config, clock="wall", folder=folder))
             per_step = size / STEPS_RUN
             rate = per_step / max(t - base, 1e-9)  # bytes per second of the time the dump adds
-            print(f"capture_bench: tensor {level} durability={durability}: step {t * 1e3:.1f} ms, "
-                  f"slowdown {t / base:.2f}x, {per_step / 2**20:.1f} MiB per step, "
+            print(f"capture_bench: tensor {level} layout={layout} durability={durability}: "
+                  f"step {t * 1e3:.1f} ms, slowdown {t / base:.2f}x, "
+                  f"{per_step / 2**20:.1f} MiB per step, "
                   f"{rate / 2**20:.0f} MiB/s = {rate / dd:.2f} of dd (goal >= 0.5)")
 
 
@@ -190,6 +200,9 @@ def mode_table(folder):
 
 
 def main():
+    if "--tensor-only" in sys.argv[1:]:  # the tensor-mode rows alone (both layouts)
+        tensor_mode(os.environ.get("NUMPROBE_BENCH_DIR") or tempfile.gettempdir())
+        return 0
     base, _ = run("off")
     print(f"capture_bench: undumped step {base * 1e3:.1f} ms")
     status = 0

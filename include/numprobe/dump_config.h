@@ -34,6 +34,10 @@ enum class TensorFileFormat : uint8_t { kPt, kNpy };
 // files together at the step's end (one filesystem sync), kFile flushes each file as it is
 // written (an fsync per file: slower, for those who want each file durable before the next).
 enum class TensorDurability : uint8_t { kStep, kFile };
+// How tensor data is laid out (numprobe's key dump_layout): kFiles is msprobe's, one file per
+// tensor in dump_tensor_data/; kPacked puts a step's tensors into one container there
+// (docs/capture.md), which numprobe's readers read transparently and msprobe's cannot.
+enum class DumpLayout : uint8_t { kFiles, kPacked };
 
 // The closed loop: what the config dialect with dump / overflow_check / compare / config_check
 // sections (docs/config-dialect.md) asks for around the capture. The Dumper does the overflow
@@ -61,6 +65,7 @@ struct DumpConfig {
   bool is_deterministic = false;
   int64_t seed = 1234;
   TensorDurability tensor_durability = TensorDurability::kStep;
+  DumpLayout dump_layout = DumpLayout::kFiles;
 
   // The task section.
   std::vector<std::string> scope;        // empty, or exactly two names bounding a range

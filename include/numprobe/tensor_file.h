@@ -29,12 +29,14 @@ enum class FileFormat {
   kSafetensors,
   kTorch,  // torch.save zip (>= 1.6) or legacy stream
   kMindSporeCkpt,
+  kPacked,  // an entry of a dump's packed container (read through its dump folder, not alone)
 };
 
 inline constexpr EnumNameEntry<FileFormat> kFileFormatNames[] = {
     {FileFormat::kUnknown, "unknown"}, {FileFormat::kNpy, "npy"},
     {FileFormat::kNpz, "npz"},         {FileFormat::kSafetensors, "safetensors"},
-    {FileFormat::kTorch, "pt"},        {FileFormat::kMindSporeCkpt, "ckpt"}};
+    {FileFormat::kTorch, "pt"},        {FileFormat::kMindSporeCkpt, "ckpt"},
+    {FileFormat::kPacked, "packed"}};
 constexpr const auto& EnumNameTable(FileFormat /*unused*/) { return kFileFormatNames; }
 
 // Guesses the format from the first bytes of a file (at least 16 where available) and its path.

@@ -52,6 +52,7 @@ class DumpConfig:
     risk_level: str
     seed: int
     warnings: List[str]
+    dump_layout: str  # "files" (msprobe's, one file per tensor) or "packed"
 
 class Dumper:
     def __init__(self, config: DumpConfig, rank: Optional[int] = None, pid: int = 0) -> None: ...

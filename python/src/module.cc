@@ -350,6 +350,11 @@ PYBIND11_MODULE(_numprobe, m) {
       .def_readonly("seed", &DumpConfig::seed)
       .def_readonly("overflow_nums", &DumpConfig::overflow_nums)
       .def_readonly("warnings", &DumpConfig::warnings)
+      .def_property_readonly(
+          "dump_layout",
+          [](const DumpConfig& c) {
+            return std::string(c.dump_layout == DumpLayout::kPacked ? "packed" : "files");
+          })
       .def_readonly("requested_task", &DumpConfig::requested_task)
       .def_readonly("dump_forward", &DumpConfig::dump_forward)
       .def_readonly("dump_backward", &DumpConfig::dump_backward)

@@ -305,6 +305,12 @@ Status SetTensorDurability(std::string_view key, const JsonValue& v, bool /*appl
   return Status::Ok();
 }
 
+Status SetDumpLayout(std::string_view key, const JsonValue& v, bool /*apply*/, DumpConfig* c) {
+  NUMPROBE_ASSIGN_OR_RETURN(size_t i, GetChoice(key, v, {"files", "packed"}));
+  c->dump_layout = static_cast<DumpLayout>(i);
+  return Status::Ok();
+}
+
 Status SetRiskLevel(std::string_view key, const JsonValue& v, bool /*apply*/, DumpConfig* c) {
   NUMPROBE_ASSIGN_OR_RETURN(size_t i, GetChoice(key, v, {"ALL", "CORE", "FOCUS"}));
   c->risk_level = static_cast<RiskLevel>(i);
@@ -325,7 +331,7 @@ Status SetSection(std::string_view key, const JsonValue& v, bool apply, DumpConf
   return ApplyConfigKeys(*keys, key, v, apply && key == c->requested_task, c);
 }
 
-constexpr std::array<ConfigKey, 32> kTopLevelKeys = {{
+constexpr std::array<ConfigKey, 33> kTopLevelKeys = {{
     {"task", &SetTask, ""},
     {"dump_path", &SetDumpPath, ""},
     {"rank", &SetRank, ""},
@@ -339,6 +345,7 @@ constexpr std::array<ConfigKey, 32> kTopLevelKeys = {{
     {"precision", &SetPrecision, ""},
     {"risk_level", &SetRiskLevel, ""},
     {"tensor_durability", &SetTensorDurability, ""},  // numprobe's own (docs/capture.md)
+    {"dump_layout", &SetDumpLayout, ""},              // numprobe's own (docs/capture.md)
     {"framework", &CheckFramework, ""},
     {"enable_dataloader", &CheckBool,
      "numprobe does not end the run after the configured steps; steps advance on "

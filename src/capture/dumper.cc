@@ -537,6 +537,17 @@ struct Dumper::Impl {
     return false;
   }
 
+  // A tensor's data for the background writer: its own file, or an entry of the step's packed
+  // container under the same data_name (dump.json is the same in both layouts).
+  void QueueTensor(const std::string& data_name, Tensor copy) {
+    if (config.dump_layout == DumpLayout::kPacked) {
+      writer.EnqueuePacked(current_dir / "dump_tensor_data", data_name, std::move(copy));
+    } else {
+      writer.Enqueue(current_dir / "dump_tensor_data" / data_name, std::move(copy),
+                     config.file_format);
+    }
+  }
+
   // ---- values ----
   struct Walk {
     std::string_view entry;
@@ -590,8 +601,7 @@ struct Dumper::Impl {
         candidates.push_back({data_name, &t.view});  // JudgeRecord decides
       } else {
         NUMPROBE_ASSIGN_OR_RETURN(Tensor copy, Tensor::CopyOf(t.view));
-        writer.Enqueue(current_dir / "dump_tensor_data" / data_name, std::move(copy),
-                       config.file_format);
+        QueueTensor(data_name, std::move(copy));
       }
       leaf.emplace_back("data_name", JsonValue::String(std::move(data_name)));
     }
@@ -698,8 +708,7 @@ struct Dumper::Impl {
         continue;
       }
       NUMPROBE_ASSIGN_OR_RETURN(Tensor copy, Tensor::CopyOf(*file.view));
-      writer.Enqueue(current_dir / "dump_tensor_data" / file.data_name, std::move(copy),
-                     config.file_format);
+      QueueTensor(file.data_name, std::move(copy));
       ++step_summary.tensors_written;
       step_summary.bytes_written += bytes;
     }
@@ -918,6 +927,10 @@ struct Dumper::Impl {
     if (FilesWanted()) {
       fs::create_directories(current_dir / "dump_tensor_data", ec);
       if (ec) return Status::IoError(current_dir.string() + "/dump_tensor_data: " + ec.message());
+      // A rerun into the same path starts the container afresh, as it does the journal.
+      if (config.dump_layout == DumpLayout::kPacked) {
+        detail::RemovePackedContainer(current_dir / "dump_tensor_data");
+      }
     }
     NUMPROBE_RETURN_IF_ERROR(OpenGolden());
     header = JsonValue::MakeObject();

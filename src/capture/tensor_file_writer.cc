@@ -22,6 +22,17 @@ void TensorFileWriter::Enqueue(std::filesystem::path path, Tensor tensor, Tensor
   Push(std::move(job));
 }
 
+void TensorFileWriter::EnqueuePacked(std::filesystem::path tensor_dir, std::string name,
+                                     Tensor tensor) {
+  const uint64_t bytes = static_cast<uint64_t>(std::max<int64_t>(tensor.view().span_bytes(), 0));
+  Job job;
+  job.path = std::move(tensor_dir);
+  job.packed_name = std::move(name);
+  job.tensor = std::move(tensor);
+  job.bytes = bytes;
+  Push(std::move(job));
+}
+
 void TensorFileWriter::EnqueueJournalLine(std::string line) {
   Job job;
   job.bytes = line.size();
@@ -70,8 +81,11 @@ void TensorFileWriter::Shutdown() {
   if (thread_.joinable()) thread_.join();
 }
 
-Status TensorFileWriter::Perform(const Job& job) const {
+Status TensorFileWriter::Perform(const Job& job) {
   if (job.path.empty()) return journal_->AppendFormatted(job.journal_line);
+  if (!job.packed_name.empty()) {
+    return packed_.Append(job.path, job.packed_name, job.tensor.view(), sync_);
+  }
   if (job.format == TensorFileFormat::kNpy) return WriteNpy(job.path, job.tensor.view(), sync_);
   const NamedView view{"", job.tensor.view()};
   return WriteTorch(job.path, std::span<const NamedView>(&view, 1), sync_);
@@ -89,7 +103,9 @@ void TensorFileWriter::Run() {
     Status st = Perform(job);
     const bool file = !job.path.empty();
     const uint64_t bytes = job.bytes;
-    const std::string what = file ? job.path.string() : "journal";
+    const std::string what = !file                     ? std::string("journal")
+                             : job.packed_name.empty() ? job.path.string()
+                                                       : (job.path / job.packed_name).string();
     job = Job();  // frees the copy before the space is released
     lock.lock();
     busy_ = false;

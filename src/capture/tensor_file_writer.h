@@ -12,6 +12,10 @@
 // Durability: with FileSync::kDeferred files are not flushed one by one; the Dumper makes a
 // step's files durable together at the step's end (SyncFolderContents). FileSync::kNow flushes
 // each file before it is renamed into place (config key tensor_durability: "file").
+//
+// Packed layout (dump_layout "packed"): EnqueuePacked appends the tensor to its folder's container
+// (msprobe/packed_tensors.h) instead of writing a file: bytes, then the index line, then the
+// journal records queued behind it, so the same ordering argument holds.
 #ifndef NUMPROBE_CAPTURE_TENSOR_FILE_WRITER_H_
 #define NUMPROBE_CAPTURE_TENSOR_FILE_WRITER_H_
 
@@ -31,6 +35,7 @@
 #include "numprobe/tensor.h"
 
 #include "msprobe/dump_journal.h"
+#include "msprobe/packed_tensors.h"
 
 namespace numprobe::detail {
 
@@ -45,6 +50,8 @@ class TensorFileWriter {
 
   // Queues `tensor` to be written to `path`; waits while the queue holds too many bytes.
   void Enqueue(std::filesystem::path path, Tensor tensor, TensorFileFormat format);
+  // Queues `tensor` to be appended as `name` to the packed container in `tensor_dir`.
+  void EnqueuePacked(std::filesystem::path tensor_dir, std::string name, Tensor tensor);
   // Queues a journal line, appended once every file queued before it is written.
   void EnqueueJournalLine(std::string line);
   // Whether anything is queued or being written (a record must then queue behind it).
@@ -62,12 +69,13 @@ class TensorFileWriter {
     Tensor tensor;
     TensorFileFormat format = TensorFileFormat::kPt;
     std::string journal_line;
+    std::string packed_name;  // not empty: append to the container in `path` (a folder)
     uint64_t bytes = 0;
   };
 
   void Push(Job job);
   void Run();
-  Status Perform(const Job& job) const;
+  Status Perform(const Job& job);
 
   const uint64_t max_pending_;
   const FileSync sync_;
@@ -81,6 +89,7 @@ class TensorFileWriter {
   bool stop_ = false;
   bool written_since_sync_ = false;
   Status error_;
+  PackedTensorWriter packed_;  // used by the writer's thread only
   std::thread thread_;
 };
 

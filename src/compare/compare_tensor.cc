@@ -34,8 +34,8 @@ constexpr size_t kMaxWarnings = 20;
 
 struct Job {
   size_t row = 0;
-  fs::path target_file;
-  fs::path golden_file;
+  DataFileRef target_file;
+  DataFileRef golden_file;
   uintmax_t bytes = 0;
 };
 
@@ -84,29 +84,31 @@ class TensorRows {
     for (auto [dir, name, file] :
          {std::tuple{&target_.tensor_dir, &t.data_name, &job.target_file},
           std::tuple{&golden_.tensor_dir, &g.data_name, &job.golden_file}}) {
-      auto resolved = ResolveDataFile(*dir, *name);
-      if (!resolved && resolved.error().code() == ErrorCode::kRejected) {
-        Warn(fmt::format("{}; row {} not compared", resolved.error().message(), t.name));
+      // Its own file or an entry of the packed container (data_file.h).
+      auto located = LocateDataFile(*dir, *name);
+      if (!located && located.error().code() == ErrorCode::kRejected) {
+        Warn(fmt::format("{}; row {} not compared", located.error().message(), t.name));
         return std::nullopt;
       }
-      *file = resolved ? *resolved : *dir / *name;
+      if (located) {
+        *file = std::move(*located);
+      } else {
+        file->path = *dir / *name;  // read, and reported missing, as msprobe does
+      }
     }
-    std::error_code ec;
-    const uintmax_t a = fs::file_size(job.target_file, ec);
-    const uintmax_t b = ec ? 0 : fs::file_size(job.golden_file, ec);
-    job.bytes = ec ? 0 : a + b;
+    job.bytes = job.target_file.bytes + job.golden_file.bytes;
     return job;
   }
 
-  Result<Tensor> ReadOne(const fs::path& path) {
+  Result<Tensor> ReadOne(const DataFileRef& ref) {
     // The file's warnings (CRC mismatches) are not kept, so its CRCs are not computed.
     ReadOptions options;
     options.check_crc = false;
     options.max_inflated_bytes = max_memory_;
-    NUMPROBE_ASSIGN_OR_RETURN(TensorFile file, ReadTensorFile(path, options));
+    NUMPROBE_ASSIGN_OR_RETURN(TensorFile file, ReadDataFile(ref, options));
     if (file.tensors.size() != 1) {
       return Status::Unsupported(
-          fmt::format("{}: holds {} tensors, not one", path.string(), file.tensors.size()));
+          fmt::format("{}: holds {} tensors, not one", ref.path.string(), file.tensors.size()));
     }
     return std::move(file.tensors[0].tensor);
   }

@@ -1,12 +1,16 @@
 // Loading one side of a diff: a tensor file, or a folder of .npy files / an msprobe dump tree.
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "numprobe/diff.h"
+
+#include "msprobe/data_file.h"
+#include "msprobe/packed_tensors.h"
 
 namespace numprobe {
 namespace {
@@ -50,7 +54,22 @@ bool NaturalLess(const std::string& x, const std::string& y) {
 struct FolderFile {
   fs::path path;
   std::string name;  // relative path without extension, dump_tensor_data segments dropped
+  std::optional<detail::DataFileRef> packed;  // an entry of a packed container (the packed layout)
 };
+
+// The name a file at `rel` (relative to the folder) gets, and whether it lies in dump_tensor_data.
+std::string FolderName(const fs::path& rel, bool* in_dump) {
+  std::string name;
+  for (auto part = rel.begin(); part != rel.end(); ++part) {
+    if (std::next(part) == rel.end()) break;  // the file itself
+    if (part->string() == kDumpTensorDir) {
+      *in_dump = true;
+      continue;
+    }
+    name += part->string() + "/";
+  }
+  return name + rel.stem().string();
+}
 
 Result<std::vector<FolderFile>> ListFolder(const fs::path& root, bool* is_dump) {
   std::vector<FolderFile> files;
@@ -65,20 +84,31 @@ Result<std::vector<FolderFile>> ListFolder(const fs::path& root, bool* is_dump) 
     const fs::path rel = it->path().lexically_relative(root);
     const std::string ext = rel.extension().string();
     bool in_dump = false;
-    std::string name;
-    for (auto part = rel.begin(); part != rel.end(); ++part) {
-      if (std::next(part) == rel.end()) break;  // the file itself
-      if (part->string() == kDumpTensorDir) {
-        in_dump = true;
-        continue;
+    std::string name = FolderName(rel, &in_dump);
+    if (in_dump && rel.filename() == detail::kPackedIndexName) {
+      // The packed layout: each entry stands for the data file of its name.
+      NUMPROBE_ASSIGN_OR_RETURN(auto index, detail::ReadPackedIndex(it->path().parent_path()));
+      for (size_t i = 0; i < index->entries.size(); ++i) {
+        const detail::PackedEntry& e = index->entries[i];
+        if (index->by_name.at(e.name) != i) continue;  // rewritten later under the same name
+        detail::DataFileRef ref;
+        ref.path = it->path().parent_path() / e.name;
+        ref.packed = index;
+        ref.entry = i;
+        ref.bytes = e.end - e.begin;
+        std::error_code exists_ec;
+        if (fs::exists(ref.path, exists_ec)) continue;  // a file of its own is read as one
+        bool entry_in_dump = false;
+        std::string entry_name = FolderName(rel.parent_path() / e.name, &entry_in_dump);
+        *is_dump = true;
+        files.push_back({ref.path, std::move(entry_name), std::move(ref)});
       }
-      name += part->string() + "/";
+      continue;
     }
-    name += rel.stem().string();
     const bool tensor_ext = ext == ".npy" || (in_dump && (ext == ".pt" || ext == ".pth"));
     if (!tensor_ext) continue;
     *is_dump |= in_dump;
-    files.push_back({it->path(), std::move(name)});
+    files.push_back({it->path(), std::move(name), std::nullopt});
   }
   if (ec) return Status::IoError(fmt::format("{}: {}", root.string(), ec.message()));
   std::sort(files.begin(), files.end(),
@@ -93,8 +123,19 @@ Result<DiffSource> LoadDiffSource(const fs::path& path, const ReadOptions& optio
   source.path = path;
   std::error_code ec;
   const fs::file_status st = fs::status(path, ec);
-  if (ec || !fs::exists(st))
+  if (ec || !fs::exists(st)) {
+    // A data file of a dump in the packed layout: an entry of its folder's container.
+    if (!path.parent_path().empty() &&
+        fs::exists(path.parent_path() / detail::kPackedIndexName, ec)) {
+      NUMPROBE_ASSIGN_OR_RETURN(
+          TensorFile file,
+          detail::ReadDataFile(path.parent_path(), path.filename().string(), options));
+      source.kind = std::string(EnumName(file.format));
+      source.tensors = std::move(file.tensors);
+      return source;
+    }
     return Status::NotFound(fmt::format("{}: no such file", path.string()));
+  }
   if (!fs::is_directory(st)) {
     NUMPROBE_ASSIGN_OR_RETURN(TensorFile file, ReadTensorFile(path, options));
     source.kind = std::string(EnumName(file.format));
@@ -110,7 +151,8 @@ Result<DiffSource> LoadDiffSource(const fs::path& path, const ReadOptions& optio
   }
   source.kind = is_dump ? "dump" : "npy folder";
   for (FolderFile& f : files) {
-    NUMPROBE_ASSIGN_OR_RETURN(TensorFile file, ReadTensorFile(f.path, options));
+    NUMPROBE_ASSIGN_OR_RETURN(TensorFile file, f.packed ? detail::ReadDataFile(*f.packed, options)
+                                                        : ReadTensorFile(f.path, options));
     for (std::string& w : file.warnings) source.warnings.push_back(f.path.string() + ": " + w);
     if (file.tensors.size() == 1) {
       file.tensors[0].name = f.name;

@@ -119,6 +119,7 @@ Result<TensorFile> ReadTensorBuffer(std::shared_ptr<const Buffer> buffer,
           Status::Unsupported("MindSpore .ckpt support was not built (NUMPROBE_WITH_PROTOBUF)");
 #endif
       break;
+    case FileFormat::kPacked:  // never detected: entries are read through their dump folder
     case FileFormat::kUnknown:
       result =
           Status::Unsupported("unrecognised file format (not npy, npz, safetensors, pt or ckpt)");

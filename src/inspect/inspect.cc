@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -17,7 +19,9 @@
 
 #include "core/json_writer.h"
 #include "core/utf8.h"
+#include "msprobe/data_file.h"
 #include "msprobe/dump_journal.h"
+#include "msprobe/packed_tensors.h"
 
 namespace numprobe {
 namespace {
@@ -52,10 +56,16 @@ Result<InspectedDump> InspectDump(const fs::path& json) {
   return out;
 }
 
-Result<InspectedFile> InspectOne(const fs::path& path, const ReadOptions& read_options) {
+// `packed`: the path is an entry of a dump's packed container, listed as the file it stands for.
+Result<InspectedFile> InspectOne(const fs::path& path, const ReadOptions& read_options,
+                                 const detail::DataFileRef* packed = nullptr) {
   InspectedFile out;
   out.path = path.string();
-  NUMPROBE_ASSIGN_OR_RETURN(out.file, ReadTensorFile(path, read_options));
+  if (packed != nullptr) {
+    NUMPROBE_ASSIGN_OR_RETURN(out.file, detail::ReadDataFile(*packed, read_options));
+  } else {
+    NUMPROBE_ASSIGN_OR_RETURN(out.file, ReadTensorFile(path, read_options));
+  }
   out.stats.reserve(out.file.tensors.size());
   for (const NamedTensor& t : out.file.tensors) {
     auto stats = ComputeStats(t.tensor.view());
@@ -294,9 +304,48 @@ Result<InspectReport> Inspect(const fs::path& path, const InspectOptions& option
 
   std::vector<fs::path> files;
   std::vector<fs::path> dump_files;  // dump.json (or journal) files, one per folder
+  // The packed layout: each entry of a container is listed as the data file it stands for.
+  std::map<fs::path, detail::DataFileRef> packed;
   if (report.folder) {
     std::vector<std::string> skipped;
-    for (const fs::path& p : ListFiles(path, &skipped)) {
+    std::vector<fs::path> listed = ListFiles(path, &skipped);
+    std::set<fs::path> packed_dirs;
+    for (const fs::path& p : listed) {
+      if (p.filename() == detail::kPackedIndexName) packed_dirs.insert(p.parent_path());
+    }
+    for (const fs::path& dir : packed_dirs) {
+      auto index = detail::ReadPackedIndex(dir);
+      if (!index) {
+        ++report.candidates;
+        fail(index.error());
+        continue;
+      }
+      if ((*index)->torn_tail) {
+        warn((dir / detail::kPackedIndexName).string() +
+             ": the last line is cut short (a run killed while writing it); ignored");
+      }
+      for (size_t i = 0; i < (*index)->entries.size(); ++i) {
+        const detail::PackedEntry& e = (*index)->entries[i];
+        if ((*index)->by_name.at(e.name) != i) continue;  // rewritten later under the same name
+        detail::DataFileRef ref;
+        ref.path = dir / e.name;
+        ref.packed = *index;
+        ref.entry = i;
+        ref.bytes = e.end - e.begin;
+        if (!fs::exists(ref.path, ec)) packed.emplace(ref.path, std::move(ref));
+      }
+    }
+    for (const auto& [p, ref] : packed) listed.push_back(p);
+    std::sort(listed.begin(), listed.end());
+    for (const fs::path& p : listed) {
+      if (packed.count(p) != 0) {
+        files.push_back(p);
+        continue;
+      }
+      if (packed_dirs.count(p.parent_path()) != 0 &&
+          (p.filename() == detail::kPackedIndexName || p.filename() == detail::kPackedDataName)) {
+        continue;  // the container itself, listed entry by entry
+      }
       if (IsDumpFileName(p)) {
         if (dump_files.empty() || dump_files.back().parent_path() != p.parent_path()) {
           dump_files.push_back(p);
@@ -311,7 +360,7 @@ Result<InspectReport> Inspect(const fs::path& path, const InspectOptions& option
   } else {
     files.push_back(path);
   }
-  report.candidates = files.size() + dump_files.size();
+  report.candidates += files.size() + dump_files.size();
 
   for (const fs::path& p : dump_files) {
     auto dump = InspectDump(p);
@@ -326,7 +375,8 @@ Result<InspectReport> Inspect(const fs::path& path, const InspectOptions& option
     report.dumps.push_back(std::move(*dump));
   }
   for (const fs::path& p : files) {
-    auto file = InspectOne(p, read_options);
+    const auto ref = packed.find(p);
+    auto file = InspectOne(p, read_options, ref == packed.end() ? nullptr : &ref->second);
     if (!file) {
       // Said so the caller can point to the inert mode; only a strict refusal is read again.
       bool inert_would_read = false;

@@ -108,7 +108,8 @@ ScanTensor TensorOfRow(const DumpFile& file, const DumpRow& row, const RowReadCo
     }
   }
   if (!context.read_files || row.data_name.empty() || context.location == nullptr) return t;
-  auto resolved = ResolveDataFile(context.location->tensor_dir, row.data_name);
+  // Its own file or an entry of the packed container (data_file.h).
+  auto resolved = LocateDataFile(context.location->tensor_dir, row.data_name);
   if (!resolved) {
     if (resolved.error().code() == ErrorCode::kNotFound) {
       if (context.files_missing != nullptr) ++*context.files_missing;
@@ -117,10 +118,10 @@ ScanTensor TensorOfRow(const DumpFile& file, const DumpRow& row, const RowReadCo
     }
     return t;
   }
-  const std::filesystem::path& path = *resolved;
+  const std::filesystem::path& path = resolved->path;
   ReadOptions read_options;
   read_options.max_inflated_bytes = context.max_memory;
-  auto tensor_file = ReadTensorFile(path, read_options);
+  auto tensor_file = ReadDataFile(*resolved, read_options);
   if (!tensor_file) {
     if (context.warnings != nullptr) {
       context.warnings->push_back(fmt::format("{}: {}; statistics taken from dump.json",
@@ -150,7 +151,9 @@ ScanTensor TensorOfRow(const DumpFile& file, const DumpRow& row, const RowReadCo
 Result<Tensor> LoadTensorFile(const std::filesystem::path& path, uint64_t max_memory) {
   ReadOptions read_options;
   read_options.max_inflated_bytes = max_memory;
-  NUMPROBE_ASSIGN_OR_RETURN(TensorFile file, ReadTensorFile(path, read_options));
+  // `path` is a ScanTensor's file: a data file located by TensorOfRow, in either layout.
+  NUMPROBE_ASSIGN_OR_RETURN(
+      TensorFile file, ReadDataFile(path.parent_path(), path.filename().string(), read_options));
   if (file.tensors.empty()) return Status::NotFound(path.string() + ": holds no tensor");
   Tensor t = std::move(file.tensors[0].tensor);
   if (t.view().is_contiguous()) return t;

@@ -79,18 +79,19 @@ std::optional<Loaded> LoadSide(const fs::path& dir, std::string_view name, Tenso
     side->error = "the dump's tensor folder is unknown";
     return std::nullopt;
   }
-  auto path = detail::ResolveDataFile(dir, name);
+  // Its own file or an entry of the packed container (data_file.h).
+  auto path = detail::LocateDataFile(dir, name);
   if (!path) {
     side->error = path.error().message();
     return std::nullopt;
   }
-  auto file = ReadTensorFile(*path);
+  auto file = detail::ReadDataFile(*path);
   if (!file) {
     side->error = file.error().message();
     return std::nullopt;
   }
   if (file->tensors.empty()) {
-    side->error = fmt::format("{} holds no tensor", path->filename().string());
+    side->error = fmt::format("{} holds no tensor", path->path.filename().string());
     return std::nullopt;
   }
   Loaded loaded;

@@ -15,7 +15,9 @@
 #include "numprobe/dumper.h"
 #include "numprobe/tensor_file.h"
 
+#include "msprobe/data_file.h"
 #include "msprobe/dump_journal.h"
+#include "msprobe/packed_tensors.h"
 #include "testing/temp_dir.h"
 
 namespace numprobe {
@@ -80,7 +82,8 @@ std::vector<std::string> CheckJournalNamesCompleteFiles(const fs::path& rank_dir
     }
     EXPECT_EQ(files.size(), 1U) << name;
     for (const std::string& f : files) {
-      auto file = ReadTensorFile(rank_dir / "dump_tensor_data" / f);
+      // Its own file, or its entry of the packed container (dump_layout "packed").
+      auto file = detail::ReadDataFile(rank_dir / "dump_tensor_data", f);
       EXPECT_TRUE(file.ok()) << f << ": " << (file.ok() ? "" : file.error().ToString());
       if (!file.ok()) continue;
       const TensorView& view = file->tensors.at(0).tensor.view();
@@ -136,8 +139,25 @@ TEST_P(TensorWriterTest, SigkillMidStepLeavesAJournalThatNamesOnlyCompleteFiles)
   // No file under its final name is cut short (an unfinished one keeps its temporary name).
   for (const auto& f : fs::directory_iterator(rank_dir / "dump_tensor_data")) {
     if (f.path().filename().string().find(".numprobe-tmp.") != std::string::npos) continue;
+    if (f.path().filename() == detail::kPackedDataName ||
+        f.path().filename() == detail::kPackedIndexName) {
+      continue;  // the packed container: checked entry by entry below
+    }
     auto file = ReadTensorFile(f.path());
     EXPECT_TRUE(file.ok()) << f.path();
+  }
+  // In the packed layout no entry of the index is cut short, journaled or not.
+  if (fs::exists(rank_dir / "dump_tensor_data" / detail::kPackedIndexName)) {
+    EXPECT_NE(extra.find("packed"), std::string::npos);
+    auto index = detail::ReadPackedIndex(rank_dir / "dump_tensor_data");
+    ASSERT_TRUE(index.ok()) << index.error().ToString();
+    EXPECT_GE((*index)->entries.size(), order.size() / 2);
+    for (size_t i = 0; i < (*index)->entries.size(); ++i) {
+      auto tensor = detail::PackedTensor(*index, i);
+      EXPECT_TRUE(tensor.ok()) << (*index)->entries[i].name;
+    }
+  } else {
+    EXPECT_EQ(extra.find("packed"), std::string::npos);
   }
 }
 
@@ -154,9 +174,26 @@ TEST_P(TensorWriterTest, ACompleteStepHasEveryFileAndRecordInOrder) {
   EXPECT_EQ(order.back(), "Functional.size." + std::to_string(kRecords - 1) + ".forward");
 }
 
-INSTANTIATE_TEST_SUITE_P(Durability, TensorWriterTest,
-                         ::testing::Values("", R"(, "tensor_durability": "file")",
-                                           R"(, "tensor": {"file_format": "npy"})"));
+INSTANTIATE_TEST_SUITE_P(
+    Durability, TensorWriterTest,
+    ::testing::Values("", R"(, "tensor_durability": "file")",
+                      R"(, "tensor": {"file_format": "npy"})", R"(, "dump_layout": "packed")",
+                      R"(, "dump_layout": "packed", "tensor_durability": "file")"));
+
+TEST(DumpLayoutConfig, AcceptsFilesAndPackedAndNamesTheKeyOtherwise) {
+  auto files = DumpConfig::Parse(R"({"dump_path": "d", "dump_layout": "files"})");
+  ASSERT_TRUE(files.ok());
+  EXPECT_EQ(files->dump_layout, DumpLayout::kFiles);
+  auto packed = DumpConfig::Parse(R"({"dump_path": "d", "dump_layout": "packed"})");
+  ASSERT_TRUE(packed.ok());
+  EXPECT_EQ(packed->dump_layout, DumpLayout::kPacked);
+  auto defaulted = DumpConfig::Parse(R"({"dump_path": "d"})");
+  ASSERT_TRUE(defaulted.ok());
+  EXPECT_EQ(defaulted->dump_layout, DumpLayout::kFiles);
+  auto bad = DumpConfig::Parse(R"({"dump_path": "d", "dump_layout": "zip"})");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message().find("dump_layout"), std::string::npos);
+}
 
 TEST(TensorDurabilityConfig, AcceptsStepAndFileAndNamesTheKeyOtherwise) {
   auto step = DumpConfig::Parse(R"({"dump_path": "d", "tensor_durability": "step"})");
