@@ -645,6 +645,18 @@ Result<std::shared_ptr<const StreamedStorage>> ZipArchive::Streamed(
   const auto ratio_cap =
       CheckedMul<uint64_t>(std::max<uint64_t>(entry.compressed_size, 1), limits_.max_ratio);
   if (ratio_cap && want > *ratio_cap) {
+    // Refused as Read refuses it (the memory budget named first when it is exceeded too), so a
+    // bomb gets the same message whether it would be streamed or inflated.
+    const uint64_t budget = limits_.max_inflated_bytes > inflated_total_
+                                ? limits_.max_inflated_bytes - inflated_total_
+                                : 0;
+    if (want > budget) {
+      return Status::OutOfRange("entry " + Quote(entry.name) + " declares " + std::to_string(want) +
+                                " inflated bytes, over the remaining budget of " +
+                                std::to_string(budget) + " (max_inflated_bytes " +
+                                std::to_string(limits_.max_inflated_bytes) +
+                                ": the memory limit, --max-memory in the CLI)");
+    }
     return Status::OutOfRange("entry " + Quote(entry.name) + " declares " + std::to_string(want) +
                               " bytes from " + std::to_string(entry.compressed_size) +
                               " compressed, over the compression ratio cap of " +
