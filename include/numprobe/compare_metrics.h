@@ -19,7 +19,10 @@
 #define NUMPROBE_COMPARE_METRICS_H_
 
 #include <array>
+#include <cstdint>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "numprobe/compare.h"
 #include "numprobe/tensor.h"
@@ -41,6 +44,17 @@ struct TensorPairMetrics {
 // Metrics of `target` against `golden`. `pool` parallelises within the pair (nullptr = serial).
 TensorPairMetrics CompareTensorPair(const TensorView& target, const TensorView& golden,
                                     ThreadPool* pool = nullptr);
+
+// CompareTensorPair of two tensors that may be streamed (Tensor::is_streamed): a streamed side
+// whose view is contiguous once size-1 dimensions are dropped is read in one pass, both sides
+// in lockstep windows of whole chunks, reduced and merged in the order CompareTensorPair uses
+// (the same bits). A streamed side that cannot be read in order (a transposed view, or a pair
+// msprobe compares as one element) is loaded whole, which fails with kOutOfRange when its
+// storage exceeds `max_memory` bytes. Passes' warnings (CRC mismatches) go to `warnings` (may
+// be null); a damaged stream is an error.
+Result<TensorPairMetrics> CompareTensors(const Tensor& target, const Tensor& golden,
+                                         ThreadPool* pool, uint64_t max_memory,
+                                         std::vector<std::string>* warnings = nullptr);
 
 // The lower-precision float dtype of a pair (fewer significand bits), used for ULP distances and
 // tolerances; nullopt when either side is not a float type.

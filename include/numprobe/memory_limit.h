@@ -1,7 +1,9 @@
 // The memory a command may spend on one tensor file's decompressed storages (--max-memory). A
 // compressed member (.pt storage, .npz array) declares its inflated size up front; one that
 // would exceed the limit is refused before anything is allocated (kOutOfRange), instead of
-// inflating a 4 MB file into gigabytes.
+// inflating a 4 MB file into gigabytes. Statistics and compare metrics do not need the storage
+// whole: inspect, scan and compare stream large deflated members (ReadOptions::
+// stream_deflated_over), and the limit applies to what still needs a whole copy.
 #ifndef NUMPROBE_MEMORY_LIMIT_H_
 #define NUMPROBE_MEMORY_LIMIT_H_
 

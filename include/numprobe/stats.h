@@ -7,7 +7,12 @@
 #ifndef NUMPROBE_STATS_H_
 #define NUMPROBE_STATS_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
 
 #include "numprobe/result.h"
 #include "numprobe/tensor.h"
@@ -46,6 +51,38 @@ struct StatsOptions {
 
 // Statistics of `view`. kInvalidArgument for a view with negative dims or strides.
 Result<TensorStats> ComputeStats(const TensorView& view, const StatsOptions& options = {});
+
+// ComputeStats over elements that arrive in C order a block at a time (a streamed storage):
+// whole kStatsChunk-element chunks are reduced as they complete and folded in chunk order, the
+// last one when Finish is called, exactly as ComputeStats cuts and folds a contiguous tensor, so
+// the result is the same bits for any split of the bytes, any thread count and any SIMD path.
+// Memory: one chunk of pending bytes.
+class StatsAccumulator {
+ public:
+  StatsAccumulator(DType dtype, std::vector<int64_t> shape, const StatsOptions& options = {});
+  ~StatsAccumulator();
+  StatsAccumulator(StatsAccumulator&&) noexcept;
+  StatsAccumulator& operator=(StatsAccumulator&&) noexcept;
+
+  // The next bytes of the elements (any split, even inside an element). kInvalidArgument past
+  // the shape's numel * item size, or for a shape with a negative or overflowing size.
+  Status Add(std::span<const std::byte> bytes);
+  // The statistics, once every byte was added (kInvalidArgument when some are missing).
+  Result<TensorStats> Finish();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Statistics of `tensor`, streamed or not: a tensor in memory goes to ComputeStats; a streamed
+// contiguous one is read in one pass of a few MiB at a time through StatsAccumulator (the same
+// bits); a streamed strided one is loaded whole first, which fails with kOutOfRange when its
+// storage exceeds `max_memory` bytes. A pass's warning (a CRC mismatch) is appended to
+// `warnings` (may be null).
+Result<TensorStats> ComputeTensorStats(const Tensor& tensor, const StatsOptions& options,
+                                       uint64_t max_memory,
+                                       std::vector<std::string>* warnings = nullptr);
 
 // The name of the kernel path ComputeStats uses now ("scalar", "AVX2", "AVX3", ...).
 const char* StatsKernelName();

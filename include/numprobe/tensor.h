@@ -6,11 +6,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "numprobe/buffer.h"
 #include "numprobe/dtype.h"
 #include "numprobe/result.h"
+#include "numprobe/streamed_storage.h"
 
 namespace numprobe {
 
@@ -50,6 +52,13 @@ class Tensor {
   // A view into `storage`; the caller has validated it (ValidateView).
   Tensor(std::shared_ptr<const Buffer> storage, TensorView view)
       : storage_(std::move(storage)), view_(std::move(view)) {}
+  // A view into a storage that is not in memory (view.data is nullptr; byte_offset and strides
+  // address the streamed bytes). Made by readers only when ReadOptions::stream_deflated_over
+  // asks for it; the caller has validated the view against streamed->size().
+  Tensor(std::shared_ptr<const StreamedStorage> streamed, TensorView view)
+      : streamed_(std::move(streamed)), view_(std::move(view)) {
+    view_.data = nullptr;
+  }
 
   // A zero-filled contiguous tensor.
   static Result<Tensor> Zeros(DType dtype, std::vector<int64_t> shape);
@@ -61,11 +70,19 @@ class Tensor {
   const std::vector<int64_t>& shape() const { return view_.shape; }
   int64_t numel() const { return view_.numel(); }
   const std::shared_ptr<const Buffer>& storage() const { return storage_; }
+  // Non-null for a tensor whose storage is streamed (then view().data is nullptr).
+  const std::shared_ptr<const StreamedStorage>& streamed() const { return streamed_; }
+  bool is_streamed() const { return streamed_ != nullptr; }
+  // This tensor with its storage in memory: itself when it is not streamed, else the storage
+  // loaded whole when it fits in `max_bytes` (kOutOfRange naming it, its size and the limit
+  // otherwise). `warning` (may be null) receives the load's warning (a CRC mismatch).
+  Result<Tensor> InMemory(uint64_t max_bytes, std::string* warning = nullptr) const;
   // Writable first element of a heap tensor made by Zeros/CopyOf (nullptr for a mapped one).
   std::byte* mutable_data();
 
  private:
   std::shared_ptr<const Buffer> storage_;
+  std::shared_ptr<const StreamedStorage> streamed_;
   TensorView view_;
 };
 

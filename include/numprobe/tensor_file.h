@@ -74,7 +74,16 @@ struct ReadOptions {
   // CRC-32 of .pt storage records (a mismatch only adds a warning): callers that keep no
   // warnings, such as compare, turn it off and save a pass over every byte.
   bool check_crc = true;
+  // 0: every compressed member is inflated into memory (under max_inflated_bytes). Otherwise a
+  // deflated .pt storage or .npz array larger than this many bytes is left compressed: its
+  // tensor is streamed (Tensor::is_streamed, view().data nullptr), read in passes by
+  // ComputeTensorStats or loaded whole by Tensor::InMemory under a limit. Only for callers that
+  // handle streamed tensors (inspect, scan); its CRC-32 is checked at the end of each pass.
+  uint64_t stream_deflated_over = 0;
 };
+
+// The stream_deflated_over of the commands that stream (inspect, scan): members above 4 MiB.
+inline constexpr uint64_t kStreamDeflatedOver = uint64_t{4} << 20;
 
 // Reads the tensors of the file at `path`. kNotFound / kIoError if it cannot be read;
 // kCorrupt / kOutOfRange / kUnsupported / kRejected with a message naming the file, the problem

@@ -9,6 +9,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "numprobe/float_convert.h"
@@ -74,7 +78,8 @@ double ThresholdIn(double thr, detail::CmpFloat rt) {
 
 // A view with its size-1 dimensions dropped (numpy's squeeze), read in C order.
 struct Flat {
-  const std::byte* base = nullptr;
+  const std::byte* base = nullptr;  // element `origin` (a streamed window's first element)
+  int64_t origin = 0;
   DType dtype = DType::kF32;
   std::vector<int64_t> dims;
   std::vector<int64_t> strides;  // elements
@@ -84,7 +89,7 @@ struct Flat {
 
 Flat Squeeze(const TensorView& v) {
   Flat f;
-  f.base = v.first();
+  f.base = v.data != nullptr ? v.first() : nullptr;  // a streamed view has no data yet
   f.dtype = v.dtype;
   f.numel = v.numel();
   for (size_t d = 0; d < v.shape.size(); ++d) {
@@ -108,13 +113,14 @@ double LoadOne(const std::byte* p) {
 
 // Decodes logical elements [start, start + count) of `f` into out.
 void Load(const Flat& f, int64_t start, int64_t count, double* out) {
-  if (f.contiguous && detail::CmpDecode(f.dtype, f.base + start * ItemSize(f.dtype), count, out)) {
+  if (f.contiguous &&
+      detail::CmpDecode(f.dtype, f.base + (start - f.origin) * ItemSize(f.dtype), count, out)) {
     return;
   }
   Dispatch(f.dtype, [&]<DType D>() {
     const int64_t item = ItemSize(D);
     if (f.contiguous) {
-      const std::byte* p = f.base + start * item;
+      const std::byte* p = f.base + (start - f.origin) * item;
       for (int64_t i = 0; i < count; ++i) out[i] = LoadOne<D>(p + i * item);
       return;
     }
@@ -373,22 +379,23 @@ TensorPairMetrics CompareTensorPair(const TensorView& target, const TensorView& 
   return detail::CompareTensorPairWithSink(target, golden, pool, nullptr);
 }
 
-TensorPairMetrics detail::CompareTensorPairWithSink(const TensorView& target,
-                                                    const TensorView& golden, ThreadPool* pool,
-                                                    PairBlockSink* sink) {
-  TensorPairMetrics out;
-  auto all = [&](Kind kind) { out.msprobe.fill(MetricCell::Of(kind)); };
-  PairSetup s;
+namespace {
+
+// The pair's setup; false (with `out` filled) when msprobe's checks stop before any metric.
+bool Setup(const TensorView& target, const TensorView& golden, detail::PairBlockSink* sink,
+           PairSetup* setup, TensorPairMetrics* out) {
+  auto all = [&](Kind kind) { out->msprobe.fill(MetricCell::Of(kind)); };
+  PairSetup& s = *setup;
   s.sink = sink;
   s.t = Squeeze(target);
   s.g = Squeeze(golden);
   if (s.t.numel == 0) {  // msprobe: "This is empty data, can not compare."
     all(Kind::kUnsupported);
-    return out;
+    return false;
   }
   if (s.t.dims != s.g.dims) {
     all(Kind::kShapeUnmatched);
-    return out;
+    return false;
   }
   s.t_np = NumpyType(target.dtype);
   s.g_np = NumpyType(golden.dtype);
@@ -404,47 +411,54 @@ TensorPairMetrics detail::CompareTensorPairWithSink(const TensorView& target,
     s.k.low = *low;
     std::tie(s.k.rtol, s.k.atol) = AllcloseTolerance(*low);
   }
-  const detail::CmpAccumulateFn fn = detail::CmpAccumulate();
-  const int64_t numel = s.t.numel;
+  out->compared = true;
+  return true;
+}
+
+// The metrics of a pair of one element after squeezing (msprobe's scalar path).
+TensorPairMetrics ScalarPair(const PairSetup& s) {
+  TensorPairMetrics out;
   out.compared = true;
-
-  if (s.t.dims.empty()) {
-    // 0-d (msprobe's scalar path stops its checks here: no NaN/Inf zeroing): MaxAbsErr in the
-    // pair's own type, MaxRelativeErr; the rest are "unsupported".
-    double t = 0;
-    double g = 0;
-    Load(s.t, 0, 1, &t);
-    Load(s.g, 0, 1, &g);
-    const bool t_int = s.t_np == NpType::kInt || s.t_np == NpType::kBool;
-    const bool g_int = s.g_np == NpType::kInt || s.g_np == NpType::kBool;
-    double diff = 0;
-    if (t_int || g_int) {
-      diff = t - g;  // numpy promotes int with float to float64 (and bool 0-d was made float)
-    } else {
-      switch (Promote(s.t_np, s.g_np)) {
-        case NpType::kF64:
-          diff = t - g;
-          break;
-        case NpType::kF32:
-          diff = static_cast<double>(static_cast<float>(t) - static_cast<float>(g));
-          break;
-        default:
-          diff = static_cast<double>(RoundF16(static_cast<float>(t) - static_cast<float>(g)));
-      }
+  auto all = [&](Kind kind) { out.msprobe.fill(MetricCell::Of(kind)); };
+  const detail::CmpAccumulateFn fn = detail::CmpAccumulate();
+  // 0-d (msprobe's scalar path stops its checks here: no NaN/Inf zeroing): MaxAbsErr in the
+  // pair's own type, MaxRelativeErr; the rest are "unsupported".
+  double t = 0;
+  double g = 0;
+  Load(s.t, 0, 1, &t);
+  Load(s.g, 0, 1, &g);
+  const bool t_int = s.t_np == NpType::kInt || s.t_np == NpType::kBool;
+  const bool g_int = s.g_np == NpType::kInt || s.g_np == NpType::kBool;
+  double diff = 0;
+  if (t_int || g_int) {
+    diff = t - g;  // numpy promotes int with float to float64 (and bool 0-d was made float)
+  } else {
+    switch (Promote(s.t_np, s.g_np)) {
+      case NpType::kF64:
+        diff = t - g;
+        break;
+      case NpType::kF32:
+        diff = static_cast<double>(static_cast<float>(t) - static_cast<float>(g));
+        break;
+      default:
+        diff = static_cast<double>(RoundF16(static_cast<float>(t) - static_cast<float>(g)));
     }
-    all(Kind::kUnsupported);
-    out.msprobe[2] = Value12(std::fabs(diff));
-    out.msprobe[3] = Value12(detail::CmpRelError(s.k, t, g));
-    const Partial p = ChunkWork(s, fn, 0, 1);
-    out.extras = MakeExtras(p, s, 1);
-    out.rel_l2 = RelL2(p);
-    return out;
   }
+  all(Kind::kUnsupported);
+  out.msprobe[2] = Value12(std::fabs(diff));
+  out.msprobe[3] = Value12(detail::CmpRelError(s.k, t, g));
+  const Partial p = ChunkWork(s, fn, 0, 1);
+  out.extras = MakeExtras(p, s, 1);
+  out.rel_l2 = RelL2(p);
+  return out;
+}
 
-  const Partial p = ChunkedReduce<Partial>(pool, numel, kChunk, [&](int64_t start, int64_t length) {
-    return ChunkWork(s, fn, start, length);
-  });
-
+// The metrics from the pair's reduced partial `p`.
+TensorPairMetrics Finish(const PairSetup& s, const Partial& p) {
+  TensorPairMetrics out;
+  out.compared = true;
+  auto all = [&](Kind kind) { out.msprobe.fill(MetricCell::Of(kind)); };
+  const int64_t numel = s.t.numel;
   out.extras = MakeExtras(p, s, numel);
   out.rel_l2 = RelL2(p);
   if (p.mask_mismatch) {  // "The position of inf or nan in NPU and bench Tensor do not match."
@@ -479,6 +493,113 @@ TensorPairMetrics detail::CompareTensorPairWithSink(const TensorView& target,
   out.msprobe[4] = Value12(static_cast<double>(p.below_1) / n);
   out.msprobe[5] = Value12(static_cast<double>(p.below_5) / n);
   return out;
+}
+
+}  // namespace
+
+TensorPairMetrics detail::CompareTensorPairWithSink(const TensorView& target,
+                                                    const TensorView& golden, ThreadPool* pool,
+                                                    PairBlockSink* sink) {
+  TensorPairMetrics out;
+  PairSetup s;
+  if (!Setup(target, golden, sink, &s, &out)) return out;
+  if (s.t.dims.empty()) return ScalarPair(s);
+  const detail::CmpAccumulateFn fn = detail::CmpAccumulate();
+  const Partial p = ChunkedReduce<Partial>(
+      pool, s.t.numel, kChunk,
+      [&](int64_t start, int64_t length) { return ChunkWork(s, fn, start, length); });
+  return Finish(s, p);
+}
+
+Result<TensorPairMetrics> CompareTensors(const Tensor& target, const Tensor& golden,
+                                         ThreadPool* pool, uint64_t max_memory,
+                                         std::vector<std::string>* warnings) {
+  if (!target.is_streamed() && !golden.is_streamed()) {
+    return CompareTensorPair(target.view(), golden.view(), pool);
+  }
+  // A streamed side is read in order when its squeezed view is contiguous; otherwise (and for
+  // a pair msprobe compares as one element) it is loaded whole under `max_memory`.
+  TensorPairMetrics early;
+  PairSetup probe;
+  const bool compared = Setup(target.view(), golden.view(), nullptr, &probe, &early);
+  const auto in_order = [&](const Tensor& t, const Flat& f) {
+    return t.is_streamed() && compared && !probe.t.dims.empty() && f.contiguous;
+  };
+  const bool stream_t = in_order(target, probe.t);
+  const bool stream_g = in_order(golden, probe.g);
+  Tensor t = target;
+  Tensor g = golden;
+  for (auto [side, streamed] : {std::pair{&t, stream_t}, std::pair{&g, stream_g}}) {
+    if (!side->is_streamed() || streamed || !compared) continue;
+    std::string warning;
+    NUMPROBE_ASSIGN_OR_RETURN(*side, side->InMemory(max_memory, &warning));
+    if (!warning.empty() && warnings != nullptr) warnings->push_back(warning);
+  }
+  if (!compared) return early;
+  if (!stream_t && !stream_g) return CompareTensorPair(t.view(), g.view(), pool);
+
+  // Both sides in lockstep, a window of whole chunks at a time: the chunks are reduced as
+  // ChunkedReduce reduces them and merged in the same order, so the result is the same bits.
+  PairSetup s;
+  TensorPairMetrics unused;
+  Setup(t.view(), g.view(), nullptr, &s, &unused);
+  const detail::CmpAccumulateFn fn = detail::CmpAccumulate();
+  constexpr int64_t kChunksPerWindow = 32;
+  const int64_t numel = s.t.numel;
+  struct Side {
+    Flat* flat;
+    const Tensor* tensor;
+    bool streamed;
+    std::unique_ptr<ByteStream> pass;
+    std::vector<std::byte> window;
+  };
+  Side sides[2] = {{&s.t, &t, stream_t, nullptr, {}}, {&s.g, &g, stream_g, nullptr, {}}};
+  for (Side& side : sides) {
+    if (!side.streamed) continue;
+    const TensorView& v = side.tensor->view();
+    const int item = ItemSize(v.dtype);
+    NUMPROBE_ASSIGN_OR_RETURN(side.pass, side.tensor->streamed()->Open());
+    NUMPROBE_RETURN_IF_ERROR(side.pass->Skip(static_cast<uint64_t>(v.byte_offset)));
+    side.window.resize(static_cast<size_t>(std::min(numel, kChunk * kChunksPerWindow) * item));
+  }
+  Partial total;
+  const int64_t chunks = (numel + kChunk - 1) / kChunk;
+  std::vector<Partial> partials(static_cast<size_t>(std::min(chunks, kChunksPerWindow)));
+  for (int64_t first = 0; first < chunks; first += kChunksPerWindow) {
+    const int64_t begin = first * kChunk;
+    const int64_t count = std::min(numel - begin, kChunk * kChunksPerWindow);
+    for (Side& side : sides) {
+      if (!side.streamed) continue;
+      const auto bytes = static_cast<size_t>(count * ItemSize(side.flat->dtype));
+      NUMPROBE_ASSIGN_OR_RETURN(const size_t got,
+                                side.pass->Read(std::span(side.window.data(), bytes)));
+      if (got != bytes) {
+        return Status::Corrupt(side.tensor->streamed()->Describe() +
+                               " ends before the tensor's last element");
+      }
+      side.flat->base = side.window.data();
+      side.flat->origin = begin;
+    }
+    const int64_t batch = (count + kChunk - 1) / kChunk;
+    auto run = [&](int64_t c) {
+      const int64_t start = begin + c * kChunk;
+      partials[static_cast<size_t>(c)] = ChunkWork(s, fn, start, std::min(kChunk, numel - start));
+    };
+    if (pool != nullptr && batch > 1) {
+      pool->ParallelFor(batch, run);
+    } else {
+      for (int64_t c = 0; c < batch; ++c) run(c);
+    }
+    for (int64_t c = 0; c < batch; ++c) total.Merge(partials[static_cast<size_t>(c)]);
+  }
+  for (Side& side : sides) {
+    if (!side.streamed) continue;
+    NUMPROBE_RETURN_IF_ERROR(side.pass->Drain());
+    if (warnings != nullptr && !side.pass->warning().empty()) {
+      warnings->push_back(side.pass->warning());
+    }
+  }
+  return Finish(s, total);
 }
 
 }  // namespace numprobe

@@ -105,6 +105,8 @@ class TensorRows {
     ReadOptions options;
     options.check_crc = false;
     options.max_inflated_bytes = max_memory_;
+    // Large deflated storages stay compressed: the pair is streamed in lockstep (CompareTensors).
+    options.stream_deflated_over = kStreamDeflatedOver;
     NUMPROBE_ASSIGN_OR_RETURN(TensorFile file, ReadDataFile(ref, options));
     if (file.tensors.size() != 1) {
       return Status::Unsupported(
@@ -121,11 +123,14 @@ class TensorRows {
       // msprobe: "Dump file ... not found or read failed." -> unsupported.
       ++failures_;
       Warn((t.ok() ? g.error() : t.error()).message());
+    } else if (auto m = CompareTensors(*t, *g, inner, max_memory_); !m.ok()) {
+      ++failures_;
+      Warn(fmt::format("{} vs {}: {}", job.target_file.string(), job.golden_file.string(),
+                       m.error().message()));
     } else {
-      const TensorPairMetrics m = CompareTensorPair(t->view(), g->view(), inner);
-      std::copy(m.msprobe.begin(), m.msprobe.end(), row.metrics.begin());
-      if (m.extras.has_value()) row.extras = std::make_shared<const TensorExtras>(*m.extras);
-      if (m.extras.has_value()) row.error = m.rel_l2;
+      std::copy(m->msprobe.begin(), m->msprobe.end(), row.metrics.begin());
+      if (m->extras.has_value()) row.extras = std::make_shared<const TensorExtras>(*m->extras);
+      if (m->extras.has_value()) row.error = m->rel_l2;
     }
     const size_t done = ++done_;
     if (progress_) progress_(done, total_, "tensor pairs");

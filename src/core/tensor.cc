@@ -140,6 +140,15 @@ Result<Tensor> Tensor::CopyOf(const TensorView& src) {
   return out;
 }
 
+Result<Tensor> Tensor::InMemory(uint64_t max_bytes, std::string* warning) const {
+  if (!streamed_) return *this;
+  NUMPROBE_ASSIGN_OR_RETURN(std::shared_ptr<const Buffer> bytes,
+                            streamed_->Load(max_bytes, warning));
+  TensorView view = view_;
+  view.data = bytes->data();
+  return Tensor(std::move(bytes), std::move(view));
+}
+
 std::byte* Tensor::mutable_data() {
   if (!storage_ || storage_->is_mapped()) return nullptr;
   // Heap tensors made here own their buffer exclusively; casting away const is how they are

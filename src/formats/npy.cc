@@ -4,6 +4,7 @@
 #include <bit>
 #include <cctype>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -12,6 +13,7 @@
 #include "core/checked.h"
 #include "core/quoted.h"
 #include "core/utf8.h"
+#include "formats/npy_internal.h"
 
 namespace numprobe {
 namespace {
@@ -301,8 +303,11 @@ void ByteSwapInPlace(std::byte* data, uint64_t bytes, int width) {
 }
 
 // ParseNpyHeader, also returning the warning about an assumed dtype (empty if none).
+// `bytes` holds the start of a .npy of `total` bytes (at least its header), or all of it when
+// `total` is nullopt.
 Result<NpyHeader> ParseHeader(std::span<const std::byte> bytes, const NpyReadOptions& options,
-                              std::string* descr_warning) {
+                              std::string* descr_warning,
+                              std::optional<uint64_t> total = std::nullopt) {
   const uint64_t size = bytes.size();
   if (size < kMagic.size()) {
     return Status::Corrupt("file of " + std::to_string(size) +
@@ -396,7 +401,7 @@ Result<NpyHeader> ParseHeader(std::span<const std::byte> bytes, const NpyReadOpt
   }
   h.data_offset = prefix + header_len;
   h.data_bytes = *data_bytes;
-  const uint64_t have = size - h.data_offset;
+  const uint64_t have = total.value_or(size) - h.data_offset;
   if (h.data_bytes > have) {
     return Status::Corrupt("data truncated: need " + std::to_string(h.data_bytes) +
                            " bytes, have " + std::to_string(have));
@@ -405,6 +410,13 @@ Result<NpyHeader> ParseHeader(std::span<const std::byte> bytes, const NpyReadOpt
 }
 
 }  // namespace
+
+Result<NpyHeader> detail::ParseNpyHeaderPrefix(std::span<const std::byte> head, uint64_t total,
+                                               const NpyReadOptions& options,
+                                               std::string* descr_warning) {
+  if (total < head.size()) return Status::InvalidArgument("npy prefix longer than its file");
+  return ParseHeader(head, options, descr_warning, total);
+}
 
 Result<NpyHeader> ParseNpyHeader(std::span<const std::byte> bytes, const NpyReadOptions& options) {
   std::string warning;

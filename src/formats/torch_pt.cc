@@ -72,16 +72,30 @@ struct StorageId {
   DType element_type() const { return dtype.value_or(DType::kU8); }
 };
 
-// Bytes of one storage record (whole, before any view is taken).
+// Bytes of one storage record (whole, before any view is taken): in memory, or streamed (a
+// deflated record left compressed, ReadOptions::stream_deflated_over; `bytes` is then empty).
 struct Record {
   std::shared_ptr<const Buffer> owner;
   std::span<const std::byte> bytes;
+  std::shared_ptr<const StreamedStorage> streamed;
+
+  uint64_t size() const { return streamed ? streamed->size() : bytes.size(); }
 };
 
-// Bytes ready to be viewed as `dtype`: native order, aligned, bools 0/1.
+// Bytes ready to be viewed as `dtype`: native order, aligned, bools 0/1 (or streamed as they
+// are, native order and not bool).
 struct Prepared {
   std::shared_ptr<const Buffer> owner;
   std::span<const std::byte> bytes;
+  std::shared_ptr<const StreamedStorage> streamed;
+
+  uint64_t size() const { return streamed ? streamed->size() : bytes.size(); }
+  // A tensor viewing these bytes (`view.data` is set here).
+  Tensor Make(TensorView view) const {
+    if (streamed) return Tensor(streamed, std::move(view));
+    view.data = bytes.data();
+    return Tensor(owner, std::move(view));
+  }
 };
 
 // Finds the record of a storage id, checking its size. Implemented by the zip and legacy readers.
@@ -89,8 +103,15 @@ using RecordFn = std::function<Result<Record>(const StorageId&)>;
 
 class Loader {
  public:
-  Loader(const Pickle& p, bool big_endian, RecordFn records, TensorFile* out)
-      : p_(p), big_endian_(big_endian), records_(std::move(records)), out_(out) {}
+  // `max_load_bytes` bounds a streamed record that must be loaded whole after all (a bool
+  // storage, a legacy view of one).
+  Loader(const Pickle& p, bool big_endian, RecordFn records, TensorFile* out,
+         uint64_t max_load_bytes = 0)
+      : p_(p),
+        big_endian_(big_endian),
+        records_(std::move(records)),
+        out_(out),
+        max_load_bytes_(max_load_bytes) {}
 
   // Walks the value graph from the root and appends every tensor found to out->tensors.
   Status Run();
@@ -117,6 +138,7 @@ class Loader {
   bool big_endian_;
   RecordFn records_;
   TensorFile* out_;
+  uint64_t max_load_bytes_;
   std::vector<bool> expanded_;
   std::unordered_map<Ref, NamedTensor> built_;  // tensors already rebuilt, by value
   std::unordered_map<std::string, Record> records_cache_;
@@ -215,10 +237,29 @@ Result<Prepared> Loader::Storage(const StorageId& id, DType dtype) {
     rec = records_cache_.emplace(id.key, std::move(r)).first;
   }
   Record record = rec->second;
+  const auto item = static_cast<size_t>(ItemSize(dtype));
+  if (record.streamed) {
+    if (!id.is_view && dtype != DType::kBool && !(big_endian_ && item > 1)) {
+      if (record.size() % item != 0) {
+        return Status::Corrupt(
+            fmt::format("storage {} of {} bytes is not a whole number of {} elements",
+                        Quote(id.key), record.size(), Name(dtype)));
+      }
+      Prepared out{nullptr, {}, record.streamed};
+      prepared_.emplace(std::make_pair(cache_key, static_cast<int>(dtype)), out);
+      return out;
+    }
+    std::string warning;
+    NUMPROBE_ASSIGN_OR_RETURN(std::shared_ptr<const Buffer> whole,
+                              record.streamed->Load(max_load_bytes_, &warning));
+    if (!warning.empty()) out_->warnings.push_back(warning);
+    record = Record{whole, whole->bytes(), nullptr};
+    rec->second = record;
+  }
   if (id.is_view) {
-    const auto item = static_cast<uint64_t>(ItemSize(id.element_type()));
-    const auto begin = CheckedMul<uint64_t>(static_cast<uint64_t>(id.view_offset), item);
-    const auto len = CheckedMul<uint64_t>(static_cast<uint64_t>(id.view_size), item);
+    const auto unit = static_cast<uint64_t>(ItemSize(id.element_type()));
+    const auto begin = CheckedMul<uint64_t>(static_cast<uint64_t>(id.view_offset), unit);
+    const auto len = CheckedMul<uint64_t>(static_cast<uint64_t>(id.view_size), unit);
     if (!begin || !len || !RangeInside(*begin, *len, record.bytes.size())) {
       return Status::OutOfRange(fmt::format(
           "storage view {} (offset {}, size {}) extends past its storage {} of {} bytes",
@@ -227,7 +268,6 @@ Result<Prepared> Loader::Storage(const StorageId& id, DType dtype) {
     record.bytes = record.bytes.subspan(*begin, *len);
   }
 
-  const auto item = static_cast<size_t>(ItemSize(dtype));
   if (record.bytes.size() % item != 0) {
     return Status::Corrupt(
         fmt::format("storage {} of {} bytes is not a whole number of {} elements", Quote(id.key),
@@ -240,7 +280,7 @@ Result<Prepared> Loader::Storage(const StorageId& id, DType dtype) {
                             [](std::byte b) { return std::to_integer<uint8_t>(b) > 1; });
   }
   const bool aligned = reinterpret_cast<uintptr_t>(record.bytes.data()) % item == 0;
-  Prepared out{record.owner, record.bytes};
+  Prepared out{record.owner, record.bytes, nullptr};
   if (swap || fix_bools || !aligned) {
     NUMPROBE_ASSIGN_OR_RETURN(std::shared_ptr<Buffer> copy, Buffer::CopyOf(record.bytes));
     std::byte* d = copy->mutable_data();
@@ -260,7 +300,7 @@ Result<Prepared> Loader::Storage(const StorageId& id, DType dtype) {
         warned_bool_ = true;
       }
     }
-    out = Prepared{copy, copy->bytes()};
+    out = Prepared{copy, copy->bytes(), nullptr};
   }
   prepared_.emplace(std::make_pair(cache_key, static_cast<int>(dtype)), out);
   return out;
@@ -357,26 +397,25 @@ Result<NamedTensor> Loader::RebuildTensor(Global fn, Ref args) {
   NUMPROBE_ASSIGN_OR_RETURN(Prepared storage, Storage(id, *dtype));
   const auto byte_offset = CheckedMul<int64_t>(offset, ItemSize(*dtype));
   if (!byte_offset) return Status::OutOfRange("storage offset overflows 64 bits");
-  Status valid = ValidateView(*dtype, shape, strides, *byte_offset, storage.bytes.size());
+  Status valid = ValidateView(*dtype, shape, strides, *byte_offset, storage.size());
   if (!valid.ok()) return valid.WithContext(fmt::format("view of storage {}", Quote(id.key)));
   // Stride-0 (expanded) views may hold more elements than their storage, but not without bound:
   // a few bytes must not become a tensor that takes hours to scan.
   const int64_t numel = *CheckedNumel(shape);
   const auto storage_elems =
-      static_cast<int64_t>(storage.bytes.size() / static_cast<size_t>(ItemSize(*dtype)));
+      static_cast<int64_t>(storage.size() / static_cast<size_t>(ItemSize(*dtype)));
   if (numel > kMinBroadcastCap && numel / kMaxBroadcast > storage_elems) {
     return Status::OutOfRange(fmt::format(
         "view of storage {} has {} elements over {} stored ones (more than {}x broadcast)",
         Quote(id.key), numel, storage_elems, kMaxBroadcast));
   }
   TensorView view;
-  view.data = storage.bytes.data();
   view.dtype = *dtype;
   view.shape = std::move(shape);
   view.strides = std::move(strides);
   view.byte_offset = *byte_offset;
   NamedTensor t;
-  t.tensor = Tensor(storage.owner, std::move(view));
+  t.tensor = storage.Make(std::move(view));
   t.device = id.location;
   return t;
 }
@@ -442,10 +481,9 @@ Result<NamedTensor> Loader::BareStorage(Ref pid) {
   NUMPROBE_ASSIGN_OR_RETURN(StorageId id, ParseStorageId(pid));
   const DType dtype = id.element_type();
   NUMPROBE_ASSIGN_OR_RETURN(Prepared storage, Storage(id, dtype));
-  const auto numel =
-      static_cast<int64_t>(storage.bytes.size() / static_cast<size_t>(ItemSize(dtype)));
+  const auto numel = static_cast<int64_t>(storage.size() / static_cast<size_t>(ItemSize(dtype)));
   NamedTensor t;
-  t.tensor = Tensor(storage.owner, TensorView::Contiguous(storage.bytes.data(), dtype, {numel}));
+  t.tensor = storage.Make(TensorView::Contiguous(nullptr, dtype, {numel}));
   t.device = id.location;
   return t;
 }
@@ -691,11 +729,18 @@ Result<TensorFile> ReadZip(std::shared_ptr<const Buffer> file, const ReadOptions
           fmt::format("storage {} ({}, {} elements) does not match record {} of {} bytes",
                       Quote(id.key), id.type_name, id.numel, Quote(name), e->uncompressed_size));
     }
+    if (options.stream_deflated_over > 0 && e->method == 8 &&
+        e->uncompressed_size > options.stream_deflated_over) {
+      // Left compressed: read in passes by whoever uses it, its CRC checked at each pass's end.
+      NUMPROBE_ASSIGN_OR_RETURN(std::shared_ptr<const StreamedStorage> streamed,
+                                archive.Streamed(*e));
+      return Record{nullptr, {}, std::move(streamed)};
+    }
     NUMPROBE_ASSIGN_OR_RETURN(ZipData d, archive.Read(*e));
     check_crc(*e, d.bytes);
-    return Record{d.owner, d.bytes};
+    return Record{d.owner, d.bytes, nullptr};
   };
-  Loader loader(p, big_endian, records, &out);
+  Loader loader(p, big_endian, records, &out, options.max_inflated_bytes);
   NUMPROBE_RETURN_IF_ERROR(loader.Run());
   WarnOpaque(p, &out);
   out.metadata.emplace_back("torch.save format", "zip");
@@ -820,7 +865,7 @@ Result<TensorFile> ReadLegacy(const std::shared_ptr<const Buffer>& file,
       return Status::Corrupt(fmt::format(
           "storage {} of {} elements extends past the end of the file", Quote(key), count));
     }
-    data.emplace(key, Record{file, bytes.subspan(pos, static_cast<size_t>(*nbytes))});
+    data.emplace(key, Record{file, bytes.subspan(pos, static_cast<size_t>(*nbytes)), nullptr});
     pos += static_cast<size_t>(*nbytes);
   }
 

@@ -5,9 +5,12 @@
 #include <cctype>
 #include <cstring>
 #include <limits>
+#include <memory>
+#include <optional>
 #include <string>
 #include <unordered_set>
 #include <utility>
+#include <vector>
 
 #include "core/atomic_file.h"
 #include "core/checked.h"
@@ -448,6 +451,220 @@ Result<ZipData> ZipArchive::Read(const ZipEntry& entry) {
   inflated_total_ += want;
   const std::span<const std::byte> view = out->bytes();
   return ZipData{std::move(out), view};
+#else
+  return Status::Unsupported("entry " + Quote(entry.name) +
+                             " is deflated and zlib support was not built (NUMPROBE_WITH_ZLIB)");
+#endif
+}
+
+#ifdef NUMPROBE_WITH_ZLIB
+namespace {
+
+// One inflating pass over a deflated entry, delivering bytes [skip, skip + length) of it.
+class InflatePass final : public ByteStream {
+ public:
+  InflatePass(std::shared_ptr<const Buffer> file, ZipEntry entry, uint64_t skip, uint64_t length)
+      : file_(std::move(file)), entry_(std::move(entry)), skip_(skip), length_(length) {
+    const std::span<const std::byte> packed =
+        file_->bytes().subspan(entry_.data_offset, entry_.compressed_size);
+    in_ = packed.data();
+    in_left_ = packed.size();
+  }
+  ~InflatePass() override {
+    if (open_) inflateEnd(&zs_);
+  }
+  InflatePass(const InflatePass&) = delete;
+  InflatePass& operator=(const InflatePass&) = delete;
+
+  Status Init() {
+    if (inflateInit2(&zs_, -MAX_WBITS) != Z_OK) return Status::Internal("inflateInit2 failed");
+    open_ = true;
+    return Status::Ok();
+  }
+
+  Result<size_t> Read(std::span<std::byte> out) override {
+    if (skip_ > 0) {
+      std::vector<std::byte> scratch(static_cast<size_t>(std::min<uint64_t>(skip_, kBlock)));
+      while (skip_ > 0) {
+        const size_t n = static_cast<size_t>(std::min<uint64_t>(skip_, scratch.size()));
+        NUMPROBE_ASSIGN_OR_RETURN(const size_t got, Inflate(std::span(scratch.data(), n)));
+        if (got == 0) return Status::Corrupt("entry " + Quote(entry_.name) + " ends early");
+        skip_ -= got;
+      }
+    }
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(out.size(), length_));
+    size_t done = 0;
+    while (done < want) {
+      NUMPROBE_ASSIGN_OR_RETURN(const size_t got, Inflate(out.subspan(done, want - done)));
+      if (got == 0) break;
+      done += got;
+    }
+    length_ -= done;
+    if (done < out.size()) {
+      // The window is delivered (or the entry ended): inflate what follows, verifying the end.
+      std::vector<std::byte> scratch;
+      while (!ended_) {
+        if (scratch.empty()) scratch.resize(kBlock);
+        NUMPROBE_ASSIGN_OR_RETURN(const size_t got, Inflate(scratch));
+        (void)got;
+      }
+      if (length_ > 0) {
+        return Status::Corrupt("entry " + Quote(entry_.name) + " ends " + std::to_string(length_) +
+                               " bytes before the data it should hold");
+      }
+    }
+    return done;
+  }
+
+  std::string warning() const override {
+    if (!ended_ || crc_ == entry_.crc32) return {};
+    return "CRC-32 mismatch in zip entry " + Quote(entry_.name) + " (the data may be damaged)";
+  }
+
+ private:
+  static constexpr uint64_t kBlock = uint64_t{1} << 20;
+  static constexpr uint64_t kInChunk = uint64_t{1} << 30;  // z_stream counts are 32-bit
+
+  // Inflates up to out.size() bytes into out; 0 only at the end of the stream, which is then
+  // verified (produced == declared).
+  Result<size_t> Inflate(std::span<std::byte> out) {
+    if (ended_) return size_t{0};
+    const uint64_t want = entry_.uncompressed_size;
+    const bool probing = produced_ == want;  // one spare byte shows whether it wants more
+    std::byte probe[1];
+    const size_t room =
+        probing ? 1
+                : static_cast<size_t>(std::min<uint64_t>({out.size(), want - produced_, kInChunk}));
+    zs_.next_out = reinterpret_cast<Bytef*>(probing ? probe : out.data());
+    zs_.avail_out = static_cast<uInt>(room);
+    while (zs_.avail_out > 0) {
+      if (zs_.avail_in == 0 && in_left_ > 0) {
+        const uint64_t n = std::min(in_left_, kInChunk);
+        zs_.next_in = reinterpret_cast<Bytef*>(const_cast<std::byte*>(in_));  // zlib only reads
+        zs_.avail_in = static_cast<uInt>(n);
+        in_ += n;
+        in_left_ -= n;
+      }
+      const uInt before = zs_.avail_out;
+      const int rc = inflate(&zs_, Z_NO_FLUSH);
+      if (probing && zs_.avail_out == 0) {
+        return Status::OutOfRange("entry " + Quote(entry_.name) +
+                                  " inflates to more than its declared " + std::to_string(want) +
+                                  " bytes");
+      }
+      if (rc == Z_STREAM_END) {
+        ended_ = true;
+        break;
+      }
+      if (rc == Z_BUF_ERROR && zs_.avail_in == 0 && in_left_ == 0) {
+        return Status::Corrupt("entry " + Quote(entry_.name) + ": deflate stream is truncated");
+      }
+      if (rc == Z_BUF_ERROR && zs_.avail_in != 0 && zs_.avail_out == before) {
+        return Status::Corrupt("entry " + Quote(entry_.name) +
+                               ": deflate stream makes no progress");
+      }
+      if (rc != Z_OK && rc != Z_BUF_ERROR) {
+        return Status::Corrupt("entry " + Quote(entry_.name) + ": bad deflate data (" +
+                               (zs_.msg != nullptr ? std::string(zs_.msg) : std::to_string(rc)) +
+                               ")");
+      }
+    }
+    const size_t got = probing ? 0 : room - zs_.avail_out;
+    produced_ += got;
+    crc_ = detail::Crc32(std::span<const std::byte>(out.data(), got), crc_);
+    if (ended_ && produced_ != want) {
+      return Status::Corrupt("entry " + Quote(entry_.name) + " inflates to " +
+                             std::to_string(produced_) + " bytes but declares " +
+                             std::to_string(want));
+    }
+    if (!ended_ && got == 0 && !probing) {
+      return Status::Corrupt("entry " + Quote(entry_.name) + ": deflate stream makes no progress");
+    }
+    return got;
+  }
+
+  std::shared_ptr<const Buffer> file_;
+  ZipEntry entry_;
+  uint64_t skip_;
+  uint64_t length_;
+  const std::byte* in_ = nullptr;
+  uint64_t in_left_ = 0;
+  z_stream zs_{};
+  bool open_ = false;
+  bool ended_ = false;
+  uint64_t produced_ = 0;
+  uint32_t crc_ = 0;
+};
+
+class InflatedEntry final : public StreamedStorage {
+ public:
+  InflatedEntry(std::shared_ptr<const Buffer> file, ZipEntry entry, uint64_t skip, uint64_t length)
+      : file_(std::move(file)), entry_(std::move(entry)), skip_(skip), length_(length) {}
+
+  uint64_t size() const override { return length_; }
+
+  std::string Describe() const override {
+    std::string out = "zip entry " + Quote(entry_.name);
+    if (skip_ > 0 || length_ != entry_.uncompressed_size) {
+      out += " (bytes " + std::to_string(skip_) + " to " + std::to_string(skip_ + length_) + ")";
+    }
+    return out + " (deflated, " + std::to_string(entry_.compressed_size) + " bytes)";
+  }
+
+  Result<std::unique_ptr<ByteStream>> Open() const override {
+    auto pass = std::make_unique<InflatePass>(file_, entry_, skip_, length_);
+    NUMPROBE_RETURN_IF_ERROR(pass->Init());
+    return std::unique_ptr<ByteStream>(std::move(pass));
+  }
+
+ private:
+  std::shared_ptr<const Buffer> file_;
+  ZipEntry entry_;
+  uint64_t skip_;
+  uint64_t length_;
+};
+
+}  // namespace
+#endif
+
+Result<std::shared_ptr<const StreamedStorage>> ZipArchive::Streamed(
+    const ZipEntry& entry, uint64_t skip, std::optional<uint64_t> length) const {
+  if (!RangeInside(entry.data_offset, entry.compressed_size, file_->size())) {
+    return Status::Corrupt("entry " + Quote(entry.name) +
+                           ": data extends past the end of the file");
+  }
+  if (entry.method != kMethodDeflate) {
+    return Status::InvalidArgument("entry " + Quote(entry.name) + " is not deflated");
+  }
+  const uint64_t want = entry.uncompressed_size;
+  if (skip > want || (length.has_value() && *length > want - skip)) {
+    return Status::OutOfRange("entry " + Quote(entry.name) + " of " + std::to_string(want) +
+                              " bytes has no bytes " + std::to_string(skip) + " to " +
+                              std::to_string(skip + length.value_or(0)));
+  }
+  const auto ratio_cap =
+      CheckedMul<uint64_t>(std::max<uint64_t>(entry.compressed_size, 1), limits_.max_ratio);
+  if (ratio_cap && want > *ratio_cap) {
+    // Refused as Read refuses it (the memory budget named first when it is exceeded too), so a
+    // bomb gets the same message whether it would be streamed or inflated.
+    const uint64_t budget = limits_.max_inflated_bytes > inflated_total_
+                                ? limits_.max_inflated_bytes - inflated_total_
+                                : 0;
+    if (want > budget) {
+      return Status::OutOfRange("entry " + Quote(entry.name) + " declares " + std::to_string(want) +
+                                " inflated bytes, over the remaining budget of " +
+                                std::to_string(budget) + " (max_inflated_bytes " +
+                                std::to_string(limits_.max_inflated_bytes) +
+                                ": the memory limit, --max-memory in the CLI)");
+    }
+    return Status::OutOfRange("entry " + Quote(entry.name) + " declares " + std::to_string(want) +
+                              " bytes from " + std::to_string(entry.compressed_size) +
+                              " compressed, over the compression ratio cap of " +
+                              std::to_string(limits_.max_ratio));
+  }
+#ifdef NUMPROBE_WITH_ZLIB
+  return std::shared_ptr<const StreamedStorage>(
+      std::make_shared<InflatedEntry>(file_, entry, skip, length.value_or(want - skip)));
 #else
   return Status::Unsupported("entry " + Quote(entry.name) +
                              " is deflated and zlib support was not built (NUMPROBE_WITH_ZLIB)");

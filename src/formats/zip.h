@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -18,6 +19,7 @@
 #include "numprobe/buffer.h"
 #include "numprobe/file_sync.h"
 #include "numprobe/result.h"
+#include "numprobe/streamed_storage.h"
 
 namespace numprobe {
 
@@ -56,6 +58,13 @@ class ZipArchive {
   // The uncompressed bytes of `entry`. Deflated entries are inflated with the limits checked as
   // bytes come out (a bomb stops at the cap, not after).
   Result<ZipData> Read(const ZipEntry& entry);
+  // A deflated `entry` left compressed: each pass inflates it again in small blocks, so its size
+  // costs time, not memory (the inflated budget does not apply; the ratio cap and the declared
+  // size still do, checked here and as bytes come out). The passes deliver the `length` bytes
+  // (all that follow when nullopt) after the first `skip`, then inflate the rest to the end and
+  // compare the CRC-32 (a mismatch is the stream's warning). Keeps the archive's file alive.
+  Result<std::shared_ptr<const StreamedStorage>> Streamed(
+      const ZipEntry& entry, uint64_t skip = 0, std::optional<uint64_t> length = {}) const;
   // True when the CRC-32 of `bytes` equals the entry's recorded CRC.
   static bool CrcMatches(const ZipEntry& entry, std::span<const std::byte> bytes);
 

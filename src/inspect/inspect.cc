@@ -56,7 +56,9 @@ Result<InspectedDump> InspectDump(const fs::path& json) {
   return out;
 }
 
-// `packed`: the path is an entry of a dump's packed container, listed as the file it stands for.
+// Large deflated storages are streamed (read_options.stream_deflated_over): their statistics
+// are computed pass by pass, without the inflated bytes in memory. `packed`: the path is an entry
+// of a dump's packed container, listed as the file it stands for.
 Result<InspectedFile> InspectOne(const fs::path& path, const ReadOptions& read_options,
                                  const detail::DataFileRef* packed = nullptr) {
   InspectedFile out;
@@ -68,7 +70,8 @@ Result<InspectedFile> InspectOne(const fs::path& path, const ReadOptions& read_o
   }
   out.stats.reserve(out.file.tensors.size());
   for (const NamedTensor& t : out.file.tensors) {
-    auto stats = ComputeStats(t.tensor.view());
+    auto stats =
+        ComputeTensorStats(t.tensor, {}, read_options.max_inflated_bytes, &out.file.warnings);
     if (!stats) return stats.error().WithContext(path.string() + ": tensor '" + t.name + "'");
     out.stats.push_back(*stats);
   }
@@ -296,6 +299,7 @@ Result<InspectReport> Inspect(const fs::path& path, const InspectOptions& option
   ReadOptions read_options;
   read_options.inert_pickle = options.inert_pickle;
   read_options.max_inflated_bytes = EffectiveMaxMemory(options.max_memory);
+  read_options.stream_deflated_over = kStreamDeflatedOver;
   auto warn = [&report](std::string text) { report.messages.push_back({std::move(text), {}}); };
   auto fail = [&report](Status error, bool inert_would_read = false) {
     report.messages.push_back({"", std::move(error), inert_would_read});

@@ -443,6 +443,207 @@ Result<TensorStats> ComputeStats(const TensorView& view, const StatsOptions& opt
   return s;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Streaming: the chunks of a contiguous tensor, met one block of bytes at a time.
+
+namespace {
+
+KernelPlan ChoosePlan(DType dtype, const StatsOptions& options) {
+  KernelPlan plan = ScalarPlan(dtype);
+#if defined(NUMPROBE_WITH_HWY)
+  if (!options.force_scalar && !ScalarForcedByEnv()) {
+    const KernelPlan simd = SimdPlan(dtype);
+    if (simd.run != nullptr) plan = simd;
+  }
+#else
+  (void)options;
+#endif
+  return plan;
+}
+
+}  // namespace
+
+struct StatsAccumulator::Impl {
+  DType dtype = DType::kF32;
+  int ndim = 0;
+  Status invalid;  // a bad shape, reported by Add and Finish
+  int64_t count = 0;
+  int item = 1;
+  uint64_t expected_bytes = 0;
+  uint64_t received = 0;
+  KernelPlan plan;
+  ThreadPool* pool = nullptr;
+  std::vector<std::byte> pending;  // the bytes of an incomplete chunk
+  std::vector<std::byte> first;    // the first element (a 0-d tensor's value)
+  std::vector<StatsAcc> parts;
+  double sum = 0.0;
+  double sumsq = 0.0;
+  StatsAcc total{};
+
+  void Fold(const StatsAcc& part) {
+    sum = sum + detail::CombineLanes(part.sum);
+    sumsq = sumsq + detail::CombineLanes(part.sumsq);
+    detail::MergeExtremes(&total, part);
+  }
+
+  // Reduces the `n` elements at `data` (whole chunks, and a partial one only as the last of the
+  // tensor) in chunk order.
+  void Reduce(const std::byte* data, int64_t n) {
+    Layout layout;
+    layout.first = data;
+    layout.item = item;
+    layout.count = n;
+    layout.contiguous = true;
+    const int64_t chunks = (n - 1) / kStatsChunk + 1;
+    if (chunks == 1) {
+      StatsAcc part;
+      ProcessChunk(layout, plan, 0, &part);
+      Fold(part);
+      return;
+    }
+    ThreadPool& p = pool != nullptr ? *pool : ThreadPool::Default();
+    parts.resize(static_cast<size_t>(std::min(chunks, kChunksPerBatch)));
+    for (int64_t first_chunk = 0; first_chunk < chunks; first_chunk += kChunksPerBatch) {
+      const int64_t batch = std::min(kChunksPerBatch, chunks - first_chunk);
+      p.ParallelFor(batch, [&](int64_t i) {
+        ProcessChunk(layout, plan, first_chunk + i, &parts[static_cast<size_t>(i)]);
+      });
+      for (int64_t i = 0; i < batch; ++i) Fold(parts[static_cast<size_t>(i)]);
+    }
+  }
+};
+
+StatsAccumulator::StatsAccumulator(DType dtype, std::vector<int64_t> shape,
+                                   const StatsOptions& options)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& m = *impl_;
+  m.dtype = dtype;
+  m.ndim = static_cast<int>(shape.size());
+  m.item = ItemSize(dtype);
+  m.pool = options.pool;
+  m.plan = ChoosePlan(dtype, options);
+  detail::ResetAcc(&m.total);
+  for (int64_t d : shape) {
+    if (d < 0) m.invalid = Status::InvalidArgument("negative size " + std::to_string(d));
+  }
+  const std::optional<int64_t> numel = CheckedNumel(shape);
+  const std::optional<int64_t> bytes =
+      numel ? CheckedMul<int64_t>(*numel, m.item) : std::optional<int64_t>();
+  if (m.invalid.ok() && !bytes) {
+    m.invalid = Status::OutOfRange("element count of the shape overflows 64 bits");
+  }
+  if (m.invalid.ok()) {
+    m.count = *numel;
+    m.expected_bytes = static_cast<uint64_t>(*bytes);
+  }
+}
+
+StatsAccumulator::~StatsAccumulator() = default;
+StatsAccumulator::StatsAccumulator(StatsAccumulator&&) noexcept = default;
+StatsAccumulator& StatsAccumulator::operator=(StatsAccumulator&&) noexcept = default;
+
+Status StatsAccumulator::Add(std::span<const std::byte> bytes) {
+  Impl& m = *impl_;
+  NUMPROBE_RETURN_IF_ERROR(m.invalid);
+  if (bytes.size() > m.expected_bytes - m.received) {
+    return Status::InvalidArgument("more bytes than the " + std::to_string(m.count) +
+                                   " elements of the tensor");
+  }
+  if (m.first.size() < static_cast<size_t>(m.item)) {
+    const size_t n = std::min(bytes.size(), static_cast<size_t>(m.item) - m.first.size());
+    m.first.insert(m.first.end(), bytes.begin(), bytes.begin() + static_cast<ptrdiff_t>(n));
+  }
+  m.received += bytes.size();
+  const auto chunk_bytes = static_cast<size_t>(kStatsChunk * m.item);
+  if (!m.pending.empty()) {
+    const size_t n = std::min(bytes.size(), chunk_bytes - m.pending.size());
+    m.pending.insert(m.pending.end(), bytes.begin(), bytes.begin() + static_cast<ptrdiff_t>(n));
+    bytes = bytes.subspan(n);
+    if (m.pending.size() < chunk_bytes) return Status::Ok();
+    m.Reduce(m.pending.data(), kStatsChunk);
+    m.pending.clear();
+  }
+  const size_t whole = bytes.size() / chunk_bytes * chunk_bytes;
+  if (whole > 0) {
+    m.Reduce(bytes.data(), static_cast<int64_t>(whole / static_cast<size_t>(m.item)));
+    bytes = bytes.subspan(whole);
+  }
+  if (!bytes.empty()) {
+    m.pending.reserve(chunk_bytes);
+    m.pending.assign(bytes.begin(), bytes.end());
+  }
+  return Status::Ok();
+}
+
+Result<TensorStats> StatsAccumulator::Finish() {
+  Impl& m = *impl_;
+  NUMPROBE_RETURN_IF_ERROR(m.invalid);
+  if (m.received != m.expected_bytes) {
+    return Status::InvalidArgument("got " + std::to_string(m.received) + " of the " +
+                                   std::to_string(m.expected_bytes) + " bytes of the tensor");
+  }
+  if (m.count == 0) {
+    TensorStats s;
+    s.max = s.min = s.mean = s.norm = kNaN;
+    s.max_abs = 0.0;
+    s.min_nonzero_abs = kInf;
+    return s;
+  }
+  if (!m.pending.empty()) {
+    m.Reduce(m.pending.data(), static_cast<int64_t>(m.pending.size()) / m.item);
+    m.pending.clear();
+  }
+  TensorStats s = Finalize(m.dtype, m.count, m.sum, m.sumsq, m.total);
+  if (m.ndim == 0) {
+    const double value = Canonical(ElementValue(m.dtype, m.first.data()));
+    s.max = s.min = s.mean = s.norm = value;
+    s.has_mean_norm = true;
+  }
+  return s;
+}
+
+Result<TensorStats> ComputeTensorStats(const Tensor& tensor, const StatsOptions& options,
+                                       uint64_t max_memory, std::vector<std::string>* warnings) {
+  const TensorView& view = tensor.view();
+  if (!tensor.is_streamed() || view.numel() == 0) return ComputeStats(view, options);
+  NUMPROBE_RETURN_IF_ERROR(CheckView(view));
+  if (!view.is_contiguous()) {
+    std::string warning;
+    NUMPROBE_ASSIGN_OR_RETURN(const Tensor whole, tensor.InMemory(max_memory, &warning));
+    if (!warning.empty() && warnings != nullptr) warnings->push_back(warning);
+    return ComputeStats(whole.view(), options);
+  }
+  // A pass over the storage: the bytes before the view skipped, the view's bytes reduced a few
+  // MiB at a time (whole chunks, so that nothing waits in the accumulator), the rest drained so
+  // that the end of the storage is verified.
+  const StreamedStorage& storage = *tensor.streamed();
+  const int item = ItemSize(view.dtype);
+  const auto view_bytes = static_cast<uint64_t>(view.numel()) * static_cast<uint64_t>(item);
+  if (static_cast<uint64_t>(view.byte_offset) > storage.size() ||
+      view_bytes > storage.size() - static_cast<uint64_t>(view.byte_offset)) {
+    return Status::OutOfRange("view extends past its streamed storage " + storage.Describe());
+  }
+  NUMPROBE_ASSIGN_OR_RETURN(std::unique_ptr<ByteStream> pass, storage.Open());
+  NUMPROBE_RETURN_IF_ERROR(pass->Skip(static_cast<uint64_t>(view.byte_offset)));
+  constexpr int64_t kChunksPerRead = 32;
+  std::vector<std::byte> block(static_cast<size_t>(
+      std::min<uint64_t>(view_bytes, static_cast<uint64_t>(kStatsChunk * kChunksPerRead * item))));
+  StatsAccumulator acc(view.dtype, view.shape, options);
+  uint64_t left = view_bytes;
+  while (left > 0) {
+    const auto want = static_cast<size_t>(std::min<uint64_t>(left, block.size()));
+    NUMPROBE_ASSIGN_OR_RETURN(const size_t got, pass->Read(std::span(block.data(), want)));
+    if (got != want) {
+      return Status::Corrupt(storage.Describe() + " ends before the tensor's last element");
+    }
+    NUMPROBE_RETURN_IF_ERROR(acc.Add(std::span<const std::byte>(block.data(), got)));
+    left -= got;
+  }
+  NUMPROBE_RETURN_IF_ERROR(pass->Drain());
+  if (warnings != nullptr && !pass->warning().empty()) warnings->push_back(pass->warning());
+  return acc.Finish();
+}
+
 const char* StatsKernelName() {
 #if defined(NUMPROBE_WITH_HWY)
   if (!ScalarForcedByEnv()) return detail::HwyStatsTargetName();

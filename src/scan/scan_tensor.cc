@@ -121,6 +121,7 @@ ScanTensor TensorOfRow(const DumpFile& file, const DumpRow& row, const RowReadCo
   const std::filesystem::path& path = resolved->path;
   ReadOptions read_options;
   read_options.max_inflated_bytes = context.max_memory;
+  read_options.stream_deflated_over = kStreamDeflatedOver;  // statistics need no whole copy
   auto tensor_file = ReadDataFile(*resolved, read_options);
   if (!tensor_file) {
     if (context.warnings != nullptr) {
@@ -135,7 +136,14 @@ ScanTensor TensorOfRow(const DumpFile& file, const DumpRow& row, const RowReadCo
     }
     return t;
   }
-  auto stats = ComputeStats(tensor_file->tensors[0].tensor.view());
+  std::vector<std::string> pass_warnings;
+  auto stats =
+      ComputeTensorStats(tensor_file->tensors[0].tensor, {}, context.max_memory, &pass_warnings);
+  if (context.warnings != nullptr) {
+    for (const std::string& w : pass_warnings) {
+      context.warnings->push_back(fmt::format("{}: {}", path.string(), w));
+    }
+  }
   if (!stats) {
     if (context.warnings != nullptr) {
       context.warnings->push_back(fmt::format("{}: {}", path.string(), stats.error().message()));

@@ -1,12 +1,19 @@
-"""--max-memory (issue 17, point 7): a 4 MB .pt whose storage inflates to 3.75 GiB, and an .npz
-member the same (tests/hostile/make_hostile_memory.py), are refused with a clear error before
-anything is allocated. Bounded memory is asserted with resource limits, not timings: each run has
-its address space capped (RLIMIT_AS, 1.5 GiB: an attempt to inflate the storage cannot even be
-allocated) and its peak RSS, read from wait4's rusage, must stay far below the storage's size.
+"""Memory bounds (issue 17, point 7), with the files of tests/hostile/make_hostile_memory.py: a
+small .pt whose storage inflates to 512 MiB or 3.75 GiB, an .npz member the same, and a .pt whose
+tensor is a transpose of such a storage. inspect and scan stream a deflated storage: its
+statistics come out exact with the inflated bytes never in memory. What still needs the whole
+tensor (a transposed view's statistics, diff, compare's tensor metrics) is refused with a clear
+error before anything is allocated when it exceeds --max-memory. Bounded memory is asserted with
+resource limits, not timings: each run has its address space capped (RLIMIT_AS, 1.5 GiB: an
+attempt to inflate a 3.75 GiB storage cannot even be allocated) and its peak RSS, read from
+wait4's rusage, must stay far below the storage's size.
 Environment (set by ctest): NUMPROBE_BIN, NUMPROBE_SOURCE_DIR.
 """
+import csv
+import glob
 import importlib.util
 import json
+import math
 import os
 import resource
 import shutil
@@ -22,6 +29,8 @@ SOURCE = os.environ.get("NUMPROBE_SOURCE_DIR",
 FIXTURES = os.path.join(SOURCE, "tests", "fixtures", "msprobe")
 ADDRESS_SPACE = 3 << 29  # 1.5 GiB
 RSS_BOUND_KB = 256 << 10  # 256 MiB, against a 3.75 GiB storage
+STREAM_RSS_BOUND_KB = 200 << 10  # 200 MiB, against a 512 MiB storage read whole
+STREAM_SEGMENTS = 8  # 512 MiB members for the streaming tests
 
 
 def load_maker():
@@ -35,6 +44,11 @@ def load_maker():
 @pytest.fixture(scope="module")
 def inflating(tmp_path_factory):
     return load_maker().make_all(str(tmp_path_factory.mktemp("inflating")))
+
+
+@pytest.fixture(scope="module")
+def streaming(tmp_path_factory):
+    return load_maker().make_all(str(tmp_path_factory.mktemp("streaming")), STREAM_SEGMENTS)
 
 
 def limited():
@@ -69,11 +83,43 @@ def assert_refused(code, err, peak):
     assert peak < RSS_BOUND_KB, f"peak RSS {peak} KiB"
 
 
+def assert_stats(stats, want):
+    """inspect's statistics of a member against make_hostile_memory.expected_stats."""
+    assert stats["count"] == want["count"]
+    assert stats["max"] == want["max"] and stats["min"] == want["min"]
+    assert stats["zero_count"] == want["zero_count"]
+    assert stats["nan_count"] == 0 and stats["pos_inf_count"] == 0
+    assert math.isclose(stats["mean"], want["mean"], rel_tol=1e-9, abs_tol=1e-15), stats
+    assert math.isclose(stats["norm"], want["norm"], rel_tol=1e-9), stats
+
+
 @pytest.mark.parametrize("name", ["inflating.pt", "inflating.npz"])
-def test_inspect_refuses_a_storage_over_max_memory(inflating, name):
-    code, _, err, peak = run_bounded("inspect", inflating[name], "--max-memory", "256M")
-    assert_refused(code, err, peak)
-    assert "over the remaining budget of 268435456" in err, err
+def test_inspect_streams_a_deflated_storage(streaming, name):
+    """512 MiB of float32 inflated chunk by chunk: exact statistics, the member's CRC verified
+    (no warning), and the peak RSS of the child far below the storage, even with a --max-memory
+    under the storage's size (streaming needs no whole copy)."""
+    code, out, err, peak = run_bounded("inspect", "--json", streaming[name], "--max-memory", "64M")
+    assert code == 0, err
+    assert "CRC" not in err, err
+    report = json.loads(out)
+    (tensor,) = report["files"][0]["tensors"]
+    assert report["files"][0]["warnings"] == []
+    assert_stats(tensor["stats"], load_maker().expected_stats(STREAM_SEGMENTS))
+    assert peak < STREAM_RSS_BOUND_KB, f"peak RSS {peak} KiB"
+
+
+def test_a_view_that_needs_the_whole_storage_is_refused_over_max_memory(streaming):
+    """A transposed view cannot be read in storage order: it needs the whole storage, so over
+    --max-memory it is a clear error (exit 3) naming the file, the member, its size and the
+    limit, before anything is allocated; under a limit that fits, it is read."""
+    path = streaming["inflating_transposed.pt"]
+    code, _, err, peak = run_bounded("inspect", path, "--max-memory", "256M")
+    assert code == 3, err
+    assert path in err, err
+    assert "zip entry 'archive/data/0'" in err, err
+    assert "inflates to 536870912 bytes, over the memory limit of 268435456" in err, err
+    assert "--max-memory" in err, err
+    assert peak < RSS_BOUND_KB, f"peak RSS {peak} KiB"
 
 
 def test_diff_refuses_a_storage_over_max_memory(inflating):
@@ -84,20 +130,21 @@ def test_diff_refuses_a_storage_over_max_memory(inflating):
 
 def test_the_default_limit_is_a_fraction_of_physical_memory(inflating):
     """Without --max-memory the limit is half the physical memory: on a machine with less than
-    7.5 GiB the storage is refused too; with more, the address-space cap stops the allocation,
-    which must still be a clear error (exit 3), never a crash."""
-    code, _, err, peak = run_bounded("inspect", inflating["inflating.pt"])
+    7.5 GiB the 3.75 GiB storage a transposed view needs is refused; with more, the address-space
+    cap stops the allocation, which must still be a clear error (exit 3), never a crash."""
+    code, _, err, peak = run_bounded("inspect", inflating["inflating_transposed.pt"])
     assert code == 3, err
     assert "terminate" not in err and "Segmentation" not in err
     assert peak < RSS_BOUND_KB, f"peak RSS {peak} KiB"
 
 
-def make_dump(folder, data_file):
-    """A one-row tensor-mode dump whose data file is `data_file`."""
+def make_dump(folder, data_file, segments=None):
+    """A one-row tensor-mode dump whose data file is `data_file` (of `segments` segments)."""
+    maker = load_maker()
     tensor_dir = folder / "dump_tensor_data"
     tensor_dir.mkdir(parents=True)
     shutil.copy(data_file, tensor_dir / "Functional.relu.0.forward.output.0.pt")
-    numel = (load_maker().INFLATED // 4)
+    numel = maker.SEGMENT * (segments or maker.SEGMENTS) // 4
     row = {"type": "torch.Tensor", "dtype": "torch.float32", "shape": [numel],
            "Max": 0.0, "Min": 0.0, "Mean": 0.0, "Norm": 0.0, "requires_grad": False,
            "data_name": "Functional.relu.0.forward.output.0.pt"}
@@ -108,20 +155,51 @@ def make_dump(folder, data_file):
     return folder
 
 
-def test_scan_and_compare_leave_the_file_out_with_a_warning(inflating, tmp_path):
-    """scan and compare treat an unreadable tensor file as they always have (statistics from
-    dump.json, the row uncompared), with the memory limit named in the warning."""
-    target = make_dump(tmp_path / "target", inflating["inflating.pt"])
-    golden = make_dump(tmp_path / "golden", inflating["inflating.pt"])
+def test_scan_streams_a_deflated_tensor_file(streaming, tmp_path):
+    """scan takes the exact statistics of a tensor-mode dump's file: a deflated storage is
+    streamed, under a --max-memory below its size, with the peak RSS far below it."""
+    target = make_dump(tmp_path / "target", streaming["inflating.pt"], STREAM_SEGMENTS)
     code, _, err, peak = run_bounded("scan", target, "-o", tmp_path / "scan", "--max-memory",
-                                     "512M")
+                                     "64M")
     assert code in (0, 1), err
-    assert "--max-memory" in err, err
-    assert peak < RSS_BOUND_KB, f"peak RSS {peak} KiB"
+    assert "--max-memory" not in err and "CRC" not in err, err
+    assert peak < STREAM_RSS_BOUND_KB, f"peak RSS {peak} KiB"
+    (report_path,) = glob.glob(str(tmp_path / "scan" / "scan_2*.json"))
+    with open(report_path, encoding="utf-8") as f:
+        assert json.load(f)["tensor_files_read"] == 1
+    (csv_path,) = glob.glob(str(tmp_path / "scan" / "scan_headroom_*.csv"))
+    with open(csv_path, encoding="utf-8", newline="") as f:
+        (row,) = list(csv.DictReader(f))
+    want = load_maker().expected_stats(STREAM_SEGMENTS)
+    assert row["Exact"] == "True"
+    assert float(row["Max Abs"]) == max(want["max"], -want["min"])
+
+
+def test_compare_streams_a_pair_and_leaves_a_whole_copy_over_max_memory_out(streaming, tmp_path):
+    """compare's tensor metrics stream both deflated storages in lockstep under a --max-memory
+    below their size (cosine 1 for a file against itself); a transposed pair needs both whole,
+    so over --max-memory its row stays uncompared with a warning naming the file, the member,
+    the size and the limit (compare's policy for unreadable files)."""
+    target = make_dump(tmp_path / "target", streaming["inflating.pt"], STREAM_SEGMENTS)
+    golden = make_dump(tmp_path / "golden", streaming["inflating.pt"], STREAM_SEGMENTS)
     code, _, err, peak = run_bounded("compare", "-tp", target, "-gp", golden, "-o",
-                                     tmp_path / "compare", "--max-memory", "512M")
+                                     tmp_path / "compare", "--max-memory", "64M")
+    assert code == 0, err
+    assert "--max-memory" not in err, err
+    assert peak < STREAM_RSS_BOUND_KB, f"peak RSS {peak} KiB"
+    (result,) = glob.glob(str(tmp_path / "compare" / "compare_result_*.csv"))
+    with open(result, encoding="utf-8", newline="") as f:
+        (row,) = list(csv.DictReader(f))
+    assert row["Cosine"] == "1.0" and row["MaxAbsErr"] == "0.0", row
+
+    t2 = make_dump(tmp_path / "t2", streaming["inflating_transposed.pt"], STREAM_SEGMENTS)
+    g2 = make_dump(tmp_path / "g2", streaming["inflating_transposed.pt"], STREAM_SEGMENTS)
+    code, _, err, peak = run_bounded("compare", "-tp", t2, "-gp", g2, "-o",
+                                     tmp_path / "compare2", "--max-memory", "256M")
     assert code in (0, 1), err
-    assert "--max-memory" in err, err
+    assert "--max-memory" in err and "zip entry 'archive/data/0'" in err, err
+    assert "Functional.relu.0.forward.output.0.pt" in err, err
+    assert "536870912 bytes, over the memory limit of 268435456" in err, err
     assert peak < RSS_BOUND_KB, f"peak RSS {peak} KiB"
 
 

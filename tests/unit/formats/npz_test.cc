@@ -183,6 +183,136 @@ TEST_F(NpzTest, CrcMismatchIsAWarningAndZipErrorsPassThrough) {
   EXPECT_THAT(capped.error().message(), HasSubstr("entry 'z.npy' declares"));
 }
 
+// The bytes of `t`'s elements in C order, read through a streamed pass when it is streamed.
+std::string ElementBytes(const Tensor& t, std::vector<std::string>* warnings = nullptr) {
+  std::string warning;
+  auto whole = t.InMemory(uint64_t{1} << 30, &warning);
+  EXPECT_TRUE(whole.ok()) << whole.error().ToString();
+  if (!whole.ok()) return {};
+  if (warnings != nullptr && !warning.empty()) warnings->push_back(warning);
+  auto copy = Tensor::CopyOf(whole->view());
+  EXPECT_TRUE(copy.ok());
+  return std::string(reinterpret_cast<const char*>(copy->view().first()),
+                     static_cast<size_t>(copy->numel() * ItemSize(copy->dtype())));
+}
+
+TEST_F(NpzTest, LargeDeflatedMembersAreStreamedWhenAsked) {
+  std::vector<float> a(70000);
+  std::iota(a.begin(), a.end(), -500.0f);
+  std::vector<int64_t> b(3000);
+  std::iota(b.begin(), b.end(), -7);
+  std::vector<uint8_t> flags(5000, 1);
+  const std::vector<NamedView> views = {
+      {"a", TensorView::Contiguous(a.data(), DType::kF32, {700, 100})},
+      {"b", TensorView::Contiguous(b.data(), DType::kI64, {3000})},
+      {"flags", TensorView::Contiguous(flags.data(), DType::kBool, {5000})},
+      {"small", TensorView::Contiguous(b.data(), DType::kI64, {2})},
+  };
+  const fs::path p = dir_ / "streamed.npz";
+  ASSERT_TRUE(WriteNpz(p, views, true).ok());
+  auto eager = ReadPath(p);
+  ASSERT_TRUE(eager.ok());
+  ReadOptions options;
+  options.stream_deflated_over = 1000;
+  auto f = ReadNpz(Buffer::MapFile(p).value(), options);
+  ASSERT_TRUE(f.ok()) << f.error().ToString();
+  ASSERT_EQ(f->tensors.size(), 4U);
+  EXPECT_TRUE(f->warnings.empty());
+  EXPECT_TRUE(f->tensors[0].tensor.is_streamed());
+  EXPECT_TRUE(f->tensors[1].tensor.is_streamed());
+  EXPECT_FALSE(f->tensors[2].tensor.is_streamed());  // bool: bytes other than 0/1 need fixing
+  EXPECT_FALSE(f->tensors[3].tensor.is_streamed());  // under the threshold
+  EXPECT_EQ(f->tensors[0].tensor.view().data, nullptr);
+  EXPECT_EQ(f->tensors[0].tensor.shape(), (std::vector<int64_t>{700, 100}));
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(f->tensors[i].name, eager->tensors[i].name);
+    EXPECT_EQ(f->tensors[i].tensor.dtype(), eager->tensors[i].tensor.dtype());
+    EXPECT_EQ(ElementBytes(f->tensors[i].tensor), ElementBytes(eager->tensors[i].tensor)) << i;
+  }
+  // Loading a streamed storage whole is bounded by the limit given, with a clear message.
+  auto refused = f->tensors[0].tensor.InMemory(1000);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code(), ErrorCode::kOutOfRange);
+  EXPECT_THAT(refused.error().message(), HasSubstr("zip entry 'a.npy' (bytes "));
+  EXPECT_THAT(refused.error().message(),
+              HasSubstr("inflates to 280000 bytes, over the memory limit of 1000"));
+}
+
+TEST_F(NpzTest, AStreamedMemberIsVerifiedAtTheEndOfEachPass) {
+  std::vector<float> a(50000);
+  std::iota(a.begin(), a.end(), 1.0f);
+  const std::vector<NamedView> views = {
+      {"a", TensorView::Contiguous(a.data(), DType::kF32, {50000})}};
+  const fs::path p = dir_ / "verify.npz";
+  ASSERT_TRUE(WriteNpz(p, views, true).ok());
+  std::string bytes;
+  {
+    std::ifstream in(p, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  ReadOptions options;
+  options.stream_deflated_over = 1;
+  auto read = [&](const std::string& file) {
+    return ReadNpz(Buffer::CopyOf(std::as_bytes(std::span(file))).value(), options);
+  };
+  // A CRC mismatch: the reader cannot know it yet; each pass ends with the warning.
+  std::string crc = bytes;
+  const size_t cd = crc.find("PK\x01\x02");
+  crc[cd + 16] = static_cast<char>(crc[cd + 16] ^ 1);
+  auto f = read(crc);
+  ASSERT_TRUE(f.ok()) << f.error().ToString();
+  EXPECT_TRUE(f->warnings.empty());
+  std::vector<std::string> warnings;
+  EXPECT_EQ(ElementBytes(f->tensors[0].tensor, &warnings),
+            std::string(reinterpret_cast<const char*>(a.data()), a.size() * 4));
+  EXPECT_THAT(warnings, ElementsAre("CRC-32 mismatch in zip entry 'a.npy' (the data may be "
+                                    "damaged)"));
+
+  // Damaged deflate data past the header: the pass fails (never garbage, never a hang).
+  auto archive = ZipArchive::Open(Buffer::CopyOf(std::as_bytes(std::span(bytes))).value());
+  ASSERT_TRUE(archive.ok());
+  const ZipEntry& e = archive->entries()[0];
+  std::string bad = bytes;
+  for (uint64_t k = e.compressed_size / 2; k < e.compressed_size; ++k) {
+    bad[e.data_offset + k] = static_cast<char>(0xff);
+  }
+  auto damaged = read(bad);
+  if (damaged.ok()) {
+    auto pass = damaged->tensors[0].tensor.InMemory(uint64_t{1} << 30);
+    ASSERT_FALSE(pass.ok());
+    EXPECT_THAT(pass.error().message(), HasSubstr("entry 'a.npy'"));
+  }
+
+  // A member that inflates to fewer bytes than it declares: an error at the end of the pass.
+  // (The declared size is patched in both headers; the local one is at offset 22.)
+  std::string shorter = bytes;
+  const uint32_t declared = static_cast<uint32_t>(e.uncompressed_size + 16);
+  std::memcpy(&shorter[cd + 24], &declared, 4);
+  std::memcpy(&shorter[e.local_header_offset + 22], &declared, 4);
+  auto s = read(shorter);
+  if (s.ok()) {
+    ASSERT_TRUE(s->tensors[0].tensor.is_streamed());
+    auto pass = s->tensors[0].tensor.InMemory(uint64_t{1} << 30);
+    ASSERT_FALSE(pass.ok());
+    EXPECT_THAT(pass.error().message(), HasSubstr("inflates to"));
+  } else {
+    EXPECT_THAT(s.error().message(), HasSubstr("a.npy"));
+  }
+  // One that inflates to more: stopped at the declared size.
+  std::string longer = bytes;
+  const uint32_t less = static_cast<uint32_t>(e.uncompressed_size - 16);
+  std::memcpy(&longer[cd + 24], &less, 4);
+  std::memcpy(&longer[e.local_header_offset + 22], &less, 4);
+  auto l = read(longer);
+  if (l.ok()) {
+    auto pass = l->tensors[0].tensor.InMemory(uint64_t{1} << 30);
+    ASSERT_FALSE(pass.ok());
+    EXPECT_THAT(pass.error().message(), HasSubstr("more than its declared"));
+  } else {
+    EXPECT_THAT(l.error().message(), HasSubstr("data truncated"));
+  }
+}
+
 TEST_F(NpzTest, WriterRefusesUnsafeOrDuplicateNames) {
   const float v = 1;
   const std::vector<NamedView> dup = {{"a", TensorView::Contiguous(&v, DType::kF32, {})},

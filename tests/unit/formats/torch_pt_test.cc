@@ -157,6 +157,50 @@ TEST_F(TorchPt, SharedStoragesAndViews) {
   EXPECT_EQ(Bytes(r->tensors[3].tensor), Raw(std::vector<float>(8, 1e30f)));
 }
 
+TEST_F(TorchPt, DeflatedStoragesAreStreamedWhenAsked) {
+  std::vector<float> values(20000);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i) * 0.5f - 7.0f;
+  const std::string flags(3000, '\x01');
+  P p;
+  p.proto(2).op('}').op('(');
+  p.bu("whole").tensor_v2("FloatStorage", "0", 20000, 0, {100, 200}, {200, 1});
+  p.bu("tail").tensor_v2("FloatStorage", "0", 20000, 19990, {10}, {1});      // storage offset
+  p.bu("t").tensor_v2("FloatStorage", "0", 20000, 0, {200, 100}, {1, 200});  // a transpose
+  p.bu("flags").tensor_v2("BoolStorage", "1", 3000, 0, {3000}, {1});
+  p.op('u').stop();
+  const fs::path path = Zip({{"archive/data.pkl", p.str(), true},
+                             {"archive/data/0", Raw(values), true},
+                             {"archive/data/1", flags, true},
+                             {"archive/version", "3\n", false}});
+  auto eager = Read(path);
+  ASSERT_TRUE(eager.ok()) << eager.error().ToString();
+  ReadOptions options;
+  options.stream_deflated_over = 1000;
+  auto r = ReadTorch(Buffer::MapFile(path).value(), options);
+  ASSERT_TRUE(r.ok()) << r.error().ToString();
+  ASSERT_EQ(r->tensors.size(), 4u);
+  EXPECT_TRUE(r->tensors[0].tensor.is_streamed());
+  EXPECT_TRUE(r->tensors[1].tensor.is_streamed());
+  EXPECT_TRUE(r->tensors[2].tensor.is_streamed());
+  // A bool storage is loaded whole (bytes other than 0/1 are fixed up in memory).
+  EXPECT_FALSE(r->tensors[3].tensor.is_streamed());
+  EXPECT_EQ(r->tensors[0].tensor.streamed(), r->tensors[1].tensor.streamed());  // one storage
+  EXPECT_EQ(r->tensors[1].tensor.view().byte_offset, 19990 * 4);
+  for (size_t i = 0; i < 4; ++i) {
+    auto whole = r->tensors[i].tensor.InMemory(uint64_t{1} << 20);
+    ASSERT_TRUE(whole.ok()) << whole.error().ToString();
+    EXPECT_EQ(Bytes(*whole), Bytes(eager->tensors[i].tensor)) << i;
+  }
+  auto refused = r->tensors[0].tensor.InMemory(79999);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message().find("zip entry 'archive/data/0' (deflated, "),
+            std::string::npos)
+      << refused.error().message();
+  EXPECT_NE(refused.error().message().find("80000 bytes, over the memory limit of 79999"),
+            std::string::npos)
+      << refused.error().message();
+}
+
 TEST_F(TorchPt, BigEndianRecordsAreSwappedCopies) {
   // f32 {1.5, -2} and c64 {(1, -1)} stored big-endian.
   const std::string f32be("\x3f\xc0\x00\x00\xc0\x00\x00\x00", 8);
