@@ -125,7 +125,7 @@ class TensorRows {
       Warn((t.ok() ? g.error() : t.error()).message());
     } else if (auto m = CompareTensors(*t, *g, inner, max_memory_); !m.ok()) {
       ++failures_;
-      Warn(fmt::format("{} vs {}: {}", job.target_file.string(), job.golden_file.string(),
+      Warn(fmt::format("{} vs {}: {}", job.target_file.path.string(), job.golden_file.path.string(),
                        m.error().message()));
     } else {
       std::copy(m->msprobe.begin(), m->msprobe.end(), row.metrics.begin());
