@@ -53,6 +53,20 @@ uint64_t U64(const std::byte* p) { return U32(p) | (static_cast<uint64_t>(U32(p 
 
 std::string Quote(std::string_view name) { return detail::Quoted(name); }
 
+// What is left of the memory budget must hold the `want` bytes an entry declares; the one
+// message for an inflated and a streamed entry alike.
+Status CheckInflateBudget(std::string_view name, uint64_t want, const ZipLimits& limits,
+                          uint64_t inflated_total) {
+  const uint64_t budget =
+      limits.max_inflated_bytes > inflated_total ? limits.max_inflated_bytes - inflated_total : 0;
+  if (want <= budget) return Status::Ok();
+  return Status::OutOfRange("entry " + Quote(name) + " declares " + std::to_string(want) +
+                            " inflated bytes, over the remaining budget of " +
+                            std::to_string(budget) + " (max_inflated_bytes " +
+                            std::to_string(limits.max_inflated_bytes) +
+                            ": the memory limit, --max-memory in the CLI)");
+}
+
 std::string Hex(uint64_t v) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
@@ -360,16 +374,7 @@ Result<ZipData> ZipArchive::Read(const ZipEntry& entry) {
   const uint64_t want = entry.uncompressed_size;
   // The declared size is checked against every cap before the output buffer is allocated; the
   // stream is then stopped the moment it tries to produce more than it declared.
-  const uint64_t budget = limits_.max_inflated_bytes > inflated_total_
-                              ? limits_.max_inflated_bytes - inflated_total_
-                              : 0;
-  if (want > budget) {
-    return Status::OutOfRange("entry " + Quote(entry.name) + " declares " + std::to_string(want) +
-                              " inflated bytes, over the remaining budget of " +
-                              std::to_string(budget) + " (max_inflated_bytes " +
-                              std::to_string(limits_.max_inflated_bytes) +
-                              ": the memory limit, --max-memory in the CLI)");
-  }
+  NUMPROBE_RETURN_IF_ERROR(CheckInflateBudget(entry.name, want, limits_, inflated_total_));
   const auto ratio_cap =
       CheckedMul<uint64_t>(std::max<uint64_t>(entry.compressed_size, 1), limits_.max_ratio);
   if (ratio_cap && want > *ratio_cap) {
@@ -647,16 +652,7 @@ Result<std::shared_ptr<const StreamedStorage>> ZipArchive::Streamed(
   if (ratio_cap && want > *ratio_cap) {
     // Refused as Read refuses it (the memory budget named first when it is exceeded too), so a
     // bomb gets the same message whether it would be streamed or inflated.
-    const uint64_t budget = limits_.max_inflated_bytes > inflated_total_
-                                ? limits_.max_inflated_bytes - inflated_total_
-                                : 0;
-    if (want > budget) {
-      return Status::OutOfRange("entry " + Quote(entry.name) + " declares " + std::to_string(want) +
-                                " inflated bytes, over the remaining budget of " +
-                                std::to_string(budget) + " (max_inflated_bytes " +
-                                std::to_string(limits_.max_inflated_bytes) +
-                                ": the memory limit, --max-memory in the CLI)");
-    }
+    NUMPROBE_RETURN_IF_ERROR(CheckInflateBudget(entry.name, want, limits_, inflated_total_));
     return Status::OutOfRange("entry " + Quote(entry.name) + " declares " + std::to_string(want) +
                               " bytes from " + std::to_string(entry.compressed_size) +
                               " compressed, over the compression ratio cap of " +
