@@ -450,7 +450,7 @@ Result<CompareTable> CompareWithMapping(const DumpLocation& target, const DumpLo
       mapping.align = false;
     }
   }
-  PairRows(&table, mapping, debug);
+  PairRows(&table, mapping, debug, pool);
 
   if (table.mode == CompareMode::kStatistics) {
     for (CompareRow& row : table.rows) FillStatisticsCells(table, &row);

@@ -72,8 +72,9 @@ std::string MsToPtApiKey(const std::string& name);
 
 // Pairs the rows of table->target with table->golden per `mapping` (exact keys, -dm/-cm/-am,
 // -fm), applies msprobe's dtype rule, then aligns what is left (mapping.align) and appends a
-// CompareRow per target row msprobe parses.
-void PairRows(CompareTable* table, const LoadedMapping& mapping, bool debug_files);
+// CompareRow per target row msprobe parses. Both sides' keys are built on `pool` (may be null).
+void PairRows(CompareTable* table, const LoadedMapping& mapping, bool debug_files,
+              ThreadPool* pool);
 
 // CompareDumps with the mapping files already read (compare_trees.cc reads them once for every
 // rank).

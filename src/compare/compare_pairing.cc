@@ -194,24 +194,30 @@ std::string WithoutCallCount(const std::string& entry) {
 
 class Pairing {
  public:
-  Pairing(CompareTable* table, const LoadedMapping& m, bool debug)
-      : t_(*table), m_(m), debug_(debug) {}
+  Pairing(CompareTable* table, const LoadedMapping& m, bool debug, ThreadPool* pool)
+      : t_(*table), m_(m), debug_(debug), pool_(pool) {}
 
   void Run() {
     const DumpFile& tf = *t_.target;
     const DumpFile& gf = *t_.golden;
     const bool renumber = !m_.fuzzy && !debug_;
     // The keys of both sides are built side by side (a large compare spends a tenth of its time
-    // here); inside the pool's own work on several ranks, in turn.
+    // here), on the compare's pool; one after the other without one.
     std::vector<std::optional<std::string>> t_keys;
     std::vector<std::optional<std::string>> g_keys;
-    ThreadPool::Default().ParallelFor(2, [&](int64_t side) {
+    const auto keys_of_side = [&](int64_t side) {
       if (side == 0) {
         t_keys = CompareKeys(tf, renumber, debug_);
       } else {
         g_keys = CompareKeys(gf, renumber, debug_);
       }
-    });
+    };
+    if (pool_ != nullptr) {
+      pool_->ParallelFor(2, keys_of_side);
+    } else {
+      keys_of_side(0);
+      keys_of_side(1);
+    }
     // Mapping modes key the target by its original row name (msprobe's op_name).
     // Rows a -dm file names: msprobe joins on the mapped name, so several of them may share
     // one golden row.
@@ -476,14 +482,16 @@ class Pairing {
   CompareTable& t_;
   const LoadedMapping& m_;
   bool debug_;
+  ThreadPool* pool_;
 };
 
 }  // namespace
 
 std::string MsToPtApiKey(const std::string& name) { return ApiKey(name); }
 
-void PairRows(CompareTable* table, const LoadedMapping& mapping, bool debug_files) {
-  Pairing(table, mapping, debug_files).Run();
+void PairRows(CompareTable* table, const LoadedMapping& mapping, bool debug_files,
+              ThreadPool* pool) {
+  Pairing(table, mapping, debug_files, pool).Run();
 }
 
 }  // namespace numprobe::detail

@@ -23,6 +23,8 @@
 #include "numprobe/tensor.h"
 #include "numprobe/thread_pool.h"
 
+#include "metrics_equality.h"
+
 namespace numprobe {
 namespace {
 
@@ -323,31 +325,6 @@ Stored Store(const std::vector<double>& values, DType dtype) {
   return s;
 }
 
-void ExpectSameMetrics(const TensorPairMetrics& a, const TensorPairMetrics& b,
-                       const std::string& where) {
-  for (int k = 0; k < 6; ++k) {
-    EXPECT_EQ(a.msprobe[k].kind, b.msprobe[k].kind) << where << " col " << k;
-    EXPECT_EQ(Bits(a.msprobe[k].value), Bits(b.msprobe[k].value)) << where << " col " << k;
-  }
-  ASSERT_EQ(a.extras.has_value(), b.extras.has_value()) << where;
-  if (a.extras.has_value()) {
-    const TensorExtras& x = *a.extras;
-    const TensorExtras& y = *b.extras;
-    EXPECT_EQ(Bits(x.mean_abs_err), Bits(y.mean_abs_err)) << where;
-    EXPECT_EQ(Bits(x.mean_rel_err), Bits(y.mean_rel_err)) << where;
-    EXPECT_EQ(Bits(x.rmse), Bits(y.rmse)) << where;
-    EXPECT_EQ(Bits(x.sqnr_db), Bits(y.sqnr_db)) << where;
-    EXPECT_EQ(Bits(x.max_ulp), Bits(y.max_ulp)) << where;
-    EXPECT_EQ(Bits(x.mean_ulp), Bits(y.mean_ulp)) << where;
-    EXPECT_EQ(Bits(x.allclose_ratio), Bits(y.allclose_ratio)) << where;
-    EXPECT_EQ(x.nan_mismatch, y.nan_mismatch) << where;
-    EXPECT_EQ(x.pos_inf_mismatch, y.pos_inf_mismatch) << where;
-    EXPECT_EQ(x.neg_inf_mismatch, y.neg_inf_mismatch) << where;
-    EXPECT_EQ(x.worst_index, y.worst_index) << where;
-  }
-  EXPECT_EQ(Bits(a.rel_l2), Bits(b.rel_l2)) << where;
-}
-
 TEST(CompareKernelTest, VectorDecodeIsExact) {
   std::mt19937_64 rng(5);
   for (DType dtype : {DType::kF32, DType::kBF16, DType::kF64}) {
@@ -394,10 +371,10 @@ TEST(CompareKernelTest, PairMetricsAreTheSameWithAnyKernelAndThreadCount) {
       EXPECT_EQ(ref.msprobe[0].kind == MetricCell::Kind::kNA, specials) << where;
       for (int threads : {0, 1, 2, 3, 5}) {
         if (threads == 0) {
-          ExpectSameMetrics(ref, CompareTensorPair(ts.View(n), gs.View(n), nullptr), where);
+          testing::ExpectSameMetrics(ref, CompareTensorPair(ts.View(n), gs.View(n), nullptr), where);
         } else {
           ThreadPool pool(threads);
-          ExpectSameMetrics(ref, CompareTensorPair(ts.View(n), gs.View(n), &pool),
+          testing::ExpectSameMetrics(ref, CompareTensorPair(ts.View(n), gs.View(n), &pool),
                             where + " " + std::to_string(threads) + " threads");
         }
       }

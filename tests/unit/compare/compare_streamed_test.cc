@@ -2,7 +2,6 @@
 // compressed) is compared in lockstep windows and gives the same bits as CompareTensorPair over
 // the tensors in memory; what cannot be streamed in order is loaded under the memory limit.
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -18,34 +17,10 @@
 #include "numprobe/thread_pool.h"
 
 #include "kernels/compare_kernel.h"
+#include "metrics_equality.h"
 
 namespace numprobe {
 namespace {
-
-uint64_t Bits(double x) { return std::bit_cast<uint64_t>(x); }
-
-void ExpectSame(const TensorPairMetrics& a, const TensorPairMetrics& b, const std::string& where) {
-  EXPECT_EQ(a.compared, b.compared) << where;
-  for (int k = 0; k < 6; ++k) {
-    EXPECT_EQ(a.msprobe[k].kind, b.msprobe[k].kind) << where << " col " << k;
-    EXPECT_EQ(Bits(a.msprobe[k].value), Bits(b.msprobe[k].value)) << where << " col " << k;
-  }
-  ASSERT_EQ(a.extras.has_value(), b.extras.has_value()) << where;
-  if (a.extras.has_value()) {
-    const TensorExtras& x = *a.extras;
-    const TensorExtras& y = *b.extras;
-    EXPECT_EQ(Bits(x.mean_abs_err), Bits(y.mean_abs_err)) << where;
-    EXPECT_EQ(Bits(x.mean_rel_err), Bits(y.mean_rel_err)) << where;
-    EXPECT_EQ(Bits(x.rmse), Bits(y.rmse)) << where;
-    EXPECT_EQ(Bits(x.sqnr_db), Bits(y.sqnr_db)) << where;
-    EXPECT_EQ(Bits(x.max_ulp), Bits(y.max_ulp)) << where;
-    EXPECT_EQ(Bits(x.mean_ulp), Bits(y.mean_ulp)) << where;
-    EXPECT_EQ(Bits(x.allclose_ratio), Bits(y.allclose_ratio)) << where;
-    EXPECT_EQ(x.nan_mismatch, y.nan_mismatch) << where;
-    EXPECT_EQ(x.worst_index, y.worst_index) << where;
-  }
-  EXPECT_EQ(Bits(a.rel_l2), Bits(b.rel_l2)) << where;
-}
 
 // A storage streamed from memory; counts its passes.
 class MemoryStorage final : public StreamedStorage {
@@ -148,15 +123,15 @@ TEST(CompareTensors, StreamedPairsGiveTheSameBits) {
         ASSERT_TRUE(ref.compared);
         auto both = CompareTensors(t.streamed, g.streamed, p, /*max_memory=*/1024);
         ASSERT_TRUE(both.ok()) << both.error().message();
-        ExpectSame(ref, *both, where + " both streamed");
+        testing::ExpectSameMetrics(ref, *both, where + " both streamed");
         auto one =
             CompareTensors(t.streamed, Tensor(std::shared_ptr<const Buffer>(), g.view), p, 1024);
         ASSERT_TRUE(one.ok()) << one.error().message();
-        ExpectSame(ref, *one, where + " target streamed");
+        testing::ExpectSameMetrics(ref, *one, where + " target streamed");
         auto other =
             CompareTensors(Tensor(std::shared_ptr<const Buffer>(), t.view), g.streamed, p, 1024);
         ASSERT_TRUE(other.ok()) << other.error().message();
-        ExpectSame(ref, *other, where + " golden streamed");
+        testing::ExpectSameMetrics(ref, *other, where + " golden streamed");
       }
     }
   }
@@ -180,7 +155,7 @@ TEST(CompareTensors, WhatCannotBeStreamedIsLoadedUnderTheLimit) {
       << refused.error().message();
   auto loaded = CompareTensors(t.streamed, g.streamed, nullptr, 240000);
   ASSERT_TRUE(loaded.ok()) << loaded.error().message();
-  ExpectSame(CompareTensorPair(t.view, g.view), *loaded, "transposed");
+  testing::ExpectSameMetrics(CompareTensorPair(t.view, g.view), *loaded, "transposed");
 
   // Shapes that differ: nothing is read.
   const Side a = MakeSide(DType::kF32, {10}, 1, 0.0);
@@ -196,7 +171,7 @@ TEST(CompareTensors, WhatCannotBeStreamedIsLoadedUnderTheLimit) {
   const Side y = MakeSide(DType::kF32, {1, 1}, 2, 0.0);
   auto scalar = CompareTensors(x.streamed, y.streamed, nullptr, 64);
   ASSERT_TRUE(scalar.ok()) << scalar.error().message();
-  ExpectSame(CompareTensorPair(x.view, y.view), *scalar, "one element");
+  testing::ExpectSameMetrics(CompareTensorPair(x.view, y.view), *scalar, "one element");
 }
 
 }  // namespace
