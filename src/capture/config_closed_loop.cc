@@ -2,7 +2,8 @@
 //   dump            dump_path, dump_step ("0|1|5-8" / "all"), dump_mode (tensor / statistics /
 //                   md5), dump_layers (msprobe's list), dump_input_output (0 both, 1 inputs,
 //                   2 outputs), and numprobe's level, rank, scope, file_format, and the
-//                   incremental dump's bench_path, diff_nums, stop_at_first
+//                   incremental dump's bench_path, diff_nums, stop_at_first, and the tensor
+//                   files' tensor_durability and dump_layout
 //   overflow_check  enable, check_step: the first NaN/Inf output is reported when it happens
 //   compare         enable, base_path (the baseline's dump tree), metrics (short names)
 //   config_check    enable, base_config (the baseline's config-check snapshot)
@@ -44,7 +45,7 @@ Status SetDumpMode(std::string_view key, const JsonValue& v, bool /*apply*/, Dum
   return Status::Ok();
 }
 
-constexpr std::array<ConfigKey, 12> kDumpKeys = {{
+constexpr std::array<ConfigKey, 14> kDumpKeys = {{
     {"dump_path", &SetDumpPath, ""},
     {"dump_step", &SetDumpStep, ""},
     {"dump_mode", &SetDumpMode, ""},
@@ -57,6 +58,8 @@ constexpr std::array<ConfigKey, 12> kDumpKeys = {{
     {"bench_path", &SetBenchPath, ""},
     {"diff_nums", &SetDiffNums, ""},
     {"stop_at_first", &SetStopAtFirst, ""},
+    {"tensor_durability", &SetTensorDurability, ""},
+    {"dump_layout", &SetDumpLayout, ""},
 }};
 
 // --- overflow_check

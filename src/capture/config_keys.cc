@@ -251,8 +251,26 @@ std::string MsprobeJsonOf(const DumpConfig& c) {
     section.Set("diff_nums", JsonValue::Int(c.diff_nums));
     section.Set("stop_at_first", JsonValue::Bool(c.stop_at_first));
   }
+  // numprobe's own top-level keys, written only when not the default (msprobe would warn).
+  if (c.tensor_durability == TensorDurability::kFile) {
+    root.Set("tensor_durability", JsonValue::String("file"));
+  }
+  if (c.dump_layout == DumpLayout::kPacked) root.Set("dump_layout", JsonValue::String("packed"));
   root.Set(task, std::move(section));
   return ToJson(root, -1);
+}
+
+Status SetTensorDurability(std::string_view key, const JsonValue& v, bool /*apply*/,
+                           DumpConfig* c) {
+  NUMPROBE_ASSIGN_OR_RETURN(size_t i, GetChoice(key, v, {"step", "file"}));
+  c->tensor_durability = static_cast<TensorDurability>(i);
+  return Status::Ok();
+}
+
+Status SetDumpLayout(std::string_view key, const JsonValue& v, bool /*apply*/, DumpConfig* c) {
+  NUMPROBE_ASSIGN_OR_RETURN(size_t i, GetChoice(key, v, {"files", "packed"}));
+  c->dump_layout = static_cast<DumpLayout>(i);
+  return Status::Ok();
 }
 
 Status SetScope(std::string_view key, const JsonValue& v, bool apply, DumpConfig* c) {

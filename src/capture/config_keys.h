@@ -82,6 +82,10 @@ Status SetTensorFileFormat(std::string_view key, const JsonValue& v, bool apply,
 Status SetDumpPath(std::string_view key, const JsonValue& v, bool apply, DumpConfig* c);
 Status SetRank(std::string_view key, const JsonValue& v, bool apply, DumpConfig* c);
 Status SetLevel(std::string_view key, const JsonValue& v, bool apply, DumpConfig* c);
+// numprobe's own tensor-file keys (docs/capture.md): tensor_durability step|file, dump_layout
+// files|packed.
+Status SetTensorDurability(std::string_view key, const JsonValue& v, bool apply, DumpConfig* c);
+Status SetDumpLayout(std::string_view key, const JsonValue& v, bool apply, DumpConfig* c);
 // The incremental dump's keys (DumpConfig::bench_path): a non-empty path; a positive count or -1;
 // true/false.
 Status SetBenchPath(std::string_view key, const JsonValue& v, bool apply, DumpConfig* c);

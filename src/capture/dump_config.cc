@@ -29,12 +29,14 @@ using config_detail::GetStringList;
 using config_detail::KeyError;
 using config_detail::SetBenchPath;
 using config_detail::SetDiffNums;
+using config_detail::SetDumpLayout;
 using config_detail::SetDumpPath;
 using config_detail::SetLevel;
 using config_detail::SetList;
 using config_detail::SetRank;
 using config_detail::SetScope;
 using config_detail::SetStopAtFirst;
+using config_detail::SetTensorDurability;
 using config_detail::SetTensorFileFormat;
 
 constexpr std::array<std::string_view, 3> kTaskNames = {"statistics", "tensor", "overflow_check"};
@@ -295,19 +297,6 @@ Status SetSeed(std::string_view key, const JsonValue& v, bool /*apply*/, DumpCon
 Status SetPrecision(std::string_view key, const JsonValue& v, bool /*apply*/, DumpConfig* c) {
   NUMPROBE_ASSIGN_OR_RETURN(size_t i, GetChoice(key, v, {"low", "high"}));
   c->precision = static_cast<StatsPrecision>(i);
-  return Status::Ok();
-}
-
-Status SetTensorDurability(std::string_view key, const JsonValue& v, bool /*apply*/,
-                           DumpConfig* c) {
-  NUMPROBE_ASSIGN_OR_RETURN(size_t i, GetChoice(key, v, {"step", "file"}));
-  c->tensor_durability = static_cast<TensorDurability>(i);
-  return Status::Ok();
-}
-
-Status SetDumpLayout(std::string_view key, const JsonValue& v, bool /*apply*/, DumpConfig* c) {
-  NUMPROBE_ASSIGN_OR_RETURN(size_t i, GetChoice(key, v, {"files", "packed"}));
-  c->dump_layout = static_cast<DumpLayout>(i);
   return Status::Ok();
 }
 

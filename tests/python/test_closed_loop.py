@@ -168,6 +168,22 @@ def test_second_run_names_the_planted_op_and_writes_report_html(tmp_path):
     assert PLANTED_OP in open(divergence, encoding="utf-8").read()
 
 
+def test_the_dump_sections_tensor_file_keys_reach_the_capture(tmp_path):
+    # dump_layout "packed" in the dump section: both runs write one container per folder (no
+    # per-tensor files) and the loop's compare reads them, naming the planted op.
+    packed = {"dump": {"dump_layout": "packed", "tensor_durability": "file"}}
+    good, bad = tmp_path / "good", tmp_path / "bad"
+    run_explicit(tmp_path, write_config(tmp_path / "good.json", good, bad, extra=packed), 1e-5)
+    proc = run_explicit(tmp_path, write_config(tmp_path / "bad.json", bad, good, extra=packed), 0.5)
+    for root in (good, bad):
+        data_dirs = [d for d, _, _ in os.walk(root) if d.endswith("dump_tensor_data")]
+        assert data_dirs, f"{root} has no dump_tensor_data"
+        for d in data_dirs:
+            assert sorted(os.listdir(d)) == ["packed.data", "packed.index"], d
+    assert re.search(r"First divergence \(step0/[a-z0-9]+\): " + re.escape(PLANTED_OP),
+                     paragraph(proc.stdout)), proc.stdout
+
+
 def test_the_first_nan_is_printed_at_its_step(tmp_path):
     good, bad = tmp_path / "good", tmp_path / "bad"
     config = write_config(tmp_path / "c.json", bad, good)

@@ -169,6 +169,26 @@ TEST(ClosedLoopConfigTest, OverridesKeepTheLoop) {
   EXPECT_EQ(c->loop.compare_base, "./gpu_dump");
 }
 
+TEST(ClosedLoopConfigTest, TensorFileKeysAreReadAndSurviveOverrides) {
+  auto c = DumpConfig::Parse(
+      WithDump(R"(, "dump_mode": "tensor", "dump_layout": "packed", "tensor_durability": "file")"));
+  ASSERT_TRUE(c.ok()) << c.error().ToString();
+  EXPECT_EQ(c->dump_layout, DumpLayout::kPacked);
+  EXPECT_EQ(c->tensor_durability, TensorDurability::kFile);
+  // PrecisionDebugger's keyword overrides re-read the config: the two keys stay.
+  ASSERT_TRUE(c->Override("level", R"("mix")").ok());
+  EXPECT_EQ(c->level, DumpLevel::kMix);
+  EXPECT_EQ(c->dump_layout, DumpLayout::kPacked);
+  EXPECT_EQ(c->tensor_durability, TensorDurability::kFile);
+  // Defaults when absent.
+  auto plain = DumpConfig::Parse(WithDump(R"(, "dump_mode": "tensor")"));
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->dump_layout, DumpLayout::kFiles);
+  EXPECT_EQ(plain->tensor_durability, TensorDurability::kStep);
+  ExpectInvalid(WithDump(R"(, "dump_layout": "zip")"), "'dump.dump_layout'");
+  ExpectInvalid(WithDump(R"(, "tensor_durability": "always")"), "'dump.tensor_durability'");
+}
+
 DumpValue F32(const std::vector<float>& v) {
   TensorArg a;
   a.view = TensorView::Contiguous(v.data(), DType::kF32, {static_cast<int64_t>(v.size())});
