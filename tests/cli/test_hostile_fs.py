@@ -13,19 +13,17 @@ Every run has a timeout, so a hang fails the test instead of stalling CI.
 Environment (set by ctest): NUMPROBE_BIN, NUMPROBE_SOURCE_DIR.
 """
 import csv
-import http.client
 import importlib.util
 import json
 import os
-import re
-import selectors
 import shutil
 import signal
 import subprocess
-import time
 import urllib.parse
 
 import pytest
+
+from served import Served
 
 BIN = os.environ.get("NUMPROBE_BIN", "numprobe")
 SOURCE = os.environ.get("NUMPROBE_SOURCE_DIR",
@@ -95,56 +93,6 @@ def test_compare_does_not_read_the_file(hostile, tmp_path, case, phrase):
     assert row["MaxAbsErr"] == "unsupported", row
 
 
-class Served:
-    def __init__(self, *args):
-        self.proc = subprocess.Popen([BIN, "serve", *map(str, args), "--port", "0"],
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        self.port = None
-        # serve prints its URL once loaded; a hang while loading fails here, after the timeout.
-        try:
-            out, _ = self._first_lines(timeout=60)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.communicate()
-            pytest.fail("serve hung while loading")
-        m = re.search(r"serving http://[\d.]+:(\d+)/", out)
-        assert m, out
-        self.port = int(m.group(1))
-
-    def _first_lines(self, timeout):
-        sel = selectors.DefaultSelector()
-        sel.register(self.proc.stdout, selectors.EVENT_READ)
-        text = ""
-        end = time.monotonic() + timeout
-        while "serving http" not in text:
-            left = end - time.monotonic()
-            if left <= 0 or not sel.select(left):
-                raise subprocess.TimeoutExpired("serve", timeout)
-            chunk = os.read(self.proc.stdout.fileno(), 65536)  # raw: no buffer hides a line
-            if not chunk:
-                break
-            text += chunk.decode("utf-8", "replace")
-        return text, ""
-
-    def get(self, target):
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
-        conn.request("GET", target, headers={"Host": f"127.0.0.1:{self.port}"})
-        r = conn.getresponse()
-        body = r.read()
-        conn.close()
-        return r.status, body
-
-    def stop(self, sig=signal.SIGTERM):
-        self.proc.send_signal(sig)
-        try:
-            out, err = self.proc.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.communicate()
-            pytest.fail(f"serve ignored signal {sig}")
-        return self.proc.returncode, out, err
-
-
 def tensor_of_victim(served):
     status, body = served.get("/api/rows?run=0&limit=1000&q=" +
                               urllib.parse.quote(VICTIM_ROW))
@@ -161,7 +109,7 @@ def tensor_of_victim(served):
 @pytest.mark.parametrize("case,phrase", [("fifo_data", "not a regular file"),
                                          ("symlink_out", "outside the dump folder")])
 def test_serve_loads_and_does_not_read_the_file(hostile, case, phrase):
-    served = Served(hostile / case / "target", hostile / case / "golden")
+    served = Served(BIN, [hostile / case / "target", hostile / case / "golden"])
     try:
         detail = tensor_of_victim(served)
         assert phrase in detail["target"]["error"], detail["target"]

@@ -5,15 +5,15 @@ independently of numprobe's writer) compare, scan, inspect and serve exactly as 
 Environment (set by ctest): NUMPROBE_BIN, NUMPROBE_SOURCE_DIR.
 """
 import glob
-import http.client
 import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 
 import pytest
+
+from served import Served
 
 torch = pytest.importorskip("torch")
 
@@ -107,37 +107,12 @@ def test_inspect_lists_each_entry_as_the_file_it_stands_for(dumps):
     assert seen["packed"] == seen["files"] and len(seen["files"]) > 20
 
 
-class Served:
-    def __init__(self, args):
-        self.proc = subprocess.Popen([BIN, "serve", *args, "--port", "0"], stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True)
-        for line in self.proc.stdout:
-            m = re.search(r"serving http://([\d.]+):(\d+)/", line)
-            if m:
-                self.host, self.port = m.group(1), int(m.group(2))
-                return
-        raise AssertionError("no URL printed: " + self.proc.stderr.read())
-
-    def get(self, target):
-        conn = http.client.HTTPConnection(self.host, self.port, timeout=60)
-        conn.request("GET", target, headers={"Host": f"{self.host}:{self.port}"})
-        r = conn.getresponse()
-        body = r.read()
-        conn.close()
-        return r.status, body
-
-    def stop(self):
-        self.proc.send_signal(signal.SIGINT)
-        self.proc.communicate(timeout=60)
-        return self.proc.returncode
-
-
 def test_serve_api_tensor_reads_packed_dumps(dumps):
     if subprocess.run([BIN, "serve", "--help"], capture_output=True).returncode != 0:
         pytest.skip("numprobe built without the web UI")
     answers = {}
     for layout in ("files", "packed"):
-        s = Served([dumps[(layout, "bf16")], dumps[(layout, "base")]])
+        s = Served(BIN, [dumps[(layout, "bf16")], dumps[(layout, "base")]])
         try:
             answers[layout] = []
             for row in (0, 10, 20):
@@ -145,7 +120,7 @@ def test_serve_api_tensor_reads_packed_dumps(dumps):
                 assert status == 200, body
                 answers[layout].append(json.loads(body))
         finally:
-            assert s.stop() == 0
+            assert s.stop()[0] == 0
     assert answers["packed"] == answers["files"]
     assert answers["files"][1]["target"]["dtype"] == "bf16"
     assert not answers["files"][1]["target"]["error"]

@@ -5,16 +5,16 @@ the first divergence.
 
 Environment (set by ctest): NUMPROBE_BIN, NUMPROBE_SOURCE_DIR.
 """
-import http.client
 import json
 import os
 import re
-import signal
 import socket
 import subprocess
 import sys
 
 import pytest
+
+from served import Served
 
 BIN = os.environ.get("NUMPROBE_BIN", "numprobe")
 SOURCE = os.environ.get("NUMPROBE_SOURCE_DIR",
@@ -51,40 +51,11 @@ def compared(tmp_path_factory):
     return out
 
 
-class Served:
-    def __init__(self, args):
-        self.proc = subprocess.Popen([BIN, "serve", *args, "--port", "0"], stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True)
-        self.lines = []
-        for line in self.proc.stdout:
-            self.lines.append(line)
-            m = re.search(r"serving (http://([\d.]+):(\d+)/)", line)
-            if m:
-                self.url, self.host, self.port = m.group(1), m.group(2), int(m.group(3))
-                return
-        raise AssertionError("no URL printed: " + "".join(self.lines) + self.proc.stderr.read())
-
-    def get(self, target, host=None):
-        conn = http.client.HTTPConnection(self.host, self.port, timeout=60)
-        conn.putrequest("GET", target, skip_host=True, skip_accept_encoding=True)
-        conn.putheader("Host", host or f"{self.host}:{self.port}")
-        conn.endheaders()
-        r = conn.getresponse()
-        body = r.read()
-        conn.close()
-        return r.status, body
-
-    def stop(self):
-        self.proc.send_signal(signal.SIGINT)
-        out, err = self.proc.communicate(timeout=60)
-        return self.proc.returncode, "".join(self.lines) + out, err
-
-
 def test_serve_prints_a_loopback_url_and_stops_on_ctrl_c(compared):
-    s = Served([str(compared)])
+    s = Served(BIN, [compared])
     try:
         assert s.host == "127.0.0.1"
-        assert "proc17038: tensor mode, 65 rows" in "".join(s.lines)
+        assert "proc17038: tensor mode, 65 rows" in s.startup_output
         status, body = s.get("/api/info")
         assert status == 200
         info = json.loads(body)
@@ -106,7 +77,7 @@ def test_serve_prints_a_loopback_url_and_stops_on_ctrl_c(compared):
 
 
 def test_serve_two_dump_trees_compares_them_on_the_fly():
-    s = Served([TARGET, GOLDEN])
+    s = Served(BIN, [TARGET, GOLDEN])
     try:
         status, body = s.get("/api/info")
         info = json.loads(body)
