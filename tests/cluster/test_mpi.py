@@ -386,19 +386,24 @@ def tensor_jobs(rank_dir):
 
 @pytest.mark.parametrize("processes", [2, 3])
 def test_unreadable_tensor_file_on_another_process(numprobe, mpiexec, processes, tmp_path):
-    """A tensor file that cannot be read, in the share of the last process: its row is
-    unsupported with the same warning and exit code as in one process, and nothing hangs."""
+    """Tensor files that cannot be read, in the shares of the last process and of process 0:
+    their rows are unsupported with the same warnings, in the same order, and the same exit code
+    as in one process, and nothing hangs."""
     root = make_tensor_dump(tmp_path / "tree", [12])
     rank_dir = lambda side: root / side / "step0" / "rank0"
     jobs = tensor_jobs(rank_dir)
     owner = share_by_bytes([b for _, b in jobs], processes)
-    victim = next(f for (f, _), p in zip(jobs, owner) if p == processes - 1)
-    size = os.path.getsize(victim)
-    with open(victim, "wb") as f:  # unreadable, the same size: the shares do not move
-        f.write(b"\0" * size)
+    # The last process's last pair and process 0's first: two row warnings, in row order.
+    victims = [[f for (f, _), p in zip(jobs, owner) if p == processes - 1][-1],
+               next(f for (f, _), p in zip(jobs, owner) if p == 0)]
+    for victim in victims:
+        size = os.path.getsize(victim)
+        with open(victim, "wb") as f:  # unreadable, the same size: the shares do not move
+            f.write(b"\0" * size)
     single = compare(numprobe, None, 0, root / "target", root / "golden", tmp_path / "one")
     assert single.returncode == 1, single.stderr
-    assert os.path.basename(victim) in single.stderr  # the row warning names the file
+    for victim in victims:
+        assert os.path.basename(victim) in single.stderr  # the row warnings name the files
     out = tmp_path / "n"
     r = compare(numprobe, mpiexec, processes, root / "target", root / "golden", out)
     assert r.returncode == single.returncode, r.stdout + r.stderr
@@ -406,7 +411,12 @@ def test_unreadable_tensor_file_on_another_process(numprobe, mpiexec, processes,
     assert summary_of(r.stdout, out) == summary_of(single.stdout, tmp_path / "one")
     warnings = lambda text: [l for l in text.splitlines() if l.startswith("numprobe: warn")]
     assert warnings(r.stderr) == warnings(single.stderr)
-    assert all(b > 0 for b in bytes_per_process(r.stdout))
+    # The shares were the ones computed above (so the file was in the last process's): each
+    # process read its tensor pairs' bytes plus both dump.json files.
+    common = sum(os.path.getsize(rank_dir(side) / "dump.json") for side in ("target", "golden"))
+    expected = [common + sum(b for (_, b), o in zip(jobs, owner) if o == p)
+                for p in range(processes)]
+    assert bytes_per_process(r.stdout) == expected
 
 
 def test_unreadable_split_rank_fails_the_whole_run(numprobe, mpiexec, single_tensor_rank,
