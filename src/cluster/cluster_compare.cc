@@ -1,13 +1,19 @@
 // ClusterCompareDumpTrees (app/cluster.h): CompareDumpTrees' steps (compare/compare_trees_parts.h)
 // spread over MPI processes.
 //   1. every process plans (lists the folders; cheap, and needs no communication);
-//   2. the pairs' bytes are measured round-robin and summed across processes, and every process
-//      derives the same byte-balanced shares (byte_shares.h);
-//   3. each process compares and analyses its share; failures are agreed (the first in rank order
-//      wins, as in one process) before anything is written;
-//   4. each process writes its ranks' tables with the same writers (each file is one rank's, so
+//   2. the pairs' bytes are measured round-robin and summed across processes; a tensor-mode pair
+//      larger than its fair share (total / processes) is split (tensor_split.h);
+//   3. every process pairs the rows of each split pair and locates its tensor files (the same
+//      tensor pairs everywhere), and derives the same byte-balanced shares of the whole pairs and
+//      the split pairs' tensor pairs together (byte_shares.h);
+//   4. each process compares and analyses its whole pairs and compares its tensor pairs;
+//   5. the tensor pairs' outcomes go to process 0, which applies them in row order to the split
+//      pairs' tables (so each is the table one process makes) and analyses them; failures are
+//      agreed (the first in rank order wins, as in one process) before anything is written;
+//   6. each process writes its ranks' tables with the same writers (each file is one rank's, so
 //      it is the same whichever process writes it), and sends process 0 the per-rank facts;
-//   5. process 0 finds the earliest divergence across ranks and writes the cross-rank files.
+//   7. process 0 finds the earliest divergence across ranks and writes the cross-rank files.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -20,9 +26,13 @@
 #include <rapidjson/stringbuffer.h>
 
 #include "numprobe/app/cluster.h"
+#include "numprobe/memory_limit.h"
 
 #include "cluster/byte_shares.h"
 #include "cluster/dump_bytes.h"
+#include "cluster/tensor_split.h"
+#include "compare/compare_internal.h"
+#include "compare/compare_split.h"
 #include "compare/compare_trees_parts.h"
 #include "compare/divergence_file.h"
 #include "core/json.h"
@@ -37,6 +47,14 @@ namespace fs = std::filesystem;
 uint64_t PairBytes(const DumpPair& pair) {
   return detail::DumpBytes(*pair.target, true) + detail::DumpBytes(*pair.golden, true);
 }
+
+// A rank whose tensor pairs are shared out, as every process prepares it.
+struct SplitRank {
+  size_t index = 0;  // into TreePlan::complete
+  Status status;     // PairDumps' error
+  CompareTable table;
+  std::vector<detail::TensorJob> jobs;
+};
 
 // A process's compared ranks, as sent to process 0: their analyses in the divergence file's own
 // form (DivergenceJsonText, read back by ParseDivergenceJson: the one home of that encoding) and
@@ -159,25 +177,55 @@ Result<ClusterCompareResult> ClusterCompareDumpTrees(const ClusterSession& sessi
   NUMPROBE_RETURN_IF_ERROR(session.Agree(planned.ok() ? Status::Ok() : planned.error(), 0));
   detail::TreePlan& plan = *planned;
   const size_t n = plan.complete.size();
+  const auto processes = static_cast<size_t>(session.processes());
 
-  // 2. Byte-balanced shares.
-  std::vector<uint64_t> bytes(n, 0);
-  for (size_t i = static_cast<size_t>(session.process()); i < n;
-       i += static_cast<size_t>(session.processes())) {
-    bytes[i] = PairBytes(plan.pairs[plan.complete[i]]);
+  // 2. The pairs' bytes (all, then those of tensor files) and the ranks too large for one process.
+  std::vector<uint64_t> sizes(2 * n, 0);
+  for (size_t i = static_cast<size_t>(session.process()); i < n; i += processes) {
+    const DumpPair& p = plan.pairs[plan.complete[i]];
+    sizes[i] = PairBytes(p);
+    const uint64_t files =
+        detail::DumpBytes(*p.target, false) + detail::DumpBytes(*p.golden, false);
+    sizes[n + i] = sizes[i] > files ? sizes[i] - files : 0;
   }
-  bytes = session.SumAcross(bytes);
-  const std::vector<int> owner = detail::ShareByBytes(bytes, session.processes());
-  ClusterCompareResult result;
-  result.bytes_per_process.assign(static_cast<size_t>(session.processes()), 0);
-  for (size_t i = 0; i < n; ++i)
-    result.bytes_per_process[static_cast<size_t>(owner[i])] += bytes[i];
+  sizes = session.SumAcross(sizes);
+  const std::vector<uint64_t> bytes(sizes.begin(), sizes.begin() + static_cast<ptrdiff_t>(n));
+  const std::vector<uint64_t> tensor_bytes(sizes.begin() + static_cast<ptrdiff_t>(n), sizes.end());
+  const std::vector<bool> split = detail::SplitRanks(bytes, tensor_bytes, session.processes());
 
-  // 3. This process's share, compared and analysed.
+  // 3. A split rank's rows are paired and its tensor files located in every process (the same
+  //    jobs everywhere); its tensor pairs join the whole ranks in the byte-balanced shares.
+  std::vector<SplitRank> splits;
+  std::vector<std::vector<uint64_t>> job_bytes(n);
+  std::vector<uint64_t> common_bytes(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    if (!split[i]) continue;
+    const DumpPair& p = plan.pairs[plan.complete[i]];
+    SplitRank s;
+    s.index = i;
+    auto table = detail::PairDumps(*p.target, *p.golden, plan.mapping, options.compare.pool);
+    if (table) {
+      s.table = std::move(*table);
+      if (s.table.mode == CompareMode::kTensor) {
+        s.jobs = detail::LocateTensorPairs(&s.table, *p.target, *p.golden);
+      }
+    } else {
+      s.status = table.error();
+    }
+    for (const detail::TensorJob& job : s.jobs) job_bytes[i].push_back(job.bytes);
+    common_bytes[i] = bytes[i] - tensor_bytes[i];
+    splits.push_back(std::move(s));
+  }
+  const detail::WorkShares shares =
+      detail::ShareWork(bytes, split, job_bytes, common_bytes, session.processes());
+  ClusterCompareResult result;
+  result.bytes_per_process = shares.bytes_per_process;
+
+  // 4. This process's share: its whole ranks compared and analysed, its tensor pairs compared.
   std::vector<size_t> mine;
   std::vector<const DumpPair*> my_pairs;
   for (size_t i = 0; i < n; ++i) {
-    if (owner[i] != session.process()) continue;
+    if (split[i] || shares.rank_owner[i] != session.process()) continue;
     mine.push_back(i);
     my_pairs.push_back(&plan.pairs[plan.complete[i]]);
   }
@@ -185,11 +233,97 @@ Result<ClusterCompareResult> ClusterCompareDumpTrees(const ClusterSession& sessi
   size_t failed = 0;
   const Status status =
       detail::CompareTreePairs(my_pairs, plan.mapping, options, &compared, &failed);
+  // The first failure in rank order is this process's answer (as one process meets it first).
+  Status local = status;
+  int64_t local_key = status.ok() ? 0 : static_cast<int64_t>(mine[failed]);
+  const auto fail_at = [&](const Status& s, size_t index) {
+    if (!s.ok() && (local.ok() || static_cast<int64_t>(index) < local_key)) {
+      local = s;
+      local_key = static_cast<int64_t>(index);
+    }
+  };
+  std::vector<std::pair<size_t, std::string>> outcomes;  // by job number over the split ranks
+  size_t job_base = 0;
+  for (const SplitRank& s : splits) {
+    fail_at(s.status, s.index);
+    std::vector<size_t> which;
+    const std::vector<int>& owner = shares.job_owner[s.index];
+    for (size_t k = 0; k < owner.size(); ++k) {
+      if (owner[k] == session.process()) which.push_back(k);
+    }
+    if (!which.empty()) {
+      const std::vector<detail::TensorOutcome> done =
+          detail::CompareTensorJobs(s.jobs, which, options.compare.pool, options.compare.progress,
+                                    EffectiveMaxMemory(options.compare.max_memory));
+      for (size_t k = 0; k < which.size(); ++k) {
+        outcomes.emplace_back(job_base + which[k], detail::EncodeTensorOutcome(done[k]));
+      }
+    }
+    job_base += s.jobs.size();
+  }
   session.IdleUntilAll();  // processes done early wait asleep for the others
-  NUMPROBE_RETURN_IF_ERROR(
-      session.Agree(status, status.ok() ? 0 : static_cast<int64_t>(mine[failed])));
 
-  // 4. This process's ranks' files, then the facts to process 0.
+  // 5. The split ranks' outcomes to process 0, which applies them in row order and analyses them.
+  auto gathered = session.GatherToLeader(detail::FrameRecords(outcomes));
+  outcomes.clear();
+  NUMPROBE_RETURN_IF_ERROR(session.Agree(gathered.ok() ? Status::Ok() : gathered.error(), 0));
+  std::vector<std::pair<size_t, RankCompare>> split_ranks;
+  if (session.leader() && !splits.empty()) {
+    std::vector<std::string> by_job(job_base);
+    const Status unframed = detail::UnframeRecords(*gathered, &by_job);
+    size_t base = 0;
+    for (SplitRank& s : splits) {
+      if (!s.status.ok()) continue;  // agreed below
+      Status assembled = unframed;
+      if (!assembled.ok()) {
+        fail_at(assembled, s.index);
+        continue;
+      }
+      if (s.table.mode == CompareMode::kStatistics) {
+        for (CompareRow& row : s.table.rows) detail::FillStatisticsCells(s.table, &row);
+      } else if (s.table.mode == CompareMode::kTensor) {
+        std::vector<detail::TensorOutcome> done(s.jobs.size());
+        for (size_t k = 0; k < done.size() && assembled.ok(); ++k) {
+          assembled = detail::DecodeTensorOutcome(by_job[base + k], &done[k]);
+        }
+        base += s.jobs.size();
+        if (!assembled.ok()) {
+          fail_at(assembled, s.index);
+          continue;
+        }
+        detail::ApplyTensorOutcomes(&s.table, s.jobs, done);
+      }
+      detail::FinishTable(&s.table);
+      RankCompare rank;
+      std::string warning;
+      assembled = detail::MakeRank(plan.pairs[plan.complete[s.index]], std::move(s.table), options,
+                                   &rank, &warning);
+      if (!warning.empty() && options.warning) options.warning(warning);
+      fail_at(assembled, s.index);
+      if (assembled.ok()) split_ranks.emplace_back(s.index, std::move(rank));
+    }
+  }
+  splits.clear();
+  // A failure anywhere (a split rank's is met in every process) is agreed, the first in rank
+  // order as one process meets it, before anything is written.
+  NUMPROBE_RETURN_IF_ERROR(session.Agree(local, local_key));
+  if (!split_ranks.empty()) {
+    // In rank order with this process's whole ranks.
+    std::vector<std::pair<size_t, RankCompare>> all;
+    all.reserve(mine.size() + split_ranks.size());
+    for (size_t k = 0; k < mine.size(); ++k) all.emplace_back(mine[k], std::move(compared[k]));
+    for (auto& r : split_ranks) all.push_back(std::move(r));
+    std::sort(all.begin(), all.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    mine.clear();
+    compared.clear();
+    for (auto& [index, rank] : all) {
+      mine.push_back(index);
+      compared.push_back(std::move(rank));
+    }
+  }
+
+  // 6. This process's ranks' files, then the facts to process 0.
   Status written;
   int64_t written_key = 0;
   if (!options.output.empty()) {
@@ -204,7 +338,7 @@ Result<ClusterCompareResult> ClusterCompareDumpTrees(const ClusterSession& sessi
       session.GatherToLeader(EncodeFacts(mine, compared, options.diff_analyze)));
   compared.clear();  // the tables are no longer needed
 
-  // 5. Process 0: the cross-rank answer and files.
+  // 7. Process 0: the cross-rank answer and files.
   Status leader_status;
   if (session.leader()) {
     result.ranks.resize(n);

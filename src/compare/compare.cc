@@ -14,6 +14,7 @@
 #include "numprobe/thread_pool.h"
 
 #include "compare/compare_internal.h"
+#include "compare/compare_split.h"
 #include "compare/loaded_mapping.h"
 #include "core/py_format.h"
 #include "msprobe/dump_journal.h"
@@ -362,9 +363,8 @@ void CompareTable::CsvCells(size_t i, std::vector<std::string>* out) const {
 
 namespace detail {
 
-Result<CompareTable> CompareWithMapping(const DumpLocation& target, const DumpLocation& golden,
-                                        const LoadedMapping& loaded, ThreadPool* pool,
-                                        const ProgressCallback& progress, uint64_t max_memory) {
+Result<CompareTable> PairDumps(const DumpLocation& target, const DumpLocation& golden,
+                               const LoadedMapping& loaded, ThreadPool* pool) {
   CompareTable table;
   // The two dump.json files are read side by side (reading is most of a large statistics
   // compare); a nested call, inside the pool's own work on several ranks, reads them in turn.
@@ -451,14 +451,24 @@ Result<CompareTable> CompareWithMapping(const DumpLocation& target, const DumpLo
     }
   }
   PairRows(&table, mapping, debug, pool);
+  return table;
+}
 
+void FinishTable(CompareTable* table) {
+  ApplyResultRules(table);
+  AssessRows(table);
+}
+
+Result<CompareTable> CompareWithMapping(const DumpLocation& target, const DumpLocation& golden,
+                                        const LoadedMapping& loaded, ThreadPool* pool,
+                                        const ProgressCallback& progress, uint64_t max_memory) {
+  NUMPROBE_ASSIGN_OR_RETURN(CompareTable table, PairDumps(target, golden, loaded, pool));
   if (table.mode == CompareMode::kStatistics) {
     for (CompareRow& row : table.rows) FillStatisticsCells(table, &row);
   } else if (table.mode == CompareMode::kTensor) {
     FillTensorCells(&table, target, golden, pool, progress, max_memory);
   }
-  ApplyResultRules(&table);
-  AssessRows(&table);
+  FinishTable(&table);
   return table;
 }
 

@@ -32,6 +32,28 @@ std::string PairLabel(const DumpPair& p) {
   return label.empty() ? "dump.json" : label;
 }
 
+Status MakeRank(const DumpPair& p, CompareTable table, const CompareTreesOptions& tree_options,
+                RankCompare* out, std::string* warning) {
+  RankCompare rank;
+  if (!p.target->construct_json.empty()) {
+    auto c = ReadConstructJson(p.target->construct_json);
+    if (c) {
+      rank.construct = std::move(*c);
+      rank.has_construct = true;
+    } else if (tree_options.construct_errors_warn) {
+      *warning = c.error().message();
+    } else {
+      return c.error();
+    }
+  }
+  rank.pair = p;
+  rank.label = PairLabel(p);
+  rank.report = FindDivergence(table, &rank.construct);
+  rank.table = std::move(table);
+  *out = std::move(rank);
+  return Status::Ok();
+}
+
 // The first error in rank order wins.
 Status CompareTreePairs(const std::vector<const DumpPair*>& pairs, const LoadedMapping& mapping,
                         const CompareTreesOptions& tree_options, std::vector<RankCompare>* out,
@@ -50,23 +72,8 @@ Status CompareTreePairs(const std::vector<const DumpPair*>& pairs, const LoadedM
       return;
     }
     RankCompare rank;
-    if (!p.target->construct_json.empty()) {
-      auto c = ReadConstructJson(p.target->construct_json);
-      if (c) {
-        rank.construct = std::move(*c);
-        rank.has_construct = true;
-      } else if (tree_options.construct_errors_warn) {
-        warnings[i] = c.error().message();
-      } else {
-        errors[i] = c.error();
-        return;
-      }
-    }
-    rank.pair = p;
-    rank.label = PairLabel(p);
-    rank.report = FindDivergence(*table, &rank.construct);
-    rank.table = std::move(*table);
-    results[i] = std::move(rank);
+    errors[i] = MakeRank(p, std::move(*table), tree_options, &rank, &warnings[i]);
+    if (errors[i].ok()) results[i] = std::move(rank);
   };
   ThreadPool& pool = options.pool != nullptr ? *options.pool : ThreadPool::Default();
   if (pairs.size() > 1 && static_cast<int>(pairs.size()) >= pool.threads()) {

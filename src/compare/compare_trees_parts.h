@@ -43,6 +43,12 @@ Status CompareTreePairs(const std::vector<const DumpPair*>& pairs, const LoadedM
                         const CompareTreesOptions& options, std::vector<RankCompare>* out,
                         size_t* failed = nullptr);
 
+// A compared table made into a rank (as CompareTreePairs does): its construct.json read (with
+// options.construct_errors_warn a failure to read it is `*warning` instead of the error), its
+// divergence found.
+Status MakeRank(const DumpPair& pair, CompareTable table, const CompareTreesOptions& options,
+                RankCompare* out, std::string* warning);
+
 // Writes one rank's table (.csv or .xlsx) and its .json twin into options.output, recording
 // their paths in `rank`.
 Status WriteRankFiles(const CompareTreesOptions& options, RankCompare* rank);

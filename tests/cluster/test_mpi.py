@@ -288,3 +288,153 @@ def test_precheck_plan_byte_identical_to_one_process(numprobe, mpiexec, stats_tr
         assert files_of(out) == expected, f"differs with {processes} processes"
         # One summary, from process 0.
         assert r.stdout.replace(str(out), "OUT") == single.stdout.replace(str(tmp_path / "one"), "OUT")
+
+
+# ---- tensor pairs split within a large rank ----
+
+def make_tensor_dump(dest, ops, elements=4096):
+    """bench/make_tensor_dump.py: a synthetic tensor-mode dump, rank r holding ops[r] API calls."""
+    subprocess.run([sys.executable, os.path.join(SOURCE, "bench", "make_tensor_dump.py"),
+                    str(dest), "--ops", ",".join(str(n) for n in ops), "--elements",
+                    str(elements)], capture_output=True, text=True, check=True)
+    return dest
+
+
+@pytest.fixture(scope="module")
+def single_tensor_rank(tmp_path_factory):
+    """One rank pair of the real msprobe tensor dumps: the whole compare is one rank."""
+    root = tmp_path_factory.mktemp("single_tensor")
+    copy_rank(os.path.join(FIXTURES, "dump_tensor_bf16", "step0", "proc17044"),
+              root / "target" / "step0" / "rank0")
+    copy_rank(os.path.join(FIXTURES, "dump_tensor_base", "step0", "proc17038"),
+              root / "golden" / "step0" / "rank0")
+    return root
+
+
+@pytest.fixture(scope="module")
+def uneven_tensor_tree(tmp_path_factory):
+    """Three tensor-mode ranks, rank0 eight times the others' size."""
+    return make_tensor_dump(tmp_path_factory.mktemp("uneven_tensor"), [24, 3, 3])
+
+
+def bytes_per_process(stdout):
+    line = re.search(r"^\d+ MPI processes; bytes read per process: ([\d, ]+)$", stdout, re.M)
+    assert line, stdout[-2000:]
+    return [int(b) for b in line.group(1).split(",")]
+
+
+def summary_of(text, out):
+    """stdout or stderr without the MPI line, the output folder and the file timestamps."""
+    text = text.replace(str(out), "OUT")
+    return [re.sub(r"_\d{14}\.", ".", l) for l in text.splitlines() if "MPI processes" not in l]
+
+
+def share_by_bytes(sizes, processes):
+    """byte_shares.h's ShareByBytes: largest first (stable), each to the least loaded process."""
+    loads = [(0, p) for p in range(processes)]
+    owner = [0] * len(sizes)
+    for item in sorted(range(len(sizes)), key=lambda i: -sizes[i]):
+        load, p = min(loads)
+        loads.remove((load, p))
+        owner[item] = p
+        loads.append((load + sizes[item], p))
+    return owner
+
+
+@pytest.mark.parametrize("tree", ["single_tensor_rank", "uneven_tensor_tree"])
+def test_split_rank_outputs_byte_identical_to_one_process(numprobe, mpiexec, tree, request,
+                                                          tmp_path):
+    root = request.getfixturevalue(tree)
+    single = compare(numprobe, None, 0, root / "target", root / "golden", tmp_path / "one",
+                     "--diff_analyze")
+    assert single.returncode == 1, single.stderr  # the dumps diverge
+    expected = files_of(tmp_path / "one")
+    assert any(k.startswith("divergence") for k in expected)
+    for processes in (2, 3):
+        out = tmp_path / f"n{processes}"
+        r = compare(numprobe, mpiexec, processes, root / "target", root / "golden", out,
+                    "--diff_analyze")
+        assert r.returncode == 1, r.stderr
+        got = files_of(out)
+        assert sorted(got) == sorted(expected)
+        for name, data in expected.items():
+            assert got[name] == data, f"{name} differs with {processes} processes"
+        assert summary_of(r.stdout, out) == summary_of(single.stdout, tmp_path / "one")
+        warnings = lambda text: [l for l in text.splitlines() if l.startswith("numprobe: warn")]
+        assert warnings(r.stderr) == warnings(single.stderr)
+        # The large rank's tensor pairs were spread: every process read some of its tensor files
+        # (with whole ranks only, a single rank leaves all but one process at 0 bytes).
+        loads = bytes_per_process(r.stdout)
+        assert len(loads) == processes and all(b > 0 for b in loads), r.stdout
+        if tree == "single_tensor_rank":
+            # Balanced by bytes: the heaviest within a tenth of the lightest's total.
+            assert max(loads) - min(loads) < sum(loads) // 10, loads
+
+
+def tensor_jobs(rank_dir):
+    """The tensor pairs of a rank of make_tensor_dump.py, in row order: (target file, bytes)."""
+    with open(rank_dir("target") / "dump.json") as f:
+        data = json.load(f)["data"]
+    jobs = []
+    for entry in data.values():
+        for arg in entry["input_args"] + entry["output"]:
+            name = arg["data_name"]
+            files = [rank_dir(side) / "dump_tensor_data" / name for side in ("target", "golden")]
+            jobs.append((files[0], sum(os.path.getsize(p) for p in files)))
+    return jobs
+
+
+@pytest.mark.parametrize("processes", [2, 3])
+def test_unreadable_tensor_file_on_another_process(numprobe, mpiexec, processes, tmp_path):
+    """Tensor files that cannot be read, in the shares of the last process and of process 0:
+    their rows are unsupported with the same warnings, in the same order, and the same exit code
+    as in one process, and nothing hangs."""
+    root = make_tensor_dump(tmp_path / "tree", [12])
+    rank_dir = lambda side: root / side / "step0" / "rank0"
+    jobs = tensor_jobs(rank_dir)
+    owner = share_by_bytes([b for _, b in jobs], processes)
+    # The last process's last pair and process 0's first: two row warnings, in row order.
+    victims = [[f for (f, _), p in zip(jobs, owner) if p == processes - 1][-1],
+               next(f for (f, _), p in zip(jobs, owner) if p == 0)]
+    for victim in victims:
+        size = os.path.getsize(victim)
+        with open(victim, "wb") as f:  # unreadable, the same size: the shares do not move
+            f.write(b"\0" * size)
+    single = compare(numprobe, None, 0, root / "target", root / "golden", tmp_path / "one")
+    assert single.returncode == 1, single.stderr
+    for victim in victims:
+        assert os.path.basename(victim) in single.stderr  # the row warnings name the files
+    out = tmp_path / "n"
+    r = compare(numprobe, mpiexec, processes, root / "target", root / "golden", out)
+    assert r.returncode == single.returncode, r.stdout + r.stderr
+    assert files_of(out) == files_of(tmp_path / "one")
+    assert summary_of(r.stdout, out) == summary_of(single.stdout, tmp_path / "one")
+    warnings = lambda text: [l for l in text.splitlines() if l.startswith("numprobe: warn")]
+    assert warnings(r.stderr) == warnings(single.stderr)
+    # The shares were the ones computed above (so the file was in the last process's): each
+    # process read its tensor pairs' bytes plus both dump.json files.
+    common = sum(os.path.getsize(rank_dir(side) / "dump.json") for side in ("target", "golden"))
+    expected = [common + sum(b for (_, b), o in zip(jobs, owner) if o == p)
+                for p in range(processes)]
+    assert bytes_per_process(r.stdout) == expected
+
+
+def test_unreadable_split_rank_fails_the_whole_run(numprobe, mpiexec, single_tensor_rank,
+                                                   tmp_path):
+    """A large rank whose dump.json cannot be read: every process meets the error while pairing
+    its rows; the run fails once with the single process's error, exit 3, nothing written."""
+    root = tmp_path / "tree"
+    shutil.copytree(single_tensor_rank, root)
+    with open(root / "target" / "step0" / "rank0" / "dump.json", "w") as f:
+        f.write('{"task": "tensor", "data": {"Functional.x.0.forward": [')  # truncated
+    single = compare(numprobe, None, 0, root / "target", root / "golden", tmp_path / "one")
+    assert single.returncode == 3
+    single_errors = [l for l in single.stderr.splitlines() if l.startswith("numprobe: error:")]
+    assert len(single_errors) == 1
+    for processes in (2, 3):
+        out = tmp_path / f"n{processes}"
+        r = compare(numprobe, mpiexec, processes, root / "target", root / "golden", out)
+        assert r.returncode == 3, r.stdout + r.stderr
+        errors = [l for l in r.stderr.splitlines() if l.startswith("numprobe: error:")]
+        assert errors == single_errors
+        assert not os.path.exists(out)

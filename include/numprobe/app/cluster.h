@@ -1,5 +1,6 @@
 // numprobe on a cluster: `mpirun -n N numprobe compare ...` (or srun) spreads the rank pairs of a
-// multi-rank compare over N MPI processes, balanced by bytes; each process reads only its share
+// multi-rank compare over N MPI processes, balanced by bytes (the tensor pairs of a rank larger
+// than its fair share are shared out instead of the rank); each process reads only its share
 // and writes its ranks' result files, and process 0 gathers the per-rank facts, finds the
 // cross-rank first divergence once and writes the cross-rank files. `mpirun -n N numprobe scan`
 // (and `precheck --plan`, which scans) spreads the (step, rank) units the same way, and
@@ -72,7 +73,7 @@ struct ClusterRank {
   std::vector<std::string> warnings;    // the table's
   std::filesystem::path table_file;     // empty when not written
   DivergenceReport report;
-  int process = 0;  // the MPI process that compared it
+  int process = 0;  // the MPI process that compared it (0 for a rank whose tensor pairs were split)
 };
 
 struct ClusterCompareResult {
