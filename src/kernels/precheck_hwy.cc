@@ -272,6 +272,7 @@ void PcDispatch(const PcSetup& s, const double* dp, const double* bp, const doub
       break;
   }
   fn(s, dp, bp, bcp, n, first_index, a);
+  CanonicalizeNanSums(a);
 }
 
 PcAccumulateFn SelectPcAccumulate() { return &PcDispatch; }

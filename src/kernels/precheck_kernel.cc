@@ -57,6 +57,14 @@ double PcUlpError(const PcSetup& s, double d, double b) {
   return std::fabs(RoundF32(RoundF32(d - b) * scale));
 }
 
+void CanonicalizeNanSums(PcAcc* a) {
+  for (double* lanes : {a->dot, a->dd, a->bb, a->sum_rel, a->sum_sq, a->sum_ulp}) {
+    for (int j = 0; j < kCmpLanes; ++j) {
+      if (std::isnan(lanes[j])) lanes[j] = std::numeric_limits<double>::quiet_NaN();
+    }
+  }
+}
+
 void PcAccumulateScalar(const PcSetup& s, const double* dv, const double* bv, const double* bcv,
                         int64_t n, int64_t first_index, PcAcc* a) {
   for (int64_t k = 0; k < n; ++k) {
@@ -130,6 +138,7 @@ void PcAccumulateScalar(const PcSetup& s, const double* dv, const double* bv, co
       a->ulp_over += u > s.ulp_thr ? 1 : 0;
     }
   }
+  CanonicalizeNanSums(a);
 }
 
 PcAccumulateFn PcAccumulate(bool force_scalar) {

@@ -86,6 +86,12 @@ struct PcAcc {
 
 void ResetPcAcc(PcAcc* a);
 
+// Sets every lane sum that is NaN to the one quiet NaN. IEEE 754 leaves which NaN an operation
+// returns to the implementation (x86 returns its first operand's, and a compiler may commute the
+// operands of a sum), so without this the sign of a NaN sum would depend on the code generated;
+// each accumulate function ends with it, so every path gives the same bits.
+void CanonicalizeNanSums(PcAcc* a);
+
 // bc of one element for PcRound::kF16 (b rounded to f32, then to f16), as a double.
 double PcRoundF16(double b);
 
