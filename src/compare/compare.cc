@@ -94,14 +94,13 @@ std::string ReplaceAll(const std::string& text, const std::string& from) {
 
 }  // namespace
 
-std::vector<std::optional<std::string>> CompareKeys(const DumpFile& file, bool renumber_backward,
-                                                    bool is_debug_file) {
-  std::vector<std::optional<std::string>> keys(file.rows.size());
+RowKeys CompareKeys(const DumpFile& file, bool renumber_backward, bool is_debug_file) {
+  RowKeys keys(&file);
   std::unordered_map<std::string, uint32_t> backward_count;
   for (const DumpEntry& e : file.entries) {
     const uint32_t end = e.first_row + e.row_count;
     if (is_debug_file) {
-      for (uint32_t r = e.first_row; r < end; ++r) keys[r] = file.rows[r].name;
+      for (uint32_t r = e.first_row; r < end; ++r) keys.SetName(r);
       continue;
     }
     // msprobe's split_data_name_components, which ParseEntryName follows.
@@ -115,7 +114,7 @@ std::vector<std::optional<std::string>> CompareKeys(const DumpFile& file, bool r
     for (uint32_t r = e.first_row; r < end; ++r) {
       const std::string& name = file.rows[r].name;
       if (!renumber_backward || !backward) {  // (a backward entry has 3 parts or more)
-        keys[r] = name;
+        keys.SetName(r);
         continue;
       }
       // Replace the call number (before or after "backward") by the backward call order.
@@ -124,12 +123,12 @@ std::vector<std::optional<std::string>> CompareKeys(const DumpFile& file, bool r
       const bool head_digit = IsDigits(head);
       const bool tail_digit = IsDigits(tail);
       if (!head_digit && !tail_digit) {
-        keys[r] = name;
+        keys.SetName(r);
         continue;
       }
       if (head_digit) head = std::to_string(order);
       if (tail_digit) tail = std::to_string(order);
-      keys[r] = fmt::format("{}.{}.{}{}", op_no_number, head, tail, ReplaceAll(name, e.name));
+      keys.Set(r, fmt::format("{}.{}.{}{}", op_no_number, head, tail, ReplaceAll(name, e.name)));
     }
   }
   return keys;

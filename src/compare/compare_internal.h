@@ -2,6 +2,7 @@
 #ifndef NUMPROBE_COMPARE_COMPARE_INTERNAL_H_
 #define NUMPROBE_COMPARE_COMPARE_INTERNAL_H_
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -60,11 +61,47 @@ void AppendSummaryCsv(const SummaryValue& v, std::string* out);
 // msprobe's dtype rule: equal, or both in {fp16, fp32, bf16} of the same framework's spelling.
 bool DtypesComparable(std::string_view a, std::string_view b);
 
+// The compare key of each row of a dump, or none. Most rows' keys are their own names: those are
+// referred to, not copied (the keys of a large dump would otherwise hold a second copy of every
+// row name); a key of its own (a renumbered backward call, a mapped name) is held here.
+class RowKeys {
+ public:
+  RowKeys() = default;
+  explicit RowKeys(const DumpFile* file) : file_(file), ref_(file->rows.size(), kNone) {}
+
+  size_t size() const { return ref_.size(); }
+  bool has(size_t r) const { return ref_[r] != kNone; }
+  std::string_view operator[](size_t r) const {
+    return ref_[r] == kName ? std::string_view{file_->rows[r].name}
+                            : std::string_view{owned_[static_cast<size_t>(ref_[r])]};
+  }
+  // Row r's key is its name.
+  void SetName(size_t r) { ref_[r] = kName; }
+  // Row r's key is `key` (referred to as the row's name when equal to it). Views of earlier keys
+  // may move: take them once every key is set.
+  void Set(size_t r, std::string key) {
+    if (key == file_->rows[r].name) {
+      ref_[r] = kName;
+    } else if (ref_[r] != kNone && ref_[r] != kName) {
+      owned_[static_cast<size_t>(ref_[r])] = std::move(key);
+    } else {
+      ref_[r] = owned_.size();
+      owned_.push_back(std::move(key));
+    }
+  }
+
+ private:
+  static constexpr uint64_t kNone = UINT64_MAX;
+  static constexpr uint64_t kName = UINT64_MAX - 1;
+  const DumpFile* file_ = nullptr;
+  std::vector<uint64_t> ref_;  // kNone, kName or an index into owned_
+  std::vector<std::string> owned_;
+};
+
 // Compare keys of each row (msprobe's op_name_update): the row name with the backward call number
-// of its entry replaced by the entry's rank among backward calls of the same API. nullopt for rows
+// of its entry replaced by the entry's rank among backward calls of the same API. None for rows
 // of entries msprobe does not parse (a name without forward/backward/parameters_grad).
-std::vector<std::optional<std::string>> CompareKeys(const DumpFile& file, bool renumber_backward,
-                                                    bool is_debug_file);
+RowKeys CompareKeys(const DumpFile& file, bool renumber_backward, bool is_debug_file);
 
 // msprobe's -am name rewrite of a MindSpore row or entry name into PyTorch's ("Functional.abs.0.
 // forward" -> "Torch.abs.0.forward", "Mint." -> "Torch.", "MintFunctional." -> "Functional.").

@@ -88,7 +88,7 @@ std::string ApiKey(const std::string& name) {
 
 // msprobe's modify_compare_data_with_user_mapping: argument positions of a user -am YAML.
 void ApplyUserApiMapping(const DumpFile& target, const DumpFile& golden, const LoadedMapping& m,
-                         std::vector<std::optional<std::string>>* keys) {
+                         RowKeys* keys) {
   std::map<std::string, std::vector<uint32_t>> ms_rows;
   std::map<std::string, bool> pt_apis;
   for (uint32_t r = 0; r < target.rows.size(); ++r)
@@ -103,7 +103,7 @@ void ApplyUserApiMapping(const DumpFile& target, const DumpFile& golden, const L
     const auto it = ms_rows.find(a.ms_api);
     if (it == ms_rows.end() || pt_apis.count(a.pt_api) == 0) continue;
     for (const uint32_t r : it->second) {
-      if (!(*keys)[r].has_value()) continue;
+      if (!keys->has(r)) continue;
       const DumpRow& row = target.rows[r];
       const std::string name = ReplaceFirst(row.name, a.ms_api, a.pt_api);
       const std::string origin = ReplaceFirst(target.entries[row.entry].name, a.ms_api, a.pt_api);
@@ -136,7 +136,7 @@ void ApplyUserApiMapping(const DumpFile& target, const DumpFile& golden, const L
       for (size_t i = 0; i < from->size(); ++i) {
         if (rest == (*from)[i]) key = ReplaceAll(name, pattern + (*from)[i], pattern + (*to)[i]);
       }
-      (*keys)[r] = key;
+      keys->Set(r, std::move(key));
     }
   }
 }
@@ -203,8 +203,8 @@ class Pairing {
     const bool renumber = !m_.fuzzy && !debug_;
     // The keys of both sides are built side by side (a large compare spends a tenth of its time
     // here), on the compare's pool; one after the other without one.
-    std::vector<std::optional<std::string>> t_keys;
-    std::vector<std::optional<std::string>> g_keys;
+    RowKeys t_keys;
+    RowKeys g_keys;
     const auto keys_of_side = [&](int64_t side) {
       if (side == 0) {
         t_keys = CompareKeys(tf, renumber, debug_);
@@ -223,12 +223,12 @@ class Pairing {
     // one golden row.
     std::vector<bool> named_by_dm(t_keys.size(), false);
     for (uint32_t r = 0; r < t_keys.size(); ++r) {
-      if (!t_keys[r].has_value()) continue;
+      if (!t_keys.has(r)) continue;
       const std::string& name = tf.rows[r].name;
       if (m_.api_mapping) {
-        t_keys[r] = ApiKey(name);
+        t_keys.Set(r, ApiKey(name));
       } else if (m_.cell_mapping) {
-        t_keys[r] = CellKey(name, m_);
+        t_keys.Set(r, CellKey(name, m_));
       } else if (m_.data_mapping) {
         std::string key = name;
         for (const auto& [from, to] : m_.data_map) {
@@ -238,7 +238,7 @@ class Pairing {
             break;
           }
         }
-        t_keys[r] = key;
+        t_keys.Set(r, std::move(key));
       }
     }
     if (m_.api_mapping && !m_.api_args.empty()) ApplyUserApiMapping(tf, gf, m_, &t_keys);
@@ -251,27 +251,27 @@ class Pairing {
       // Golden rows of each key, chained in order: the k-th target row of a key takes the k-th.
       constexpr uint32_t kEnd = UINT32_MAX;
       std::unordered_map<std::string_view, std::pair<uint32_t, uint32_t>> by_key;  // head, tail
-      std::unordered_map<std::string_view, uint32_t> first_of_key;
+      std::unordered_map<std::string_view, uint32_t> first_of_key;                 // -dm only
       std::vector<uint32_t> next(g_keys.size(), kEnd);
       by_key.reserve(g_keys.size());
       for (uint32_t r = 0; r < g_keys.size(); ++r) {
-        if (!g_keys[r].has_value() || golden_taken[r]) continue;
-        const auto [it, inserted] = by_key.try_emplace(*g_keys[r], r, r);
+        if (!g_keys.has(r) || golden_taken[r]) continue;
+        const auto [it, inserted] = by_key.try_emplace(g_keys[r], r, r);
         if (!inserted) {
           next[it->second.second] = r;
           it->second.second = r;
-        } else {
-          first_of_key.emplace(*g_keys[r], r);
+        } else if (m_.data_mapping) {
+          first_of_key.emplace(g_keys[r], r);
         }
       }
       for (uint32_t r = 0; r < t_keys.size(); ++r) {
-        if (!t_keys[r].has_value() || partner[r] >= 0) continue;
+        if (!t_keys.has(r) || partner[r] >= 0) continue;
         if (named_by_dm[r]) {  // not consumed: another -dm row may name the same golden row
-          const auto first = first_of_key.find(*t_keys[r]);
+          const auto first = first_of_key.find(t_keys[r]);
           if (first != first_of_key.end()) partner[r] = first->second;
           continue;
         }
-        auto it = by_key.find(*t_keys[r]);
+        auto it = by_key.find(t_keys[r]);
         if (it == by_key.end() || it->second.first == kEnd) continue;
         partner[r] = it->second.first;
         it->second.first = next[it->second.first];
@@ -285,7 +285,7 @@ class Pairing {
         tf.framework != gf.framework && !tf.framework.empty() && !gf.framework.empty();
     t_.rows.reserve(t_.rows.size() + t_keys.size());
     for (uint32_t r = 0; r < t_keys.size(); ++r) {
-      if (!t_keys[r].has_value()) continue;
+      if (!t_keys.has(r)) continue;
       CompareRow row;
       row.target = r;
       if (partner[r] >= 0) {
@@ -313,21 +313,20 @@ class Pairing {
 
  private:
   // msprobe's process_fuzzy_match over the rows of both dumps, in order.
-  void Fuzzy(const std::vector<std::optional<std::string>>& t_keys,
-             const std::vector<std::optional<std::string>>& g_keys,
-             const std::vector<bool>& golden_taken, std::vector<int64_t>* partner) {
+  void Fuzzy(const RowKeys& t_keys, const RowKeys& g_keys, const std::vector<bool>& golden_taken,
+             std::vector<int64_t>* partner) {
     std::vector<uint32_t> t_rows;
     std::vector<uint32_t> g_rows;
     for (uint32_t r = 0; r < t_keys.size(); ++r) {
-      if (t_keys[r].has_value() && (*partner)[r] < 0) t_rows.push_back(r);
+      if (t_keys.has(r) && (*partner)[r] < 0) t_rows.push_back(r);
     }
     for (uint32_t r = 0; r < g_keys.size(); ++r) {
-      if (g_keys[r].has_value() && !golden_taken[r]) g_rows.push_back(r);
+      if (g_keys.has(r) && !golden_taken[r]) g_rows.push_back(r);
     }
     std::vector<std::string> t_renamed(t_keys.size());
     std::vector<std::string> g_renamed(g_keys.size());
-    for (const uint32_t r : t_rows) t_renamed[r] = RenameApi(*t_keys[r]);
-    for (const uint32_t r : g_rows) g_renamed[r] = RenameApi(*g_keys[r]);
+    for (const uint32_t r : t_rows) t_renamed[r] = RenameApi(std::string(t_keys[r]));
+    for (const uint32_t r : g_rows) g_renamed[r] = RenameApi(std::string(g_keys[r]));
     std::deque<uint32_t> tq;
     std::deque<uint32_t> gq;
     const size_t n = std::max(t_rows.size(), g_rows.size());
@@ -366,7 +365,7 @@ class Pairing {
   // numprobe: rows left unpaired are aligned in execution order over (API name without call
   // count, row suffix, shape, dtype) by a longest common subsequence, so that a drift in call
   // counts does not orphan the rest of the run.
-  void Align(const std::vector<std::optional<std::string>>& g_keys, bool cross) {
+  void Align(const RowKeys& g_keys, bool cross) {
     const DumpFile& gf = *t_.golden;
     std::vector<bool> golden_used(gf.rows.size(), false);
     for (const CompareRow& row : t_.rows) {
@@ -388,7 +387,7 @@ class Pairing {
         if (t_.rows[static_cast<size_t>(i)].golden < 0) a.push_back(static_cast<size_t>(i));
       }
       for (int64_t r = anchors[k].second + 1; r < anchors[k + 1].second; ++r) {
-        if (!golden_used[static_cast<size_t>(r)] && g_keys[static_cast<size_t>(r)].has_value()) {
+        if (!golden_used[static_cast<size_t>(r)] && g_keys.has(static_cast<size_t>(r))) {
           b.push_back(static_cast<uint32_t>(r));
         }
       }

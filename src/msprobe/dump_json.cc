@@ -373,9 +373,14 @@ class DumpFileBuilder {
     std::string name(key);
     scratch_.clear();
     flattener_.ReadOp(value, name, &scratch_);
-    std::stable_sort(scratch_.begin(), scratch_.end(), [](const DumpRow& a, const DumpRow& b) {
+    const auto by_rank = [](const DumpRow& a, const DumpRow& b) {
       return ReorderRank(a.state) < ReorderRank(b.state);
-    });
+    };
+    // Most entries' rows come in order already (no parameters): they are left as they are, with
+    // no sort buffer allocated and no row moved through it.
+    if (!std::is_sorted(scratch_.begin(), scratch_.end(), by_rank)) {
+      std::stable_sort(scratch_.begin(), scratch_.end(), by_rank);
+    }
     auto [it, inserted] = entry_index_.try_emplace(name, file_.entries.size());
     if (!inserted) {
       replaced_[it->second] = std::move(scratch_);  // a repeated entry: the last one wins

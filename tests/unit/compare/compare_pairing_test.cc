@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -222,6 +223,48 @@ TEST_F(ComparePairingTest, AlignmentRecoversRowsBetweenAnchors) {
   LoadedMapping off;
   off.align = false;
   EXPECT_EQ(Pairs(t, g, off)["Functional.gelu.0.forward.input.0"], "N/A");
+}
+
+// Compare keys: a row whose key is its own name is referred to (no copy of the name); a
+// renumbered backward call holds a key of its own; an entry msprobe cannot name has no key.
+TEST(CompareKeysTest, KeysReferToRowNamesUnlessRenumbered) {
+  const std::string json =
+      std::string(R"({"task": "statistics", "data": {)") +
+      R"("Functional.relu.0.forward": {"input_args": [)" + Tensor("torch.float32", 1) +
+      R"(], "output": [)" + Tensor("torch.float32", 2) + "]}, " +
+      R"("Functional.relu.0.backward": {"input": [)" + Tensor("torch.float32", 3) + "]}, " +
+      R"("Functional.relu.7.backward": {"input": [)" + Tensor("torch.float32", 4) + "]}, " +
+      R"("nameless": {"input_args": [)" + Tensor("torch.float32", 5) + "]}}}";
+  auto file = ParseDumpJson(std::span<const char>(json.data(), json.size()));
+  ASSERT_TRUE(file.ok()) << file.error().ToString();
+  ASSERT_EQ(file->rows.size(), 5U);
+  detail::RowKeys keys = detail::CompareKeys(*file, true, false);
+  ASSERT_EQ(keys.size(), 5U);
+  for (size_t r = 0; r < 4; ++r) ASSERT_TRUE(keys.has(r)) << r;
+  EXPECT_FALSE(keys.has(4));
+  // Forward rows and a backward call already numbered by its order: the row's own name.
+  EXPECT_EQ(keys[0], "Functional.relu.0.forward.input.0");
+  EXPECT_EQ(keys[0].data(), file->rows[0].name.data());
+  EXPECT_EQ(keys[1], "Functional.relu.0.forward.output.0");
+  EXPECT_EQ(keys[1].data(), file->rows[1].name.data());
+  EXPECT_EQ(keys[2], "Functional.relu.0.backward.input.0");
+  EXPECT_EQ(keys[2].data(), file->rows[2].name.data());
+  // The second backward call of relu is renumbered 1: a key of its own.
+  EXPECT_EQ(keys[3], "Functional.relu.1.backward.input.0");
+  EXPECT_EQ(file->rows[3].name, "Functional.relu.7.backward.input.0");
+  // Without renumbering (-fm), every parsed row's key is its name.
+  const detail::RowKeys plain = detail::CompareKeys(*file, false, false);
+  EXPECT_EQ(plain[3].data(), file->rows[3].name.data());
+  EXPECT_FALSE(plain.has(4));
+  // Setting a key again replaces it; setting a row's own name refers to the name again.
+  keys.Set(3, "mapped");
+  EXPECT_EQ(keys[3], "mapped");
+  keys.Set(2, "other");
+  EXPECT_EQ(keys[2], "other");
+  EXPECT_EQ(keys[3], "mapped");
+  keys.Set(3, file->rows[3].name);
+  EXPECT_EQ(keys[3].data(), file->rows[3].name.data());
+  EXPECT_EQ(keys[2], "other");
 }
 
 TEST_F(ComparePairingTest, BadMappingFilesAreReported) {
