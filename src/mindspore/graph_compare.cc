@@ -11,15 +11,16 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "numprobe/app/mindspore_dump.h"
 #include "numprobe/compare.h"
 #include "numprobe/compare_metrics.h"
-#include "numprobe/app/mindspore_dump.h"
 
 #include "compare/xlsx_table.h"
 #include "core/atomic_file.h"
 #include "core/csv.h"
 #include "core/py_format.h"
 #include "mindspore/graph_internal.h"
+#include "mindspore/graph_units.h"
 
 namespace numprobe {
 namespace {
@@ -244,10 +245,9 @@ Result<LoadedNpy> LoadNpy(const fs::path& path, ThreadPool* pool) {
 
 }  // namespace mindspore_detail
 
-Result<std::vector<GraphCompareTable>> CompareGraphDumps(const fs::path& target,
-                                                         const fs::path& golden,
-                                                         std::vector<std::string>* missing,
-                                                         ThreadPool* pool) {
+namespace mindspore_detail {
+
+Result<GraphComparePlan> PlanGraphCompare(const fs::path& target, const fs::path& golden) {
   auto t_folders = FindGraphDumpFolders(target);
   if (!t_folders) return t_folders.error().WithContext("target");
   auto g_folders = FindGraphDumpFolders(golden);
@@ -257,52 +257,77 @@ Result<std::vector<GraphCompareTable>> CompareGraphDumps(const fs::path& target,
   std::map<Key, std::vector<fs::path>> g_dirs;
   for (const auto& f : *t_folders) t_dirs[{f.rank, f.step}].push_back(f.dir);
   for (const auto& f : *g_folders) g_dirs[{f.rank, f.step}].push_back(f.dir);
-  std::vector<GraphCompareTable> tables;
-  for (const auto& [key, dirs] : t_dirs) {
+  GraphComparePlan plan;
+  for (auto& [key, dirs] : t_dirs) {
     const auto other = g_dirs.find(key);
     if (other == g_dirs.end()) {
-      if (missing != nullptr) {
-        missing->push_back(
-            fmt::format("rank {} step {}: only in the target dump", key.first, key.second));
-      }
+      plan.missing.push_back(
+          fmt::format("rank {} step {}: only in the target dump", key.first, key.second));
       continue;
     }
-    auto t = ReadGraphDump(dirs);
-    if (!t) return t.error().WithContext("target");
-    auto g = ReadGraphDump(other->second);
-    if (!g) return g.error().WithContext("golden");
-    if (t->mode != g->mode) {
-      return Status::InvalidArgument(
-          fmt::format("rank {} step {}: the target dump holds {} and the golden {}", key.first,
-                      key.second, t->mode == GraphDumpMode::kNpy ? ".npy files" : "statistic.csv",
-                      g->mode == GraphDumpMode::kNpy ? ".npy files" : "statistic.csv"));
+    plan.units.push_back(GraphUnit{key.first, key.second, std::move(dirs), other->second});
+  }
+  for (const auto& [key, dirs] : g_dirs) {
+    if (t_dirs.count(key) == 0) {
+      plan.missing.push_back(
+          fmt::format("rank {} step {}: only in the golden dump", key.first, key.second));
     }
-    GraphCompareTable table;
-    table.rank = key.first;
-    table.step = key.second;
-    table.mode = t->mode;
-    table.header = kBase;
-    const auto& extra = t->mode == GraphDumpMode::kNpy ? kNpy : kStat;
-    table.header.insert(table.header.end(), extra.begin(), extra.end());
-    for (const auto& [ti, gi] : Pair(*t, *g)) {
-      const GraphTensor* tt = ti >= 0 ? &t->tensors[static_cast<size_t>(ti)] : nullptr;
-      const GraphTensor* gg = gi >= 0 ? &g->tensors[static_cast<size_t>(gi)] : nullptr;
-      table.rows.push_back(t->mode == GraphDumpMode::kNpy ? NpyRow(tt, gg, pool, &table.warnings)
-                                                          : StatRow(tt, gg));
-      if (table.rows.back()[14] == "No") ++table.not_reached;
-      if (!table.rows.back()[15].empty()) ++table.with_message;
-    }
+  }
+  return plan;
+}
+
+Result<GraphCompareTable> CompareGraphUnit(const GraphUnit& unit, ThreadPool* pool) {
+  auto t = ReadGraphDump(unit.target);
+  if (!t) return t.error().WithContext("target");
+  auto g = ReadGraphDump(unit.golden);
+  if (!g) return g.error().WithContext("golden");
+  if (t->mode != g->mode) {
+    return Status::InvalidArgument(
+        fmt::format("rank {} step {}: the target dump holds {} and the golden {}", unit.rank,
+                    unit.step, t->mode == GraphDumpMode::kNpy ? ".npy files" : "statistic.csv",
+                    g->mode == GraphDumpMode::kNpy ? ".npy files" : "statistic.csv"));
+  }
+  GraphCompareTable table;
+  table.rank = unit.rank;
+  table.step = unit.step;
+  table.mode = t->mode;
+  table.header = kBase;
+  const auto& extra = t->mode == GraphDumpMode::kNpy ? kNpy : kStat;
+  table.header.insert(table.header.end(), extra.begin(), extra.end());
+  for (const auto& [ti, gi] : Pair(*t, *g)) {
+    const GraphTensor* tt = ti >= 0 ? &t->tensors[static_cast<size_t>(ti)] : nullptr;
+    const GraphTensor* gg = gi >= 0 ? &g->tensors[static_cast<size_t>(gi)] : nullptr;
+    table.rows.push_back(t->mode == GraphDumpMode::kNpy ? NpyRow(tt, gg, pool, &table.warnings)
+                                                        : StatRow(tt, gg));
+    if (table.rows.back()[14] == "No") ++table.not_reached;
+    if (!table.rows.back()[15].empty()) ++table.with_message;
+  }
+  return table;
+}
+
+}  // namespace mindspore_detail
+
+Result<std::vector<GraphCompareTable>> CompareGraphDumps(const fs::path& target,
+                                                         const fs::path& golden,
+                                                         std::vector<std::string>* missing,
+                                                         ThreadPool* pool) {
+  NUMPROBE_ASSIGN_OR_RETURN(mindspore_detail::GraphComparePlan plan,
+                            mindspore_detail::PlanGraphCompare(target, golden));
+  std::vector<GraphCompareTable> tables;
+  tables.reserve(plan.units.size());
+  for (const mindspore_detail::GraphUnit& unit : plan.units) {
+    NUMPROBE_ASSIGN_OR_RETURN(GraphCompareTable table,
+                              mindspore_detail::CompareGraphUnit(unit, pool));
     tables.push_back(std::move(table));
   }
-  if (missing != nullptr) {
-    for (const auto& [key, dirs] : g_dirs) {
-      if (t_dirs.count(key) == 0) {
-        missing->push_back(
-            fmt::format("rank {} step {}: only in the golden dump", key.first, key.second));
-      }
-    }
-  }
+  if (missing != nullptr) missing->insert(missing->end(), plan.missing.begin(), plan.missing.end());
   return tables;
+}
+
+std::string GraphCompareFileName(const GraphCompareTable& table, const std::string& timestamp,
+                                 bool xlsx) {
+  return fmt::format("compare_result_{}_{}_{}.{}", table.rank, table.step, timestamp,
+                     xlsx ? "xlsx" : "csv");
 }
 
 Status WriteGraphCompareCsv(const GraphCompareTable& table, const fs::path& path) {

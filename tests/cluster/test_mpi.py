@@ -1,71 +1,26 @@
-"""`mpirun -n N numprobe compare|scan|precheck --plan` (issue 18; docs/cluster.md): the output
-files are byte-identical to a single-process run, the cross-rank first divergence (compare) and
-first anomaly (scan) are the same, and a rank that cannot be read fails the whole run with exit 3
-naming it, without hanging. Run by ctest `cluster.mpi`
-(label mpi) when numprobe is built with NUMPROBE_WITH_MPI; the launcher is Open MPI's mpiexec,
+"""`mpirun -n N numprobe compare|scan|precheck --plan` (issue 18; docs/cluster.md), on msprobe
+dumps and MindSpore graph dumps: the output files are byte-identical to a single-process run, the
+cross-rank first divergence (compare) and first anomaly (scan) are the same, a rank that cannot be
+read fails the whole run with exit 3 naming it, without hanging, and the subcommands without a
+distributed form run once. Run by ctest `cluster.mpi` (label mpi) when numprobe is built with NUMPROBE_WITH_MPI; the launcher is Open MPI's mpiexec,
 allowed to run as root here (the environment below) so that no user has to."""
+import io
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import zipfile
 
 import pytest
 
-SOURCE = os.environ.get("NUMPROBE_SOURCE_DIR",
-                        os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-FIXTURES = os.path.join(SOURCE, "tests", "fixtures", "msprobe")
-# Open MPI refuses root unless both are set; harmless for other users.
-MPI_ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMPI_MCA_rmaps_base_oversubscribe="1")
-TIMEOUT = 120  # a hang fails the test instead of the suite
-
-
-@pytest.fixture(scope="module")
-def numprobe():
-    path = os.environ.get("NUMPROBE_BIN")
-    if not path or not os.path.exists(path):
-        pytest.fail("NUMPROBE_BIN must name the numprobe binary (ctest sets it)")
-    return path
-
-
-@pytest.fixture(scope="module")
-def mpiexec():
-    path = os.environ.get("NUMPROBE_MPIEXEC") or shutil.which("mpiexec")
-    if not path:
-        pytest.fail("NUMPROBE_MPIEXEC must name mpiexec (ctest sets it)")
-    return path
-
-
-def run(cmd):
-    return subprocess.run(cmd, capture_output=True, text=True, env=MPI_ENV, timeout=TIMEOUT)
+from mpi_run import FIXTURES, SOURCE, files_of, numprobe_cmd, run  # noqa: F401
 
 
 def compare(numprobe, mpiexec, processes, target, golden, out, *extra):
-    cmd = [numprobe, "compare", "-tp", str(target), "-gp", str(golden), "-o", str(out), *extra]
-    if processes:
-        cmd = [mpiexec, "-n", str(processes), "--oversubscribe", *cmd]
-    return run(cmd)
-
-
-def numprobe_cmd(numprobe, mpiexec, processes, *args):
-    cmd = [numprobe, *[str(a) for a in args]]
-    if processes:
-        cmd = [mpiexec, "-n", str(processes), "--oversubscribe", *cmd]
-    return cmd
-
-
-def files_of(folder):
-    """{path with the {ts} taken out: bytes} of every file under `folder`."""
-    out = {}
-    for root, _, names in os.walk(folder):
-        for name in names:
-            path = os.path.join(root, name)
-            key = re.sub(r"_\d{14}\.", ".", os.path.relpath(path, folder))
-            with open(path, "rb") as f:
-                out[key] = f.read()
-    return out
+    return run(numprobe_cmd(numprobe, mpiexec, processes, "compare", "-tp", target, "-gp", golden,
+                            "-o", out, *extra))
 
 
 def copy_rank(src, dest):
@@ -160,11 +115,17 @@ def test_planted_divergence_across_64_ranks(numprobe, mpiexec, cluster64, tmp_pa
     assert answers[0] == answers[1] == answers[2] == (planted_rank, planted_op)
 
 
-def test_unreadable_rank_fails_the_whole_run(numprobe, mpiexec, stats_tree, tmp_path):
+def with_truncated_rank(stats_tree, tmp_path):
+    """A copy of the statistics tree whose target step1/rank2 dump.json is cut short."""
     root = tmp_path / "tree"
     shutil.copytree(stats_tree, root)
     with open(root / "target" / "step1" / "rank2" / "dump.json", "w") as f:
         f.write('{"task": "statistics", "data": {"Functional.x.0.forward": [')  # truncated
+    return root
+
+
+def test_unreadable_rank_fails_the_whole_run(numprobe, mpiexec, stats_tree, tmp_path):
+    root = with_truncated_rank(stats_tree, tmp_path)
     single = compare(numprobe, None, 0, root / "target", root / "golden", tmp_path / "one")
     assert single.returncode == 3
     for processes in (2, 3):
@@ -252,10 +213,7 @@ def test_planted_nan_across_64_ranks(numprobe, mpiexec, nan64, tmp_path):
 
 
 def test_unreadable_rank_fails_the_whole_scan(numprobe, mpiexec, stats_tree, tmp_path):
-    root = tmp_path / "tree"
-    shutil.copytree(stats_tree, root)
-    with open(root / "target" / "step1" / "rank2" / "dump.json", "w") as f:
-        f.write('{"task": "statistics", "data": {"Functional.x.0.forward": [')  # truncated
+    root = with_truncated_rank(stats_tree, tmp_path)
     single = run(numprobe_cmd(numprobe, mpiexec, 0, "scan", root / "target", "-o",
                               tmp_path / "one"))
     assert single.returncode == 3
@@ -438,3 +396,109 @@ def test_unreadable_split_rank_fails_the_whole_run(numprobe, mpiexec, single_ten
         errors = [l for l in r.stderr.splitlines() if l.startswith("numprobe: error:")]
         assert errors == single_errors
         assert not os.path.exists(out)
+
+
+# ---- MindSpore graph dumps ----
+
+sys.path.insert(0, os.path.join(SOURCE, "tests", "cli"))
+from graph_trees import make_tree  # noqa: E402  (tests/cli/graph_trees.py)
+
+
+@pytest.fixture(scope="module")
+def graph_trees(tmp_path_factory):
+    root = tmp_path_factory.mktemp("graph")
+    for mode in ("statistic", "npy"):
+        for side in ("target", "golden"):
+            make_tree(root / mode / side, mode, side)
+    # Uneven units: one more (rank, step) folder on the target side only, named as missing.
+    make_tree(root / "extra", "statistic", "target")
+    shutil.copytree(root / "extra" / "rank_1", root / "statistic" / "target" / "rank_7")
+    return root
+
+
+def sheets(files):
+    """The files, each .xlsx as its members but docProps/core.xml (which holds the time the
+    workbook was written, to the second: two single-process runs differ there too)."""
+    out = {}
+    for name, data in files.items():
+        if name.endswith(".xlsx"):
+            with zipfile.ZipFile(io.BytesIO(data)) as z:
+                data = {m: z.read(m) for m in z.namelist() if m != "docProps/core.xml"}
+        out[name] = data
+    return out
+
+
+def without_process_line(text):
+    """stdout lines but the MPI summary, {ts} taken out of file names."""
+    return [re.sub(r"_\d{14}\.", ".", l) for l in text.splitlines() if "MPI processes" not in l]
+
+
+@pytest.mark.parametrize("mode,xlsx", [("statistic", []), ("npy", []), ("statistic", ["--xlsx"])])
+def test_graph_compare_byte_identical_to_one_process(numprobe, mpiexec, graph_trees, mode, xlsx,
+                                                     tmp_path):
+    t, g = graph_trees / mode / "target", graph_trees / mode / "golden"
+    single = run(numprobe_cmd(numprobe, mpiexec, 0, "compare", "-tp", t, "-gp", g, "-o",
+                              tmp_path / "one", *xlsx))
+    assert single.returncode == 1, single.stdout + single.stderr  # the planted Inf
+    expected = files_of(tmp_path / "one")
+    assert len(expected) == 4  # (rank, step) 0/0, 0/1, 1/0, 1/1
+    if mode == "statistic":
+        assert "rank 7 step 0: only in the target dump; not compared" in single.stdout
+    for processes in (2, 3):
+        out = tmp_path / f"n{processes}"
+        r = run(numprobe_cmd(numprobe, mpiexec, processes, "compare", "-tp", t, "-gp", g, "-o",
+                             out, *xlsx))
+        assert r.returncode == single.returncode, r.stdout + r.stderr
+        assert f"{processes} MPI processes" in r.stdout
+        assert sheets(files_of(out)) == sheets(expected), f"differs with {processes} processes"
+        assert (without_process_line(r.stdout.replace(str(out), "OUT")) ==
+                without_process_line(single.stdout.replace(str(tmp_path / "one"), "OUT")))
+
+
+def test_graph_scan_same_with_processes(numprobe, mpiexec, graph_trees, tmp_path):
+    for mode in ("statistic", "npy"):
+        t = graph_trees / mode / "target"
+        single = run(numprobe_cmd(numprobe, mpiexec, 0, "scan", t, "-o", tmp_path / "one"))
+        assert single.returncode == 1, single.stdout + single.stderr
+        assert "First anomaly: Add.Default--network-Add-op21  (rank 1, iteration 1" in single.stdout
+        for processes in (2, 3):
+            r = run(numprobe_cmd(numprobe, mpiexec, processes, "scan", t, "-o", tmp_path / "n"))
+            assert r.returncode == 1, r.stdout + r.stderr
+            assert r.stdout.count("numprobe scan:") == 1  # process 0 alone prints
+            assert without_process_line(r.stdout) == without_process_line(single.stdout)
+
+
+def test_graph_unreadable_unit_fails_the_whole_run(numprobe, mpiexec, graph_trees, tmp_path):
+    root = tmp_path / "t"
+    shutil.copytree(graph_trees / "statistic" / "target", root)
+    (root / "rank_1" / "Net" / "0" / "1" / "statistic.csv").write_text(
+        "Op Type,Op Name,Task ID,Stream ID,Timestamp,IO,Slot\nAdd,x,1,0,notatime,input,0\n")
+    g = graph_trees / "statistic" / "golden"
+    single = run(numprobe_cmd(numprobe, mpiexec, 0, "compare", "-tp", root, "-gp", g, "-o",
+                              tmp_path / "one"))
+    assert single.returncode == 3 and "notatime" in single.stderr, single.stderr
+    for sub in (["compare", "-tp", root, "-gp", g, "-o", tmp_path / "n3"],
+                ["scan", root, "-o", tmp_path / "s"]):
+        r = run(numprobe_cmd(numprobe, mpiexec, 3, *sub))  # run() times out on a hang
+        assert r.returncode == 3, r.stdout + r.stderr
+        errors = [l for l in r.stderr.splitlines() if l.startswith("numprobe: error:")]
+        assert len(errors) == 1 and "notatime" in errors[0], r.stderr
+    assert not os.path.exists(tmp_path / "n3")  # nothing written: every unit is compared first
+
+
+# ---- subcommands without a distributed form ----
+
+def test_other_subcommands_run_once(numprobe, mpiexec, stats_tree, tmp_path):
+    """diff, inspect, merge, report...: process 0 alone runs them, so one set of files."""
+    dump = stats_tree / "target" / "step0" / "rank0" / "dump.json"
+    single = run(numprobe_cmd(numprobe, mpiexec, 0, "inspect", dump))
+    r = run(numprobe_cmd(numprobe, mpiexec, 3, "inspect", dump))
+    assert r.returncode == single.returncode == 0, r.stderr
+    assert r.stdout == single.stdout and r.stdout
+    cmp = tmp_path / "cmp"
+    assert compare(numprobe, None, 0, stats_tree / "target", stats_tree / "golden",
+                   cmp).returncode in (0, 1)
+    r = run(numprobe_cmd(numprobe, mpiexec, 3, "report", cmp, "-o", tmp_path / "r.html"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.count("wrote") <= 1 and os.path.getsize(tmp_path / "r.html") > 0
+    assert sorted(os.listdir(tmp_path)) == ["cmp", "r.html"]  # no temporary copies left behind

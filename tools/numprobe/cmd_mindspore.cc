@@ -5,9 +5,14 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#ifdef NUMPROBE_WITH_MPI
+#include "numprobe/app/cluster.h"
+#endif
 #include "numprobe/app/mindspore_dump.h"
 
 #include "cli.h"
@@ -21,40 +26,22 @@ bool IsGraphDumpPath(const std::string& path) {
   return fs::is_directory(path, ec) && IsMindSporeGraphDump(path);
 }
 
-int RunGraphCompare(const std::string& target, const std::string& golden, const std::string& output,
-                    bool xlsx) {
-  std::vector<std::string> missing;
-  auto tables = CompareGraphDumps(target, golden, &missing);
-  if (!tables) return ReportError(tables.error());
-  std::error_code ec;
-  fs::create_directories(output, ec);
-  if (ec) return ReportError(Status::IoError(output + ": " + ec.message()));
-  const std::string ts = FileTimestamp();
-  bool findings = !missing.empty();
-  for (const GraphCompareTable& t : *tables) {
-    const fs::path path = fs::path(output) / fmt::format("compare_result_{}_{}_{}.{}", t.rank,
-                                                         t.step, ts, xlsx ? "xlsx" : "csv");
-    if (Status s = xlsx ? WriteGraphCompareXlsx(t, path) : WriteGraphCompareCsv(t, path); !s.ok()) {
-      return ReportError(s);
-    }
-    std::printf(
-        "rank %lld step %lld: MindSpore graph dump, %s mode, %zu rows: %lld not reached, %lld "
-        "with an Err_message\n",
-        static_cast<long long>(t.rank), static_cast<long long>(t.step),
-        t.mode == GraphDumpMode::kNpy ? "npy" : "statistic", t.rows.size(),
-        static_cast<long long>(t.not_reached), static_cast<long long>(t.with_message));
-    std::printf("  wrote %s\n", path.string().c_str());
-    for (const std::string& w : t.warnings) ReportWarning(w);
-    findings = findings || t.not_reached > 0 || t.with_message > 0;
-  }
-  for (const std::string& m : missing) std::printf("%s; not compared\n", m.c_str());
-  return findings ? kExitFindings : kExitOk;
+namespace {
+
+void PrintGraphTable(int64_t rank, int64_t step, GraphDumpMode mode, size_t rows,
+                     int64_t not_reached, int64_t with_message, const fs::path& path,
+                     const std::vector<std::string>& warnings) {
+  std::printf(
+      "rank %lld step %lld: MindSpore graph dump, %s mode, %zu rows: %lld not reached, %lld "
+      "with an Err_message\n",
+      static_cast<long long>(rank), static_cast<long long>(step),
+      mode == GraphDumpMode::kNpy ? "npy" : "statistic", rows, static_cast<long long>(not_reached),
+      static_cast<long long>(with_message));
+  std::printf("  wrote %s\n", path.string().c_str());
+  for (const std::string& w : warnings) ReportWarning(w);
 }
 
-int RunGraphScan(const std::string& root) {
-  auto report = ScanGraphDump(root);
-  if (!report) return ReportError(report.error());
-  const GraphScanReport& r = *report;
+int PrintGraphScan(const std::string& root, const GraphScanReport& r) {
   std::printf(
       "numprobe scan: %s (MindSpore graph dump, %s mode, %lld folders, %lld kernels, %lld "
       "tensors)\n",
@@ -77,6 +64,92 @@ int RunGraphScan(const std::string& root) {
                 static_cast<long long>(f.step), f.tensor.c_str());
   }
   return r.nonfinite.empty() ? kExitOk : kExitFindings;
+}
+
+#ifdef NUMPROBE_WITH_MPI
+// Under mpirun/srun: the (rank, step) units spread over the MPI processes (app/cluster.h); each
+// process writes the tables it compared, process 0 alone prints; every process exits alike.
+int RunClusterGraphCompare(const std::string& target, const std::string& golden,
+                           const std::string& output, bool xlsx) {
+  auto session = ClusterSession::Start();
+  if (!session) return ReportError(session.error());
+  const ClusterSession& cluster = **session;
+  const std::string ts = cluster.Broadcast(FileTimestamp());
+  auto result = ClusterCompareGraphDumps(cluster, target, golden, output, ts, xlsx);
+  if (!result) {
+    if (cluster.leader()) return ReportError(result.error());
+    return result.error().code() == ErrorCode::kInvalidArgument ? kExitUsage : kExitBadInput;
+  }
+  bool findings = !result->missing.empty();
+  for (const ClusterGraphTable& t : result->tables) {
+    PrintGraphTable(t.rank, t.step, t.mode, static_cast<size_t>(t.rows), t.not_reached,
+                    t.with_message, t.file, t.warnings);
+    findings = findings || t.not_reached > 0 || t.with_message > 0;
+  }
+  for (const std::string& m : result->missing) std::printf("%s; not compared\n", m.c_str());
+  if (cluster.leader()) {
+    std::printf("%d MPI processes; bytes read per process: %s\n", cluster.processes(),
+                fmt::format("{}", fmt::join(result->bytes_per_process, ", ")).c_str());
+  }
+  const std::string code = cluster.Broadcast(findings ? "1" : "0");
+  return code == "1" ? kExitFindings : kExitOk;
+}
+
+int RunClusterGraphScan(const std::string& root) {
+  auto session = ClusterSession::Start();
+  if (!session) return ReportError(session.error());
+  const ClusterSession& cluster = **session;
+  auto result = ClusterScanGraphDump(cluster, root);
+  if (!result) {
+    if (cluster.leader()) return ReportError(result.error());
+    return result.error().code() == ErrorCode::kInvalidArgument ? kExitUsage : kExitBadInput;
+  }
+  int code = kExitOk;
+  if (cluster.leader()) {
+    code = PrintGraphScan(root, result->report);
+    std::printf("%d MPI processes; bytes read per process: %s\n", cluster.processes(),
+                fmt::format("{}", fmt::join(result->bytes_per_process, ", ")).c_str());
+  }
+  const std::string agreed = cluster.Broadcast(code == kExitFindings ? "1" : "0");
+  return agreed == "1" ? kExitFindings : kExitOk;
+}
+#endif
+
+}  // namespace
+
+int RunGraphCompare(const std::string& target, const std::string& golden, const std::string& output,
+                    bool xlsx) {
+#ifdef NUMPROBE_WITH_MPI
+  if (LaunchedUnderMpi()) return RunClusterGraphCompare(target, golden, output, xlsx);
+#endif
+  std::vector<std::string> missing;
+  auto tables = CompareGraphDumps(target, golden, &missing);
+  if (!tables) return ReportError(tables.error());
+  std::error_code ec;
+  fs::create_directories(output, ec);
+  if (ec) return ReportError(Status::IoError(output + ": " + ec.message()));
+  const std::string ts = FileTimestamp();
+  bool findings = !missing.empty();
+  for (const GraphCompareTable& t : *tables) {
+    const fs::path path = fs::path(output) / GraphCompareFileName(t, ts, xlsx);
+    if (Status s = xlsx ? WriteGraphCompareXlsx(t, path) : WriteGraphCompareCsv(t, path); !s.ok()) {
+      return ReportError(s);
+    }
+    PrintGraphTable(t.rank, t.step, t.mode, t.rows.size(), t.not_reached, t.with_message, path,
+                    t.warnings);
+    findings = findings || t.not_reached > 0 || t.with_message > 0;
+  }
+  for (const std::string& m : missing) std::printf("%s; not compared\n", m.c_str());
+  return findings ? kExitFindings : kExitOk;
+}
+
+int RunGraphScan(const std::string& root) {
+#ifdef NUMPROBE_WITH_MPI
+  if (LaunchedUnderMpi()) return RunClusterGraphScan(root);
+#endif
+  auto report = ScanGraphDump(root);
+  if (!report) return ReportError(report.error());
+  return PrintGraphScan(root, *report);
 }
 
 int PrintGraphDumpSummary(const std::string& root) {

@@ -79,9 +79,9 @@ bool WantsHelp(const std::vector<std::string>& raw) {
          std::find(raw.begin(), raw.end(), "-h") != raw.end();
 }
 
-// Runs the replay: /usr/bin/python3 (or $NUMPROBE_PYTHON) -m numprobe.precheck ARGS, with the
-// build's package first on PYTHONPATH and capture's autostart off.
-int RunReplay(const PrecheckArgs& a) {
+// Runs the replay: /usr/bin/python3 (or $NUMPROBE_PYTHON) -m numprobe.precheck ARGS [extra],
+// with the build's package first on PYTHONPATH and capture's autostart off.
+int RunReplay(const PrecheckArgs& a, const std::vector<std::string>& extra = {}) {
   const char* env_python = std::getenv("NUMPROBE_PYTHON");
   const std::string python =
       env_python != nullptr && *env_python != '\0' ? env_python : "/usr/bin/python3";
@@ -104,6 +104,7 @@ int RunReplay(const PrecheckArgs& a) {
   if (!a.config.empty()) argv.insert(argv.end(), {"--config", a.config});
   if (a.filter) argv.emplace_back("--filter");
   if (a.save_error_data) argv.emplace_back("--save-error-data");
+  argv.insert(argv.end(), extra.begin(), extra.end());
   if (const std::string root = PackageRoot(); !root.empty()) {
     std::string pythonpath = root;
     if (const char* old = std::getenv("PYTHONPATH"); old != nullptr && *old != '\0') {
@@ -133,6 +134,110 @@ int RunReplay(const PrecheckArgs& a) {
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
+
+#ifdef NUMPROBE_WITH_MPI
+// A new empty file in the temporary folder (TMPDIR, else /tmp), named by mkstemp.
+Result<std::string> NewTempFile() {
+  std::string name = (fs::temp_directory_path() / "numprobe-precheck-XXXXXX").string();
+  const int fd = ::mkstemp(name.data());
+  if (fd < 0) {
+    return Status::IoError(fmt::format("{}: cannot create: {}", name, std::strerror(errno)));
+  }
+  ::close(fd);
+  return name;
+}
+
+Result<std::string> ReadWhole(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return Status::IoError(fmt::format("{}: {}", path, std::strerror(errno)));
+  std::string text;
+  char buffer[1 << 16];
+  size_t got = 0;
+  while ((got = std::fread(buffer, 1, sizeof buffer, f)) > 0) text.append(buffer, got);
+  const bool failed = std::ferror(f) != 0;
+  std::fclose(f);
+  if (failed) return Status::IoError(path + ": read error");
+  return text;
+}
+
+Status WriteWhole(const std::string& path, const std::string& text) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) return Status::IoError(fmt::format("{}: {}", path, std::strerror(errno)));
+  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  if (std::fclose(f) != 0 || !written) return Status::IoError(path + ": write error");
+  return Status::Ok();
+}
+
+// Under mpirun/srun: the APIs left to run are dealt round-robin over the MPI processes (API i to
+// process i mod P); each process's own Python replays its share into a shard file in its local
+// temporary folder (`--shard`), the shards are gathered to process 0, and its Python writes the
+// result files from them in dump order (`--merge-shards`): the same files, byte for byte, as one
+// process writes. A failure anywhere is agreed and printed once, by process 0.
+int RunClusterReplay(const PrecheckArgs& a) {
+  auto session = ClusterSession::Start();
+  if (!session) return ReportError(session.error());
+  const ClusterSession& cluster = **session;
+  const auto fail = [&](const Status& error) -> int {
+    if (cluster.leader()) return ReportError(error);
+    return error.code() == ErrorCode::kInvalidArgument ? kExitUsage : kExitBadInput;
+  };
+  const std::string ts = cluster.Broadcast(FileTimestamp());
+  Status local;
+  std::string shard;
+  auto shard_file = NewTempFile();
+  if (!shard_file) {
+    local = shard_file.error();
+  } else {
+    const int rc = RunReplay(a, {"--timestamp", ts, "--shard",
+                                 fmt::format("{}/{}", cluster.process(), cluster.processes()),
+                                 "--shard-file", *shard_file});
+    auto text = ReadWhole(*shard_file);
+    std::remove(shard_file->c_str());
+    if (!text) {
+      local = text.error();
+    } else if (rc == 0) {
+      shard = std::move(*text);
+    } else {  // the shard file holds the replay's error message
+      const std::string message =
+          text->empty() ? fmt::format("the replay of MPI process {} exited with code {}",
+                                      cluster.process(), rc)
+                        : *text;
+      local = rc == kExitUsage ? Status::InvalidArgument(message) : Status::IoError(message);
+    }
+  }
+  cluster.IdleUntilAll();  // replays take long: the processes done first wait asleep
+  if (Status agreed = cluster.Agree(local, cluster.process()); !agreed.ok()) return fail(agreed);
+  auto gathered = cluster.GatherToLeader(shard);
+  std::string().swap(shard);
+  if (Status agreed = cluster.Agree(gathered.ok() ? Status::Ok() : gathered.error(), 0);
+      !agreed.ok()) {
+    return fail(agreed);
+  }
+  int code = kExitOk;
+  if (cluster.leader()) {
+    std::vector<std::string> files;
+    std::vector<std::string> extra = {"--timestamp", ts, "--merge-shards"};
+    Status staged;
+    for (std::string& text : *gathered) {
+      auto file = NewTempFile();
+      if (!file) {
+        staged = file.error();
+        break;
+      }
+      files.push_back(*file);
+      staged = WriteWhole(*file, text);
+      std::string().swap(text);
+      if (!staged.ok()) break;
+      extra.push_back(*file);
+    }
+    code = staged.ok() ? RunReplay(a, extra) : ReportError(staged);
+    for (const std::string& f : files) std::remove(f.c_str());
+  }
+  cluster.IdleUntilAll();
+  const std::string agreed = cluster.Broadcast(std::to_string(code));
+  return std::atoi(agreed.c_str());
+}
+#endif
 
 int RunDynamic(const PrecheckArgs& a) {
   if (a.api_info.empty()) {
@@ -167,6 +272,9 @@ int RunDynamic(const PrecheckArgs& a) {
       }
     }
   }
+#ifdef NUMPROBE_WITH_MPI
+  if (LaunchedUnderMpi()) return RunClusterReplay(a);
+#endif
   return RunReplay(a);
 }
 

@@ -1,6 +1,8 @@
 // numprobe: find where and why two deep-learning runs stop agreeing.
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -158,6 +160,25 @@ std::vector<std::string> RewriteShortOptions(
   return out;
 }
 
+// Under an MPI launcher, a subcommand that has no distributed form and only reads its inputs
+// and writes its outputs runs once, on the launcher's rank 0: N copies would write the same
+// files N times over each other. The rank is read from the launcher's environment, so MPI is not
+// initialised for it. compare, scan and precheck are spread over the processes (docs/cluster.md);
+// run (the training under capture) and config-check (a snapshot of each process's environment)
+// belong on every process.
+bool IsRedundantLauncherCopy(int argc, char** argv) {
+  if (argc < 2) return false;
+  static const std::set<std::string_view> kOnce = {"diff",  "inspect", "report",
+                                                   "serve", "merge",   "precheck-compare"};
+  if (kOnce.count(argv[1]) == 0) return false;
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}) {
+    if (const char* rank = std::getenv(name); rank != nullptr && *rank != '\0') {
+      return std::string_view(rank) != "0";
+    }
+  }
+  return false;
+}
+
 }  // namespace numprobe::cli
 
 // CLI11 parse errors are caught below; anything else escaping is a bug and should terminate.
@@ -171,6 +192,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
 #else
   app.set_version_flag("--version", "numprobe 0.1.0 (mpi: off)");
 #endif
+  if (numprobe::cli::IsRedundantLauncherCopy(argc, argv)) return kExitOk;
   int exit_code = kExitOk;
   numprobe::cli::SetupInspect(app, &exit_code);
   numprobe::cli::SetupCompare(app, &exit_code);

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "numprobe/app/mindspore_dump.h"
 #include "numprobe/app/precheck_plan.h"
 #include "numprobe/compare.h"
 #include "numprobe/compare_trees.h"
@@ -120,6 +121,45 @@ struct ClusterPlanResult {
 Result<ClusterPlanResult> ClusterPlanPrecision(const ClusterSession& session,
                                                const std::filesystem::path& path, DType target,
                                                const PlanSettings* settings);
+
+// One (rank, step) table of a MindSpore graph compare, as process 0 knows it once gathered.
+struct ClusterGraphTable {
+  int64_t rank = -1;
+  int64_t step = -1;
+  GraphDumpMode mode = GraphDumpMode::kNpy;
+  int64_t rows = 0;
+  int64_t not_reached = 0;
+  int64_t with_message = 0;
+  std::vector<std::string> warnings;
+  std::filesystem::path file;  // as written by its process
+};
+
+struct ClusterGraphCompareResult {
+  std::vector<ClusterGraphTable> tables;    // on process 0, in (rank, step) order
+  std::vector<std::string> missing;         // as CompareGraphDumps' `missing`
+  std::vector<uint64_t> bytes_per_process;  // the bytes of dump files each process was given
+};
+
+// CompareGraphDumps (app/mindspore_dump.h) spread over the processes of `session`, with the
+// tables written: the (rank, step) units shared out by bytes, every unit compared before anything
+// is written (errors agreed: the first in (rank, step) order, CompareGraphDumps' own), then each
+// process writes its tables into `output` as GraphCompareFileName(table, timestamp, xlsx) names
+// them (the same bytes as one process writes), and process 0 gathers their summaries.
+Result<ClusterGraphCompareResult> ClusterCompareGraphDumps(const ClusterSession& session,
+                                                           const std::filesystem::path& target,
+                                                           const std::filesystem::path& golden,
+                                                           const std::filesystem::path& output,
+                                                           const std::string& timestamp, bool xlsx);
+
+struct ClusterGraphScanResult {
+  GraphScanReport report;                   // on process 0, equal to ScanGraphDump's
+  std::vector<uint64_t> bytes_per_process;  // the bytes of dump files each process was given
+};
+
+// ScanGraphDump spread over the processes of `session`: each (rank, step) scanned by one process,
+// process 0 assembles the report (the first anomaly across ranks). Errors agreed as above.
+Result<ClusterGraphScanResult> ClusterScanGraphDump(const ClusterSession& session,
+                                                    const std::filesystem::path& root);
 
 }  // namespace numprobe
 

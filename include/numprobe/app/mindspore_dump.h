@@ -91,6 +91,9 @@ Result<std::vector<GraphCompareTable>> CompareGraphDumps(const std::filesystem::
                                                          std::vector<std::string>* missing,
                                                          ThreadPool* pool = nullptr);
 
+// compare_result_{rank}_{step}_{ts}.csv, or .xlsx: the name of a table's file.
+std::string GraphCompareFileName(const GraphCompareTable& table, const std::string& timestamp,
+                                 bool xlsx);
 // compare_result_{rank}_{step}_{ts}.csv (pandas' quoting). kIoError when it cannot be written.
 Status WriteGraphCompareCsv(const GraphCompareTable& table, const std::filesystem::path& path);
 // The same table as compare_result_{rank}_{step}_{ts}.xlsx, as msprobe's --xlsx writes it (numbers

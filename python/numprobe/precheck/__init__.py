@@ -145,6 +145,83 @@ def _work(api):
     return check_api(ctx, api, forward[api], backward.get(api))
 
 
+class _Run:
+    """What every process of a pre-check derives alike from the dump and the options: the API
+    entries to replay, in dump order, and how to replay them."""
+
+    def __init__(self, api_info, *, filter_api, config, white_list, black_list, seed, device,
+                 custom_apis, save_error_data):
+        doc, self.folder = _load_dump(api_info)
+        self.mode = ("tensor" if doc.get("task") == "tensor" or doc.get("dump_data_dir")
+                     else "statistics")
+        self.forward, self.backward = _split_entries(doc["data"])
+        if filter_api:
+            self.forward = _filter_repeats(self.forward)
+        self.settings = _read_config(config)
+        self.white = list(white_list or []) + list(self.settings.get("white_list") or [])
+        self.black = list(black_list or []) + list(self.settings.get("black_list") or [])
+        self.seed, self.device, self.custom = seed, device, dict(custom_apis or {})
+        self.save_error_data = save_error_data
+
+    def context(self, result_dir, timestamp):
+        """The replay's Context; failing APIs' data go to ut_error_data{timestamp}/ beside the
+        result CSV (or in the config's error_data_path)."""
+        error_dir = None
+        if self.save_error_data:
+            base = self.settings.get("error_data_path") or result_dir
+            error_dir = os.path.join(base, "ut_error_data" + timestamp)
+        return Context(mode=self.mode, tensor_dir=os.path.join(self.folder, "dump_tensor_data"),
+                       seed=self.seed, device=self.device, custom=self.custom,
+                       white_list=self.white, black_list=self.black, error_dir=error_dir)
+
+    def todo(self, done):
+        return [api for api in self.forward if api not in done]
+
+    def replay(self, ctx, todo, n, threads):
+        """(api_result, warning) of each API of `todo`, in its order; `n` processes."""
+        import torch
+
+        saved_threads = torch.get_num_threads()
+        try:
+            if n <= 1 or len(todo) <= 1:
+                torch.set_num_threads(threads)
+                for api in todo:
+                    yield check_api(ctx, api, self.forward[api], self.backward.get(api))
+                return
+            global _WORKER
+            _WORKER = (ctx, self.forward, self.backward, threads)
+            pool = ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("fork"))
+            try:
+                futures = [pool.submit(_work, api) for api in todo]
+                for future in futures:  # in dump order, as n=1 gives them
+                    yield future.result()
+            finally:
+                pool.shutdown(cancel_futures=True)
+                _WORKER = None
+        finally:
+            torch.set_num_threads(saved_threads)
+
+
+def _open_writer(out, csv_path, timestamp=None):
+    if csv_path:
+        return _numprobe.PrecheckWriter.resume(os.fspath(csv_path))
+    return _numprobe.PrecheckWriter.create(os.fspath(out),
+                                           timestamp or time.strftime("%Y%m%d%H%M%S"))
+
+
+def _finish(run, writer, api_info, results, total, progress):
+    """Writes `results` (`total` (api_result, warning) in dump order) and the JSON twin."""
+    warnings = []
+    for i, (api_result, warning) in enumerate(results):
+        writer.append(api_result)
+        if warning:
+            warnings.append(warning)
+        if progress is not None:
+            progress(i + 1, total, api_result["api"])
+    summary = writer.finish(os.path.abspath(api_info), run.mode, run.seed, run.device, warnings)
+    return PrecheckResult(writer.files, summary, writer.apis(), warnings, run.mode)
+
+
 def precheck(api_info, out=".", *, n=1, csv_path=None, filter_api=False, save_error_data=False,
              config=None, white_list=None, black_list=None, seed=1234, device="auto",
              custom_apis=None, threads=1, progress=None):
@@ -163,62 +240,64 @@ def precheck(api_info, out=".", *, n=1, csv_path=None, filter_api=False, save_er
     progress: called as progress(done, total, api) after each API.
     Raises numprobe.Error for an unreadable dump or result CSV.
     """
-    import torch
-
-    doc, folder = _load_dump(api_info)
-    mode = "tensor" if doc.get("task") == "tensor" or doc.get("dump_data_dir") else "statistics"
-    forward, backward = _split_entries(doc["data"])
-    if filter_api:
-        forward = _filter_repeats(forward)
-    settings = _read_config(config)
-    white = list(white_list or []) + list(settings.get("white_list") or [])
-    black = list(black_list or []) + list(settings.get("black_list") or [])
-    if csv_path:
-        writer = _numprobe.PrecheckWriter.resume(os.fspath(csv_path))
-    else:
-        writer = _numprobe.PrecheckWriter.create(os.fspath(out), time.strftime("%Y%m%d%H%M%S"))
+    run = _Run(api_info, filter_api=filter_api, config=config, white_list=white_list,
+               black_list=black_list, seed=seed, device=device, custom_apis=custom_apis,
+               save_error_data=save_error_data)
+    writer = _open_writer(out, csv_path)
     files = writer.files
-    error_dir = None
-    if save_error_data:
-        base = settings.get("error_data_path") or os.path.dirname(files["result_csv"])
-        error_dir = os.path.join(base, "ut_error_data" + files["timestamp"])
-    ctx = Context(mode=mode, tensor_dir=os.path.join(folder, "dump_tensor_data"), seed=seed,
-                  device=device, custom=dict(custom_apis or {}), white_list=white,
-                  black_list=black, error_dir=error_dir)
-    done = writer.done
-    todo = [api for api in forward if api not in done]
-    warnings = []
-    total = len(todo)
+    ctx = run.context(os.path.dirname(files["result_csv"]), files["timestamp"])
+    todo = run.todo(writer.done)
+    return _finish(run, writer, api_info, run.replay(ctx, todo, n, threads), len(todo), progress)
 
-    def record(index, result):
-        api_result, warning = result
-        writer.append(api_result)
-        if warning:
-            warnings.append(warning)
-        if progress is not None:
-            progress(index + 1, total, api_result["api"])
 
-    saved_threads = torch.get_num_threads()
-    try:
-        if n <= 1 or total <= 1:
-            torch.set_num_threads(threads)
-            for i, api in enumerate(todo):
-                record(i, check_api(ctx, api, forward[api], backward.get(api)))
-        else:
-            global _WORKER
-            _WORKER = (ctx, forward, backward, threads)
-            pool = ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("fork"))
-            try:
-                futures = [pool.submit(_work, api) for api in todo]
-                for i, future in enumerate(futures):  # written in dump order, as n=1 writes
-                    record(i, future.result())
-            finally:
-                pool.shutdown(cancel_futures=True)
-                _WORKER = None
-    finally:
-        torch.set_num_threads(saved_threads)
-    summary = writer.finish(os.path.abspath(api_info), mode, seed, device, warnings)
-    return PrecheckResult(files, summary, writer.apis(), warnings, mode)
+def _replay_shard(api_info, shard_file, index, count, *, out=".", csv_path=None, timestamp,
+                  n=1, threads=1, progress=None, **options):
+    """One MPI process's share of a pre-check (`mpirun numprobe precheck -api_info ...`, run by
+    the numprobe command): the APIs index, index + count, ... of what is left to run, replayed and
+    written to `shard_file` as JSON lines ({"index", "result", "warning"}; floats exact, NaN and
+    Inf included). Nothing else is written but the failing APIs' data (save_error_data), into the
+    folder the whole run names with `timestamp`."""
+    run = _Run(api_info, **options)
+    if csv_path:  # opened to read what is done; nothing is appended here
+        resumed = _numprobe.PrecheckWriter.resume(os.fspath(csv_path))
+        done = resumed.done
+        result_dir = os.path.dirname(resumed.files["result_csv"])
+        timestamp = resumed.files["timestamp"]
+        del resumed
+    else:
+        done, result_dir = set(), os.fspath(out)
+    ctx = run.context(result_dir, timestamp)
+    todo = run.todo(done)
+    mine = list(range(index, len(todo), count))
+    with open(shard_file, "w", encoding="utf-8") as f:
+        results = run.replay(ctx, [todo[i] for i in mine], n, threads)
+        for finished, (i, (api_result, warning)) in enumerate(zip(mine, results), 1):
+            f.write(json.dumps({"index": i, "result": api_result, "warning": warning}) + "\n")
+            if progress is not None:
+                progress(finished, len(mine), api_result["api"])
+
+
+def _merge_shards(api_info, shard_files, *, out=".", csv_path=None, timestamp, progress=None,
+                  **options):
+    """Process 0's half of an MPI pre-check: the shards' results, in dump order, written as one
+    process writes them (the same files, byte for byte)."""
+    run = _Run(api_info, **options)
+    writer = _open_writer(out, csv_path, timestamp)
+    todo = run.todo(writer.done)
+    results = [None] * len(todo)
+    for path in shard_files:
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                record = json.loads(line)
+                i = record.get("index")
+                if not isinstance(i, int) or not 0 <= i < len(todo) or results[i] is not None \
+                        or record["result"].get("api") != todo[i]:
+                    raise _numprobe.FormatError(f"{path}: a shard's results do not match the dump")
+                results[i] = (record["result"], record.get("warning"))
+    missing = [todo[i] for i, r in enumerate(results) if r is None]
+    if missing:
+        raise _numprobe.FormatError(f"no shard replayed {missing[0]} ({len(missing)} APIs)")
+    return _finish(run, writer, api_info, results, len(results), progress)
 
 
 def compare(npu, gpu, out=None):

@@ -40,20 +40,39 @@ def main(argv=None):
     p.add_argument("--seed", type=int, default=1234)
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     p.add_argument("--threads", type=int, default=1)
+    # Under mpirun (the numprobe command runs these): each process replays its share into a
+    # shard file, then process 0 merges the shards into the result files.
+    p.add_argument("--timestamp", help="the {ts} of the result files (MPI runs)")
+    p.add_argument("--shard", help="INDEX/COUNT: replay only this process's share")
+    p.add_argument("--shard-file", help="--shard: where its results go (or, failed, the error)")
+    p.add_argument("--merge-shards", nargs="+", help="write the result files from these shards")
     args = p.parse_args(argv)
-    from . import precheck
+    from . import _merge_shards, _replay_shard, precheck
 
+    options = dict(filter_api=args.filter, save_error_data=args.save_error_data,
+                   config=args.config, white_list=None, black_list=None, seed=args.seed,
+                   device=args.device, custom_apis=None)
     try:
-        result = precheck(args.api_info, args.out, n=args.n, csv_path=args.csv_path,
-                          filter_api=args.filter, save_error_data=args.save_error_data,
-                          config=args.config, seed=args.seed, device=args.device,
-                          threads=args.threads, progress=_progress_bar(sys.stderr))
-    except _numprobe.Error as e:
-        print(f"numprobe: error: {e}", file=sys.stderr)
-        return e.code
-    except (OSError, ValueError) as e:
-        print(f"numprobe: error: {e}", file=sys.stderr)
-        return 3
+        if args.shard:
+            index, count = (int(x) for x in args.shard.split("/"))
+            _replay_shard(args.api_info, args.shard_file, index, count, out=args.out,
+                          csv_path=args.csv_path, timestamp=args.timestamp, n=args.n,
+                          threads=args.threads, progress=_progress_bar(sys.stderr), **options)
+            return 0
+        if args.merge_shards:
+            result = _merge_shards(args.api_info, args.merge_shards, out=args.out,
+                                   csv_path=args.csv_path, timestamp=args.timestamp, **options)
+        else:
+            result = precheck(args.api_info, args.out, n=args.n, csv_path=args.csv_path,
+                              threads=args.threads, progress=_progress_bar(sys.stderr), **options)
+    except (_numprobe.Error, OSError, ValueError) as e:
+        code = e.code if isinstance(e, _numprobe.Error) else 3
+        if args.shard:  # the numprobe command reports it once, for every process
+            with open(args.shard_file, "w", encoding="utf-8") as f:
+                f.write(str(e))
+        else:
+            print(f"numprobe: error: {e}", file=sys.stderr)
+        return code
     s = result.summary
     print(f"precheck ({result.mode} mode): {s['apis']} APIs: {s['pass']} pass, {s['warning']} "
           f"warning, {s['error']} error, {s['skip']} skipped")
