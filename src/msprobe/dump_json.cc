@@ -7,7 +7,6 @@
 #include <cstring>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 
 #include <fmt/format.h>
@@ -410,8 +409,9 @@ class DumpFileBuilder {
     if (!std::is_sorted(scratch_.begin(), scratch_.end(), by_rank)) {
       std::stable_sort(scratch_.begin(), scratch_.end(), by_rank);
     }
-    if (const auto it = entry_index_.find(std::string_view(name)); it != entry_index_.end()) {
-      replaced_[*it] = std::move(scratch_);  // a repeated entry: the last one wins
+    auto [it, inserted] = entry_index_.try_emplace(name, file_.entries.size());
+    if (!inserted) {
+      replaced_[it->second] = std::move(scratch_);  // a repeated entry: the last one wins
       scratch_ = {};
       return;
     }
@@ -426,7 +426,6 @@ class DumpFileBuilder {
     entry.row_count = static_cast<uint32_t>(scratch_.size());
     const auto index = static_cast<uint32_t>(file_.entries.size());
     file_.entries.push_back(std::move(entry));
-    entry_index_.insert(index);
     for (DumpRow& r : scratch_) {
       r.entry = index;
       file_.rows.push_back(std::move(r));
@@ -487,25 +486,7 @@ class DumpFileBuilder {
   DumpFile file_;
   uint64_t file_bytes_ = 0;
   Flattener flattener_;
-  // The entries read so far by name, as indices into file_.entries (no second copy of the names).
-  struct EntryNameHash {
-    using is_transparent = void;
-    const std::vector<DumpEntry>* entries;
-    size_t operator()(std::string_view name) const { return std::hash<std::string_view>()(name); }
-    size_t operator()(uint32_t e) const { return (*this)((*entries)[e].name); }
-  };
-  struct EntryNameEqual {
-    using is_transparent = void;
-    const std::vector<DumpEntry>* entries;
-    std::string_view Name(std::string_view name) const { return name; }
-    std::string_view Name(uint32_t e) const { return (*entries)[e].name; }
-    template <typename A, typename B>
-    bool operator()(const A& a, const B& b) const {
-      return Name(a) == Name(b);
-    }
-  };
-  std::unordered_set<uint32_t, EntryNameHash, EntryNameEqual> entry_index_{
-      0, EntryNameHash{&file_.entries}, EntryNameEqual{&file_.entries}};
+  std::unordered_map<std::string, size_t> entry_index_;
   std::vector<DumpRow> scratch_;                               // the rows of the entry being read
   std::unordered_map<size_t, std::vector<DumpRow>> replaced_;  // repeated entries' last rows
   bool too_many_rows_ = false;
