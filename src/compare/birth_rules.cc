@@ -117,6 +117,22 @@ struct Candidate {
   double max_before = 0;              // the largest finite error of every row before the op
 };
 
+// A candidate as the ranking in Run needs it. Its DivergenceOp (names, reason, causes: most of
+// a candidate's memory, and a large compare has one candidate per op) is made again, by the same
+// Evaluate in the same state, for the few that are reported.
+struct Ranked {
+  Op op;
+  bool seen_exceeding = false;  // Analyzer::seen_exceeding_ when it was evaluated
+  bool fallback = false;        // made by Fallback, not Evaluate
+  bool weak = false;
+  bool source = false;  // rule kRuleSource
+  bool backward = false;
+  double output_error = 0;
+  double growth = 0;
+  double max_before = 0;
+  const CompareRow* worst = nullptr;
+};
+
 // A tensor of the op that the target holds in a lower precision than the golden.
 struct Narrowed {
   const CompareRow* row = nullptr;
@@ -159,6 +175,8 @@ class Analyzer {
   void Describe(const Op& op, DivergenceOp* d) const;
   DivergenceOp Base(const Op& op, const CompareRow& worst, double in_err) const;
   Candidate Fallback(const Op& op) const;
+  Ranked RankedOf(const Op& op, const Candidate& c, bool fallback) const;
+  DivergenceOp Reported(const Ranked& r);
   std::string DtypeName(DType d) const { return TorchDTypeString(d); }
 
   const CompareTable& table_;
@@ -646,7 +664,7 @@ DivergenceReport Analyzer::Run() {
   if (changers != 1) sole_changer_.reset();
   std::string first_over_backward;
   const Op* first_exceeding = nullptr;
-  std::vector<Candidate> found;
+  std::vector<Ranked> found;
   for (const Op& op : ops) {
     bool output_over = false;
     bool any_over = false;
@@ -667,8 +685,7 @@ DivergenceReport Analyzer::Run() {
     if (report.rows_over_tolerance > 0) {
       if (auto c = Evaluate(op)) {
         c->max_before = max_error_so_far_;
-        Describe(op, &c->op);
-        found.push_back(std::move(*c));
+        found.push_back(RankedOf(op, *c, false));
       }
     }
     seen_exceeding_ |= any_over;
@@ -686,11 +703,11 @@ DivergenceReport Analyzer::Run() {
       break;
     }
   }
-  if (first && found[*first].op.rule == kRuleSource) {
+  if (first && found[*first].source) {
     for (size_t i = *first + 1; i < found.size(); ++i) {
-      const Candidate& later = found[i];
-      if (later.op.backward || std::isinf(later.op.output_error)) continue;
-      if (later.op.output_error >= kGrowthFactor * later.max_before) {
+      const Ranked& later = found[i];
+      if (later.backward || std::isinf(later.output_error)) continue;
+      if (later.output_error >= kGrowthFactor * later.max_before) {
         first = i;
         break;
       }
@@ -714,12 +731,11 @@ DivergenceReport Analyzer::Run() {
       other.backward = !ParseEntryName(tf_.entries[other.entry].name).forward();
       first_exceeding = &other;
     }
-    Candidate c = Fallback(*first_exceeding);
-    Describe(*first_exceeding, &c.op);
-    found.insert(found.begin(), std::move(c));
+    found.insert(found.begin(),
+                 RankedOf(*first_exceeding, Fallback(*first_exceeding), /*fallback=*/true));
     first = 0;
   }
-  report.first = found[*first].op;
+  report.first = Reported(found[*first]);
   // The rest by growth (stable: execution order breaks ties), skipping repeats of a tensor
   // already listed (a module's output is the same tensor as its last API's output).
   std::vector<size_t> order;
@@ -727,7 +743,7 @@ DivergenceReport Analyzer::Run() {
     if (i != *first) order.push_back(i);
   }
   std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return found[a].op.growth > found[b].op.growth; });
+                   [&](size_t a, size_t b) { return found[a].growth > found[b].growth; });
   std::vector<const CompareRow*> listed = {found[*first].worst};
   // The same tensor: equal shape, dtype and statistics on both sides.
   auto same_stats = [](const DumpRow& a, const DumpRow& b) {
@@ -751,9 +767,34 @@ DivergenceReport Analyzer::Run() {
     });
     if (repeat) continue;
     listed.push_back(found[i].worst);
-    report.next.push_back(found[i].op);
+    report.next.push_back(Reported(found[i]));
   }
   return report;
+}
+
+Ranked Analyzer::RankedOf(const Op& op, const Candidate& c, bool fallback) const {
+  Ranked r;
+  r.op = op;
+  r.seen_exceeding = seen_exceeding_;
+  r.fallback = fallback;
+  r.weak = c.weak;
+  r.source = c.op.rule == kRuleSource;
+  r.backward = c.op.backward;
+  r.output_error = c.op.output_error;
+  r.growth = c.op.growth;
+  r.max_before = c.max_before;
+  r.worst = c.worst;
+  return r;
+}
+
+DivergenceOp Analyzer::Reported(const Ranked& r) {
+  const bool seen = seen_exceeding_;
+  seen_exceeding_ = r.seen_exceeding;
+  std::optional<Candidate> c = r.fallback ? Fallback(r.op) : Evaluate(r.op);
+  seen_exceeding_ = seen;
+  DivergenceOp d = c.has_value() ? std::move(c->op) : DivergenceOp{};
+  Describe(r.op, &d);
+  return d;
 }
 
 }  // namespace

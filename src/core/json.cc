@@ -9,6 +9,7 @@
 //     iterative parser, which neither copies the input nor recurses.
 #include "core/json.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -19,6 +20,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -28,6 +30,7 @@
 #include <rapidjson/memorystream.h>
 #include <rapidjson/reader.h>
 
+#include "core/json_tape.h"
 #include "core/regular_file.h"
 
 namespace numprobe {
@@ -213,6 +216,13 @@ class ValueBuilder {
     }
     return std::nullopt;
   }
+  // Scalars, as StreamHandler adds them.
+  std::optional<JsonValue> Null() { return Add(JsonValue()); }
+  std::optional<JsonValue> Bool(bool b) { return Add(JsonValue::Bool(b)); }
+  std::optional<JsonValue> Number(std::string_view literal) { return Add(NumberValue(literal)); }
+  std::optional<JsonValue> String(std::string_view s) {
+    return Add(JsonValue::String(std::string(s)));
+  }
   // Closes the innermost container.
   std::optional<JsonValue> End() {
     JsonValue done = std::move(frames_.back().value);
@@ -280,17 +290,204 @@ class DocumentHandler final : public JsonEvents {
 // Where a value being built will go when it is complete.
 enum class Destination { kMember, kRootMember, kDiscard };
 
-// StreamJson: walks the stream path and builds one member value at a time.
+}  // namespace
+
+// Builds tapes (json_tape.h) from events: one token per value, text copied into an arena of
+// chunks that are kept from one value to the next.
+class JsonTapeBuilder {
+ public:
+  bool building() const { return !frames_.empty(); }
+  size_t depth() const { return frames_.size(); }
+
+  void Start(bool object) {
+    Push().kind_ = object ? JsonValue::Kind::kObject : JsonValue::Kind::kArray;
+    frames_.push_back({static_cast<uint32_t>(tokens_.size() - 1), false});
+  }
+  void Key(std::string_view key) { pending_key_ = Copy(key); }
+  const JsonTapeValue* Null() {
+    Push();
+    return Top();
+  }
+  const JsonTapeValue* Bool(bool b) {
+    JsonTapeValue& v = Push();
+    v.kind_ = JsonValue::Kind::kBool;
+    v.integer_ = b ? 1 : 0;
+    return Top();
+  }
+  const JsonTapeValue* Number(std::string_view literal) {
+    JsonTapeValue& v = Push();
+    const JsonNumber n = ReadJsonNumber(literal);
+    switch (n.kind) {
+      case JsonNumber::Kind::kInt:
+        v.kind_ = JsonValue::Kind::kInt;
+        v.integer_ = n.integer;
+        break;
+      case JsonNumber::Kind::kBigInt:
+        v.kind_ = JsonValue::Kind::kBigInt;
+        v.text_ = Copy(literal);
+        break;
+      case JsonNumber::Kind::kFloat:
+        v.kind_ = JsonValue::Kind::kDouble;
+        v.number_ = n.number;
+        break;
+    }
+    return Top();
+  }
+  const JsonTapeValue* String(std::string_view s) {
+    JsonTapeValue& v = Push();
+    v.kind_ = JsonValue::Kind::kString;
+    v.text_ = Copy(s);
+    return Top();
+  }
+  // Closes the innermost container.
+  const JsonTapeValue* End() {
+    const Frame frame = frames_.back();
+    frames_.pop_back();
+    JsonTapeValue& v = tokens_[frame.index];
+    v.span_ = static_cast<uint32_t>(tokens_.size() - frame.index);
+    v.repeated_keys_ = frame.repeated || (v.is_object() && RepeatsKey(v));
+    if (!frames_.empty()) frames_.back().repeated = frames_.back().repeated || v.repeated_keys_;
+    return Top();
+  }
+
+ private:
+  struct Frame {
+    uint32_t index;
+    bool repeated;  // a container inside repeats a key
+  };
+  struct Chunk {
+    std::unique_ptr<char[]> bytes;
+    size_t size;
+  };
+  static constexpr size_t kChunkBytes = size_t{1} << 16;
+
+  // A new token in the open container, or the first of a new tape.
+  JsonTapeValue& Push() {
+    if (frames_.empty()) {
+      tokens_.clear();
+      chunk_ = 0;
+      used_ = 0;
+    }
+    JsonTapeValue& v = tokens_.emplace_back();
+    if (!frames_.empty()) {
+      JsonTapeValue& parent = tokens_[frames_.back().index];
+      ++parent.count_;
+      if (parent.is_object()) v.key_ = pending_key_;
+    }
+    return v;
+  }
+  const JsonTapeValue* Top() const { return frames_.empty() ? tokens_.data() : nullptr; }
+
+  static bool RepeatsKey(const JsonTapeValue& object) {
+    constexpr size_t kPairwiseUpTo = 16;
+    if (object.count_ < 2) return false;
+    if (object.count_ <= kPairwiseUpTo) {
+      for (const JsonTapeValue* a = &object + 1; a != object.next(); a = a->next()) {
+        for (const JsonTapeValue* b = a->next(); b != object.next(); b = b->next()) {
+          if (a->key_ == b->key_) return true;
+        }
+      }
+      return false;
+    }
+    std::unordered_set<std::string_view> keys;
+    for (const JsonTapeValue& m : object.children()) {
+      if (!keys.insert(m.key_).second) return true;
+    }
+    return false;
+  }
+
+  std::string_view Copy(std::string_view s) {
+    if (s.empty()) return {};
+    while (chunk_ < chunks_.size() && used_ + s.size() > chunks_[chunk_].size) {
+      ++chunk_;
+      used_ = 0;
+    }
+    if (chunk_ == chunks_.size()) {
+      const size_t size = std::max(kChunkBytes, s.size());
+      chunks_.push_back({std::make_unique<char[]>(size), size});
+      used_ = 0;
+    }
+    char* at = chunks_[chunk_].bytes.get() + used_;
+    std::memcpy(at, s.data(), s.size());
+    used_ += s.size();
+    return {at, s.size()};
+  }
+
+  std::vector<JsonTapeValue> tokens_;
+  std::vector<Frame> frames_;
+  std::string_view pending_key_;
+  std::vector<Chunk> chunks_;
+  size_t chunk_ = 0;  // the chunk being filled
+  size_t used_ = 0;   // bytes used in it
+};
+
+JsonValue ToJsonValue(const JsonTapeValue& value) {
+  switch (value.kind()) {
+    case JsonValue::Kind::kNull:
+      return JsonValue();
+    case JsonValue::Kind::kBool:
+      return JsonValue::Bool(value.bool_value());
+    case JsonValue::Kind::kInt:
+      return JsonValue::Int(value.int_value());
+    case JsonValue::Kind::kDouble:
+      return JsonValue::Double(value.double_value());
+    case JsonValue::Kind::kString:
+      return JsonValue::String(std::string(value.string_value()));
+    case JsonValue::Kind::kBigInt:
+      return JsonValue::BigInt(std::string(value.big_int_digits()));
+    case JsonValue::Kind::kArray: {
+      JsonValue::Array items;
+      items.reserve(value.children().size());
+      for (const JsonTapeValue& item : value.children()) items.push_back(ToJsonValue(item));
+      return JsonValue::MakeArray(std::move(items));
+    }
+    case JsonValue::Kind::kObject:
+      break;
+  }
+  // A repeated key keeps its first position and takes the last value, as ValueBuilder does.
+  JsonValue::Object members;
+  std::unordered_map<std::string_view, size_t> index;
+  for (const JsonTapeValue& m : value.children()) {
+    const auto [it, inserted] = index.try_emplace(m.key(), members.size());
+    if (inserted) {
+      members.emplace_back(std::string(m.key()), ToJsonValue(m));
+    } else {
+      members[it->second].second = ToJsonValue(m);
+    }
+  }
+  return JsonValue::MakeObject(std::move(members));
+}
+
+const JsonTapeValue* JsonTapeValue::Find(std::string_view key) const {
+  if (!is_object()) return nullptr;
+  const JsonTapeValue* found = nullptr;
+  for (const JsonTapeValue& m : children()) {
+    if (m.key_ == key) found = &m;  // the last of repeated keys, as Python's dict
+  }
+  return found;
+}
+
+namespace {
+
+// StreamJson: walks the stream path and builds one member value at a time, as a JsonValue
+// (ValueBuilder, JsonStreamSpec) or a tape (JsonTapeBuilder, JsonTapeStreamSpec).
+template <typename Builder, typename Spec>
 class StreamHandler final : public JsonEvents {
  public:
-  StreamHandler(const JsonStreamSpec& spec, int max_depth) : spec_(spec), max_depth_(max_depth) {}
+  StreamHandler(const Spec& spec, int max_depth) : spec_(spec), max_depth_(max_depth) {}
 
-  bool Null() override { return Scalar(JsonValue()); }
-  bool Bool(bool b) override { return Scalar(JsonValue::Bool(b)); }
-  bool Number(std::string_view literal) override {
-    return Scalar(ValueBuilder::NumberValue(literal));
+  bool Null() override {
+    return Scalar([&] { return builder_.Null(); });
   }
-  bool String(std::string_view s) override { return Scalar(JsonValue::String(std::string(s))); }
+  bool Bool(bool b) override {
+    return Scalar([&] { return builder_.Bool(b); });
+  }
+  bool Number(std::string_view literal) override {
+    return Scalar([&] { return builder_.Number(literal); });
+  }
+  bool String(std::string_view s) override {
+    return Scalar([&] { return builder_.String(s); });
+  }
   bool Key(std::string_view key) override {
     if (builder_.building()) {
       builder_.Key(key);
@@ -352,23 +549,26 @@ class StreamHandler final : public JsonEvents {
   }
 
   bool EndContainer() {
-    std::optional<JsonValue> top = builder_.End();
+    auto top = builder_.End();
     return top ? Deliver(std::move(*top)) : true;
   }
 
-  bool Scalar(JsonValue&& value) {
+  template <typename AddFn>
+  bool Scalar(const AddFn& add) {
     if (builder_.building()) {
-      (void)builder_.Add(std::move(value));
+      (void)add();
       return true;
     }
     if (path_depth_ == 0) return Fail(Status::Corrupt("the JSON root is not an object"));
     destination_ = DestinationOfPending();
     member_key_ = pending_key_;
     member_offset_ = Offset();
-    return Deliver(std::move(value));
+    auto top = add();
+    return Deliver(std::move(*top));
   }
 
-  bool Deliver(JsonValue&& value) {
+  template <typename Value>
+  bool Deliver(Value&& value) {
     Status s;
     if (destination_ == Destination::kMember) {
       if (spec_.on_member) s = spec_.on_member(member_key_, std::move(value), member_offset_);
@@ -379,11 +579,11 @@ class StreamHandler final : public JsonEvents {
     return true;
   }
 
-  const JsonStreamSpec& spec_;
+  const Spec& spec_;
   const int max_depth_;
   size_t path_depth_ = 0;
   std::string pending_key_;
-  ValueBuilder builder_;
+  Builder builder_;
   Destination destination_ = Destination::kDiscard;
   std::string member_key_;
   uint64_t member_offset_ = 0;
@@ -440,9 +640,9 @@ Result<JsonValue> ParseJson(std::string_view text, const JsonReadOptions& option
 
 namespace {
 
-template <typename Stream>
-Status StreamMembers(Stream& stream, const JsonStreamSpec& spec, const JsonReadOptions& options) {
-  StreamHandler handler(spec, options.max_depth);
+template <typename Builder, typename Stream, typename Spec>
+Status StreamMembers(Stream& stream, const Spec& spec, const JsonReadOptions& options) {
+  StreamHandler<Builder, Spec> handler(spec, options.max_depth);
   // The handler counts depth from the streamed member and refuses first (its message names the
   // caller's limit); the reader's own limit is one level beyond it.
   JsonReadOptions outer = options;
@@ -450,23 +650,40 @@ Status StreamMembers(Stream& stream, const JsonStreamSpec& spec, const JsonReadO
   return Run<kCommonFlags | rapidjson::kParseIterativeFlag>(stream, handler, outer);
 }
 
-}  // namespace
-
-Status StreamJson(std::span<const char> bytes, const JsonStreamSpec& spec,
-                  const JsonReadOptions& options) {
-  rapidjson::MemoryStream stream(bytes.data(), bytes.size());
-  return StreamMembers(stream, spec, options);
-}
-
-Status StreamJsonFile(const std::filesystem::path& path, const JsonStreamSpec& spec,
-                      const JsonReadOptions& options) {
+template <typename Builder, typename Spec>
+Status StreamMembersOfFile(const std::filesystem::path& path, const Spec& spec,
+                           const JsonReadOptions& options) {
   NUMPROBE_ASSIGN_OR_RETURN(detail::RegularFile file, detail::OpenRegularFile(path));
   std::unique_ptr<std::FILE, FileCloser> f(::fdopen(file.fd(), "rb"));
   if (!f) return Status::IoError(fmt::format("{}: cannot open", path.string()));
   (void)file.Release();  // the FILE closes it from now on
   std::vector<char> buffer(size_t{1} << 16);
   rapidjson::FileReadStream stream(f.get(), buffer.data(), buffer.size());
-  return StreamMembers(stream, spec, options);
+  return StreamMembers<Builder>(stream, spec, options);
+}
+
+}  // namespace
+
+Status StreamJson(std::span<const char> bytes, const JsonStreamSpec& spec,
+                  const JsonReadOptions& options) {
+  rapidjson::MemoryStream stream(bytes.data(), bytes.size());
+  return StreamMembers<ValueBuilder>(stream, spec, options);
+}
+
+Status StreamJsonFile(const std::filesystem::path& path, const JsonStreamSpec& spec,
+                      const JsonReadOptions& options) {
+  return StreamMembersOfFile<ValueBuilder>(path, spec, options);
+}
+
+Status StreamJsonTape(std::span<const char> bytes, const JsonTapeStreamSpec& spec,
+                      const JsonReadOptions& options) {
+  rapidjson::MemoryStream stream(bytes.data(), bytes.size());
+  return StreamMembers<JsonTapeBuilder>(stream, spec, options);
+}
+
+Status StreamJsonFileTape(const std::filesystem::path& path, const JsonTapeStreamSpec& spec,
+                          const JsonReadOptions& options) {
+  return StreamMembersOfFile<JsonTapeBuilder>(path, spec, options);
 }
 
 }  // namespace numprobe

@@ -2,8 +2,9 @@
 // here (RapidJSON underneath; nothing else includes its reader or Document).
 //
 //   ParseJson        a whole document into a JsonValue (configs, maps, result files, journal lines)
-//   StreamJson       a large object member by member, each member a JsonValue (dump.json,
-//                    stack.json, construct.json: only one member is held at a time)
+//   StreamJson       a large object member by member, each member a JsonValue (stack.json,
+//                    construct.json: only one member is held at a time); StreamJsonTape
+//                    (json_tape.h) the same with each member a flat tape (dump.json)
 //   ParseJsonEvents  SAX events for readers that check a schema as it arrives or build their own
 //                    model (the safetensors header); StreamJsonEvents and ParseJsonFileEvents the
 //                    same for large inputs in memory or in a file (the compare JSON twin)

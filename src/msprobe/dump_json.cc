@@ -16,6 +16,7 @@
 
 #include "core/crc32.h"
 #include "core/json.h"
+#include "core/json_tape.h"
 #include "core/py_format.h"
 #include "core/text_file.h"
 #include "msprobe/dump_journal.h"
@@ -42,8 +43,20 @@ uint32_t DumpFile::Intern(std::string_view text) {
 
 namespace {
 
+// The flattening below reads a member of dump.json as a JsonValue (the journal) or as a tape (the
+// file, json_tape.h); these give both the same shape.
+const JsonValue::Array& Items(const JsonValue& n) { return n.array(); }
+const JsonValue::Object& Members(const JsonValue& n) { return n.object(); }
+std::string_view KeyOf(const JsonValue::Member& m) { return m.first; }
+const JsonValue& ValueOf(const JsonValue::Member& m) { return m.second; }
+JsonTapeValue::Children Items(const JsonTapeValue& n) { return n.children(); }
+JsonTapeValue::Children Members(const JsonTapeValue& n) { return n.children(); }
+std::string_view KeyOf(const JsonTapeValue& m) { return m.key(); }
+const JsonTapeValue& ValueOf(const JsonTapeValue& m) { return m; }
+
 // Python's truth value of a JSON value.
-bool Truthy(const JsonValue& n) {
+template <typename Node>
+bool Truthy(const Node& n) {
   switch (n.kind()) {
     case JsonValue::Kind::kNull:
       return false;
@@ -58,14 +71,15 @@ bool Truthy(const JsonValue& n) {
     case JsonValue::Kind::kString:
       return !n.string_value().empty();
     case JsonValue::Kind::kArray:
-      return !n.array().empty();
+      return !Items(n).empty();
     case JsonValue::Kind::kObject:
-      return !n.object().empty();
+      return !Members(n).empty();
   }
   return false;
 }
 
-std::string_view PyTypeName(const JsonValue* n) {
+template <typename Node>
+std::string_view PyTypeName(const Node* n) {
   if (n == nullptr) return "NoneType";
   switch (n->kind()) {
     case JsonValue::Kind::kNull:
@@ -88,7 +102,8 @@ std::string_view PyTypeName(const JsonValue* n) {
 }
 
 // Python's str(v) (as_repr = false) or repr(v) of the value a JSON value decodes to.
-void AppendPy(const JsonValue& n, bool as_repr, std::string* out) {
+template <typename Node>
+void AppendPy(const Node& n, bool as_repr, std::string* out) {
   switch (n.kind()) {
     case JsonValue::Kind::kNull:
       *out += "None";
@@ -110,22 +125,24 @@ void AppendPy(const JsonValue& n, bool as_repr, std::string* out) {
       return;
     case JsonValue::Kind::kArray: {
       *out += '[';
-      const JsonValue::Array& items = n.array();
-      for (size_t i = 0; i < items.size(); ++i) {
-        if (i > 0) *out += ", ";
-        AppendPy(items[i], true, out);
+      bool first = true;
+      for (const auto& item : Items(n)) {
+        if (!first) *out += ", ";
+        first = false;
+        AppendPy(item, true, out);
       }
       *out += ']';
       return;
     }
     case JsonValue::Kind::kObject: {
       *out += '{';
-      const JsonValue::Object& members = n.object();
-      for (size_t i = 0; i < members.size(); ++i) {
-        if (i > 0) *out += ", ";
-        *out += detail::PyStrRepr(members[i].first);
+      bool first = true;
+      for (const auto& member : Members(n)) {
+        if (!first) *out += ", ";
+        first = false;
+        *out += detail::PyStrRepr(KeyOf(member));
         *out += ": ";
-        AppendPy(members[i].second, true, out);
+        AppendPy(ValueOf(member), true, out);
       }
       *out += '}';
       return;
@@ -133,7 +150,8 @@ void AppendPy(const JsonValue& n, bool as_repr, std::string* out) {
   }
 }
 
-std::string PyStr(const JsonValue* n) {
+template <typename Node>
+std::string PyStr(const Node* n) {
   std::string out;
   if (n == nullptr) {
     out = "None";
@@ -144,20 +162,20 @@ std::string PyStr(const JsonValue* n) {
 }
 
 // np.shape(np.array(value)) printed as a Python tuple: "(3,)", "(2, 3)", "()".
-std::string NumpyShapeText(const JsonValue* n) {
+template <typename Node>
+std::string NumpyShapeText(const Node* n) {
   std::vector<size_t> dims;
-  const JsonValue* level = n;
+  const Node* level = n;
   while (level != nullptr && level->is_array()) {
-    const JsonValue::Array& items = level->array();
+    const auto& items = Items(*level);
     const size_t len = items.size();
     dims.push_back(len);
-    if (len == 0 || !items[0].is_array()) break;
-    const size_t inner = items[0].array().size();
-    const bool regular = std::all_of(items.begin(), items.end(), [&](const JsonValue& c) {
-      return c.is_array() && c.array().size() == inner;
-    });
+    if (len == 0 || !items.front().is_array()) break;
+    const size_t inner = Items(items.front()).size();
+    bool regular = true;
+    for (const auto& c : items) regular = regular && c.is_array() && Items(c).size() == inner;
     if (!regular) break;
-    level = &items[0];
+    level = &items.front();
   }
   if (dims.empty()) return "()";
   if (dims.size() == 1) return fmt::format("({},)", dims[0]);
@@ -169,7 +187,8 @@ class Flattener {
   explicit Flattener(DumpFile* file) : file_(file) {}
 
   // msprobe's read_op: the rows of entry `name` in file order (reordered by the caller).
-  void ReadOp(const JsonValue& value, const std::string& name, std::vector<DumpRow>* rows) {
+  template <typename Node>
+  void ReadOp(const Node& value, const std::string& name, std::vector<DumpRow>* rows) {
     rows_ = rows;
     const auto [last, second_last] = detail::LastTwoParts(name);
     if (last == "debug") {
@@ -184,7 +203,7 @@ class Flattener {
           {"output", ".output"},
           {"parameters", ".parameters"}};
       for (const auto& [key, suffix] : kIo) {
-        if (const JsonValue* part = value.Find(key)) {
+        if (const Node* part = value.Find(key)) {
           const RowState state = key == "output"       ? RowState::kOutput
                                  : key == "parameters" ? RowState::kParameters
                                                        : RowState::kInput;
@@ -195,23 +214,25 @@ class Flattener {
   }
 
  private:
-  void Parse(const JsonValue& node, const std::string& op_name, RowState state) {
+  template <typename Node>
+  void Parse(const Node& node, const std::string& op_name, RowState state) {
     if (node.is_null()) {
       rows_->push_back(DefaultRow(op_name, state));
       return;
     }
     if (node.is_array()) {
       const bool grad = detail::HasPart(op_name, "parameters_grad");
-      const JsonValue::Array& items = node.array();
-      for (size_t i = 0; i < items.size(); ++i) {
-        Parse(items[i], grad ? op_name : op_name + "." + std::to_string(i), state);
+      size_t i = 0;
+      for (const auto& item : Items(node)) {
+        Parse(item, grad ? op_name : op_name + "." + std::to_string(i), state);
+        ++i;
       }
       return;
     }
-    if (!node.is_object() || node.object().empty()) return;  // scalars and empty containers
-    if (const JsonValue* cls = node.Find("class_type");
+    if (!node.is_object() || Members(node).empty()) return;  // scalars and empty containers
+    if (const Node* cls = node.Find("class_type");
         cls != nullptr && cls->is_string() && cls->string_value() == "torch.distributed.P2POp") {
-      const JsonValue* tensor = node.Find("tensor");
+      const Node* tensor = node.Find("tensor");
       if (tensor != nullptr && tensor->is_object()) {
         rows_->push_back(LeafRow(*tensor, op_name, state));
       } else {
@@ -219,11 +240,13 @@ class Flattener {
       }
       return;
     }
-    if (const JsonValue* type = node.Find("type"); type != nullptr && type->is_string()) {
+    if (const Node* type = node.Find("type"); type != nullptr && type->is_string()) {
       rows_->push_back(LeafRow(node, op_name, state));
       return;
     }
-    for (const auto& [key, member] : node.object()) Parse(member, op_name + "." + key, state);
+    for (const auto& member : Members(node)) {
+      Parse(ValueOf(member), op_name + "." + std::string(KeyOf(member)), state);
+    }
   }
 
   DumpRow DefaultRow(const std::string& op_name, RowState state) {
@@ -236,7 +259,8 @@ class Flattener {
   }
 
   // A JSON value as msprobe holds it; `bools_as_text` for fields gen_op_item passed through str().
-  PyValue ValueOf(const JsonValue* n, bool bools_as_text) {
+  template <typename Node>
+  PyValue PyValueOf(const Node* n, bool bools_as_text) {
     if (n == nullptr) return PyValue::None();
     switch (n->kind()) {
       case JsonValue::Kind::kNull:
@@ -259,10 +283,11 @@ class Flattener {
     return PyValue::None();
   }
 
-  DumpRow LeafRow(const JsonValue& leaf, const std::string& op_name, RowState state) {
+  template <typename Node>
+  DumpRow LeafRow(const Node& leaf, const std::string& op_name, RowState state) {
     DumpRow row;
     row.state = state;
-    const JsonValue* data_name = leaf.Find("data_name");
+    const Node* data_name = leaf.Find("data_name");
     if (data_name != nullptr && Truthy(*data_name)) row.data_name = PyStr(data_name);
     if (row.data_name.empty()) {
       row.name = op_name;
@@ -270,14 +295,14 @@ class Flattener {
       const size_t dot = row.data_name.rfind('.');
       row.name = dot == std::string::npos ? row.data_name : row.data_name.substr(0, dot);
     }
-    if (const JsonValue* rg = leaf.Find("requires_grad")) row.requires_grad = ValueOf(rg, true);
+    if (const Node* rg = leaf.Find("requires_grad")) row.requires_grad = PyValueOf(rg, true);
     static constexpr std::string_view kStatKeys[4] = {"Max", "Min", "Mean", "Norm"};
-    for (int k = 0; k < 4; ++k) row.stats[k] = ValueOf(leaf.Find(kStatKeys[k]), true);
-    const JsonValue* md5 = leaf.Find("md5");
+    for (int k = 0; k < 4; ++k) row.stats[k] = PyValueOf(leaf.Find(kStatKeys[k]), true);
+    const Node* md5 = leaf.Find("md5");
     if (md5 != nullptr && Truthy(*md5)) row.md5 = PyStr(md5);
 
-    const JsonValue* dtype = leaf.Find("dtype");
-    const JsonValue* value = leaf.Find("value");
+    const Node* dtype = leaf.Find("dtype");
+    const Node* value = leaf.Find("value");
     if (dtype != nullptr && Truthy(*dtype)) {
       row.is_tensor = true;
       if (md5 != nullptr) file_->has_md5 = true;  // msprobe's md5 mode switch
@@ -285,9 +310,9 @@ class Flattener {
                                                    : PyStr(dtype));
       row.shape = file_->Intern(PyStr(leaf.Find("shape")));
     } else {
-      const JsonValue* type = leaf.Find("type");
+      const Node* type = leaf.Find("type");
       const std::string type_text =
-          type != nullptr && type->is_string() ? type->string_value() : "";
+          type != nullptr && type->is_string() ? std::string(type->string_value()) : "";
       const std::string_view last = detail::LastTwoParts(op_name).first;
       if (type_text == "torch.Size") {
         row.dtype = file_->Intern(type_text);
@@ -298,7 +323,7 @@ class Flattener {
       } else if (type_text == "ellipsis") {
         row.dtype = file_->Intern(type_text);
         row.shape = file_->Intern("[]");
-        row.stats.fill(ValueOf(value, false));
+        row.stats.fill(PyValueOf(value, false));
       } else if (last == "src" || last == "dst" || last == "group_src" || last == "group_dst") {
         row.dtype = file_->Intern(PyStr(type));
         row.shape = file_->Intern("[]");
@@ -313,7 +338,7 @@ class Flattener {
       } else {
         row.dtype = file_->Intern(fmt::format("<class '{}'>", PyTypeName(value)));
         row.shape = file_->Intern("[]");
-        row.stats.fill(ValueOf(value, false));
+        row.stats.fill(PyValueOf(value, false));
       }
     }
     if (!row.md5.has_value() || row.md5->empty()) {
@@ -341,8 +366,9 @@ int ReorderRank(RowState state) {
   }
 }
 
-std::string ScalarText(const JsonValue& n) {
-  if (n.is_string()) return n.string_value();
+template <typename Node>
+std::string ScalarText(const Node& n) {
+  if (n.is_string()) return std::string(n.string_value());
   return PyStr(&n);
 }
 
@@ -357,7 +383,8 @@ class DumpFileBuilder {
   void SetFileBytes(uint64_t file_bytes) { file_bytes_ = file_bytes; }
 
   // A member of the root object other than "data".
-  Status RootMember(std::string_view key, const JsonValue& value) {
+  template <typename Node>
+  Status RootMember(std::string_view key, const Node& value) {
     if (key == "task") file_.task = ScalarText(value);
     if (key == "level") file_.level = ScalarText(value);
     if (key == "framework") file_.framework = ScalarText(value);
@@ -368,7 +395,8 @@ class DumpFileBuilder {
 
   // An entry of "data". Its rows go straight into the file's rows (no second copy of them while
   // a large dump is read); a repeated entry is set aside and put in place at the end.
-  void Entry(std::string_view key, const JsonValue& value, uint64_t offset) {
+  template <typename Node>
+  void Entry(std::string_view key, const Node& value, uint64_t offset) {
     if (file_.entries.size() == kReserveSample) ReserveFromSample(offset);
     std::string name(key);
     scratch_.clear();
@@ -480,20 +508,27 @@ Result<DumpFile> DumpFileOfJournal(const RecoveredDump& recovered) {
   return file;
 }
 
-// Reads dump.json through `stream` (StreamJson or StreamJsonFile with the spec it is given).
+// Reads dump.json through `stream` (StreamJsonTape or StreamJsonFileTape with the spec it is
+// given). A value that repeats a key is read as a JsonValue, which has Python's dict semantics.
 template <typename StreamFn>
 Result<DumpFile> ParseDumpJsonWith(const StreamFn& stream, uint64_t file_bytes) {
   DumpFileBuilder builder;
   builder.SetFileBytes(file_bytes);
   bool saw_data = false;
-  JsonStreamSpec spec;
+  JsonTapeStreamSpec spec;
   spec.stream_path = {"data"};
   spec.reached_stream_object = &saw_data;
-  spec.on_root_member = [&](std::string_view key, JsonValue&& value) -> Status {
+  spec.on_root_member = [&](std::string_view key, const JsonTapeValue& value) -> Status {
+    if (value.repeated_keys()) return builder.RootMember(key, ToJsonValue(value));
     return builder.RootMember(key, value);
   };
-  spec.on_member = [&](std::string_view key, JsonValue&& value, uint64_t offset) -> Status {
-    builder.Entry(key, value, offset);
+  spec.on_member = [&](std::string_view key, const JsonTapeValue& value,
+                       uint64_t offset) -> Status {
+    if (value.repeated_keys()) {
+      builder.Entry(key, ToJsonValue(value), offset);
+    } else {
+      builder.Entry(key, value, offset);
+    }
     return Status::Ok();
   };
   NUMPROBE_RETURN_IF_ERROR(stream(spec));
@@ -506,7 +541,7 @@ Result<DumpFile> ParseDumpJsonWith(const StreamFn& stream, uint64_t file_bytes) 
 Result<DumpFile> ParseDumpJson(std::span<const char> bytes) {
   // msprobe's files are Python's json: bare NaN/Infinity tokens.
   return ParseDumpJsonWith(
-      [&](const JsonStreamSpec& spec) { return StreamJson(bytes, spec, kPythonJson); },
+      [&](const JsonTapeStreamSpec& spec) { return StreamJsonTape(bytes, spec, kPythonJson); },
       bytes.size());
 }
 
@@ -539,7 +574,7 @@ Result<DumpFile> ReadDumpJson(const std::filesystem::path& path) {
   std::error_code size_error;
   const uintmax_t file_bytes = std::filesystem::file_size(path, size_error);
   auto file = ParseDumpJsonWith(
-      [&](const JsonStreamSpec& spec) { return StreamJsonFile(path, spec, kPythonJson); },
+      [&](const JsonTapeStreamSpec& spec) { return StreamJsonFileTape(path, spec, kPythonJson); },
       size_error ? 0 : static_cast<uint64_t>(file_bytes));
   if (!file) return file.error().WithContext(path.string());
   return file;

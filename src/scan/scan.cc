@@ -291,6 +291,14 @@ Status RankScanner::Scan(const DumpLocation& location, int slot) {
     facts.push_back(detail::TensorOfRow(file, row, context));
     if (row.is_tensor) ++rank->tensors;
   }
+  // A headroom row per float tensor at most (AddHeadroom's test): reserved at once, since
+  // growing the vector held the old and the new array together, the largest allocation of a
+  // large scan.
+  const auto headroom_rows = std::count_if(facts.begin(), facts.end(), [](const ScanTensor& t) {
+    return t.is_tensor && detail::IsFloatDTypeText(t.dtype) &&
+           (t.nonfinite || !std::isnan(t.max_abs));
+  });
+  rank->headroom.reserve(rank->headroom.size() + static_cast<size_t>(headroom_rows));
   const bool has_api = std::any_of(file.entries.begin(), file.entries.end(), [](const auto& e) {
     return !detail::IsModuleEntry(e.name) && !detail::IsParametersGradEntry(e.name);
   });

@@ -174,6 +174,20 @@ TEST(DumpJsonTest, LaterDuplicateEntryReplacesEarlierInPlace) {
   EXPECT_EQ(f->rows[0].stats[0].as_int(), 3);
 }
 
+TEST(DumpJsonTest, RepeatedKeysInAnEntryReadAsPythonsDict) {
+  // json.load keeps a repeated key's first position and its last value.
+  auto f = Parse(R"({"data": {"A.a.0.forward": {"input_kwargs": {
+      "x": {"type": "int", "value": 1}, "y": {"type": "int", "value": 2},
+      "x": {"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2], "Max": 1.0,
+            "Min": 0.0, "Mean": 0.5, "Norm": 1.0, "Max": 7.0}}}}})");
+  ASSERT_TRUE(f.ok()) << f.error().ToString();
+  ASSERT_EQ(f->rows.size(), 2u);
+  EXPECT_EQ(f->rows[0].name, "A.a.0.forward.input.x");
+  EXPECT_TRUE(f->rows[0].is_tensor);
+  EXPECT_EQ(f->rows[0].stats[kStatMax].as_float(), 7.0);
+  EXPECT_EQ(f->rows[1].name, "A.a.0.forward.input.y");
+}
+
 TEST(DumpJsonTest, SpecialValuesGetMsprobesDtypeAndShape) {
   auto f = Parse(R"({"data": {"Tensor.__getitem__.0.forward": {"input_args": [
       {"type": "slice", "value": [0, 4, null]}, {"type": "torch.Size", "value": [2, 3]},
