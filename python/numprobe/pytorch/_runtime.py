@@ -135,20 +135,14 @@ class _Runtime:
         cached = self.stack_cache.get(key)
         if cached is not None:
             return cached
-        lines = []
-        for code, lineno in key:
-            path = code.co_filename
-            if path.startswith(_PACKAGE_DIR):
-                continue
-            source = linecache.getline(path, lineno).strip()
-            if source:
-                lines.append(f"File {path}, line {lineno}, in {code.co_name}, \n {source}")
+        lines = _format_stack(key)
         self.stack_cache[key] = lines
         return lines
 
     def collect_stack(self, name):
         if self.config.extra_info and self.level != "L2":
-            self.dumper.add_stack(name, self.stack_frames())
+            # The walk and its cache are in C++; _format_stack runs once per distinct stack.
+            self.dumper.add_call_stack(name, 1, _format_stack)
 
     def check_records(self):
         """After a record: the first overflow (overflow checks) and the first divergence from
@@ -431,6 +425,20 @@ class _Runtime:
             self.inner -= 1
         self.api_counts[prefix] = count + 1
         return out
+
+
+def _format_stack(frames):
+    """stack.json's lines of a stack, [(code, lineno), ...] innermost first, as msprobe writes
+    them; numprobe's own frames are left out."""
+    lines = []
+    for code, lineno in frames:
+        path = code.co_filename
+        if path.startswith(_PACKAGE_DIR):
+            continue
+        source = linecache.getline(path, lineno).strip()
+        if source:
+            lines.append(f"File {path}, line {lineno}, in {code.co_name}, \n {source}")
+    return lines
 
 
 def _make_wrapper(prefix, api_name, original, distributed):
