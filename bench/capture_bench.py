@@ -15,10 +15,14 @@ medians of 3. Then the slowdown table per mode (statistics, md5, tensor) and lev
 msprobe's column measured on the same block and config where msprobe is importable ("not
 installed" otherwise).
 
-  PYTHONPATH=BUILD/python /usr/bin/python3 bench/capture_bench.py [--tensor-only]
+  PYTHONPATH=BUILD/python /usr/bin/python3 bench/capture_bench.py [--tensor-only | --per-op]
 
 The tensor-mode rows are measured in both layouts (dump_layout "files", msprobe's, and "packed",
 one container per step); --tensor-only runs those rows alone.
+
+First, the per-op cost: process CPU time of one recorded API call (torch.add of two 16x16
+tensors, statistics L1, with stacks) against the same call unrecorded, medians of 5 rounds of 2000
+calls in each of 3 interpreters; --per-op runs that row alone.
 """
 import json
 import os
@@ -74,6 +78,41 @@ print(json.dumps({"step_s": times[len(times) // 2]}))
 
 
 STEPS_RUN = 8  # 2 warm-up steps and 6 timed ones
+
+PER_OP_BODY = r"""
+import json, os, statistics, sys, tempfile, time, torch
+torch.set_num_threads(1)
+a, b = torch.randn(16, 16), torch.randn(16, 16)
+N = 2000
+def loop():
+    for _ in range(N):
+        torch.add(a, b)
+def timed():
+    t0 = time.process_time_ns(); loop(); return (time.process_time_ns() - t0) / N / 1e3
+plain = statistics.median(timed() for _ in range(5))
+from numprobe.pytorch import PrecisionDebugger
+tmp = tempfile.mkdtemp()
+path = os.path.join(tmp, "config.json")
+with open(path, "w") as f:
+    json.dump({"task": "statistics", "level": "L1", "dump_path": os.path.join(tmp, "dump")}, f)
+dbg = PrecisionDebugger(config_path=path)
+rounds = []
+for _ in range(5):
+    dbg.start(); rounds.append(timed()); dbg.stop(); dbg.step()
+print(json.dumps({"plain_us": plain, "recorded_us": statistics.median(rounds)}))
+"""
+
+
+def per_op():
+    """Microseconds one recorded API call adds (median of 3 interpreters)."""
+    def once():
+        out = subprocess.run([sys.executable, "-c", PER_OP_BODY], check=True,
+                             capture_output=True, text=True).stdout
+        r = json.loads(out.strip().splitlines()[-1])
+        return (r["recorded_us"] - r["plain_us"], r["plain_us"])
+    added, plain = median_of_3(once)
+    print(f"capture_bench: per recorded API call (torch.add 16x16, statistics L1): "
+          f"{added:.1f} us added to a {plain:.1f} us call (process CPU time, median of 3)")
 
 
 def run(mode, config=None, device="cpu", clock="cpu", folder=None):
@@ -202,6 +241,9 @@ def mode_table(folder):
 def main():
     if "--tensor-only" in sys.argv[1:]:  # the tensor-mode rows alone (both layouts)
         tensor_mode(os.environ.get("NUMPROBE_BENCH_DIR") or tempfile.gettempdir())
+        return 0
+    per_op()
+    if "--per-op" in sys.argv[1:]:
         return 0
     base, _ = run("off")
     print(f"capture_bench: undumped step {base * 1e3:.1f} ms")

@@ -185,6 +185,9 @@ class Dumper {
   // stack.json: the call stack of `name`, innermost frame first, as msprobe formats frames
   // ("File p, line n, in f, \n source"). Identical stacks are stored once.
   void AddStack(std::string_view name, std::vector<std::string> frames);
+  // The same for a stack the caller keeps and hands over again for each record made at it: after
+  // its first record in a step, a record costs a reference in the journal instead of the frames.
+  void AddStack(std::string_view name, std::shared_ptr<const std::vector<std::string>> frames);
   // construct.json: `name`'s parent module (nullopt = null). A name keeps its first position.
   void AddConstruct(std::string_view name, std::optional<std::string_view> parent);
 

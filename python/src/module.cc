@@ -1,8 +1,11 @@
 // _numprobe: the Python binding of numprobe's capture core. Python hands over tensor memory as
 // (data_ptr, dtype, shape, strides) read from the tensor object; statistics are computed in C++ on
 // that memory (no copy, no Python floats). Errors become numprobe.Error's subclasses (py_errors.h).
+#include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <pybind11/pybind11.h>
@@ -35,7 +38,11 @@ struct TorchTypes {
   py::object size_type;    // torch.Size
   py::dict dtype_map;      // torch.dtype -> numprobe DType value
   py::object fallback;  // callable(obj) -> None | ("plain", type, value) | ("literal", json-able)
-  py::object device_batch;         // callable(list[Tensor]) -> list[[max, min, mean, norm]]
+  py::object device_batch;  // callable(list[Tensor]) -> list[[max, min, mean, norm]]
+  // torch._C._TensorBase's own stride and data_ptr: torch.Tensor's may be numprobe's wrappers
+  // (stride is a wrapped API), and going through a wrapper costs a Python call per tensor.
+  py::object stride;
+  py::object data_ptr;
   bool force_device_path = false;  // route CPU tensors through device_batch (tests)
   bool ready = false;
 };
@@ -43,6 +50,49 @@ struct TorchTypes {
 TorchTypes& Types() {
   static TorchTypes* types = new TorchTypes();  // never destroyed: outlives interpreter teardown
   return *types;
+}
+
+// Attribute names read on every tensor, interned once (pybind11's attr("x") makes a new str per
+// lookup).
+struct AttrNames {
+  PyObject* requires_grad = PyUnicode_InternFromString("requires_grad");
+  PyObject* dtype = PyUnicode_InternFromString("dtype");
+  PyObject* shape = PyUnicode_InternFromString("shape");
+  PyObject* is_cpu = PyUnicode_InternFromString("is_cpu");
+  PyObject* is_meta = PyUnicode_InternFromString("is_meta");
+  PyObject* fields = PyUnicode_InternFromString("_fields");
+};
+
+const AttrNames& Names() {
+  static const AttrNames* names = new AttrNames();  // never destroyed, as Types()
+  return *names;
+}
+
+py::object GetAttr(py::handle h, PyObject* name) {
+  PyObject* r = PyObject_GetAttr(h.ptr(), name);
+  if (r == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(r);
+}
+
+bool GetBool(py::handle h, PyObject* name) {
+  py::object v = GetAttr(h, name);
+  return v.ptr() == Py_True;
+}
+
+// The ints of a tuple (torch.Size, stride()).
+void ReadInts(py::handle seq, std::vector<int64_t>* out) {
+  out->clear();
+  if (!PyTuple_Check(seq.ptr())) {
+    for (py::handle d : seq) out->push_back(d.cast<int64_t>());
+    return;
+  }
+  const Py_ssize_t n = PyTuple_GET_SIZE(seq.ptr());
+  out->reserve(static_cast<size_t>(n));
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    const long long v = PyLong_AsLongLong(PyTuple_GET_ITEM(seq.ptr(), i));
+    if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
+    out->push_back(v);
+  }
 }
 
 JsonValue PyToJson(py::handle h, int depth) {
@@ -113,7 +163,8 @@ class Converter {
     if (t.ready && PyObject_IsInstance(o, t.size_type.ptr()) == 1) {
       return DumpValue::Plain("torch.Size", PyToJson(h, 0));
     }
-    if (PyTuple_Check(o) && py::hasattr(h, "_fields")) {  // namedtuple: a dict of its fields
+    // namedtuple: a dict of its fields (a plain tuple is not one; hasattr raises inside)
+    if (PyTuple_Check(o) && !PyTuple_CheckExact(o) && PyObject_HasAttr(o, Names().fields) == 1) {
       DumpValue::Members members;
       for (py::handle field : h.attr("_fields")) {
         members.emplace_back(py::str(field).cast<std::string>(), Convert(h.attr(field), depth + 1));
@@ -162,25 +213,28 @@ class Converter {
  private:
   DumpValue ConvertTensor(py::handle h) {
     TorchTypes& t = Types();
+    const AttrNames& names = Names();
     TensorArg arg;
-    arg.requires_grad = h.attr("requires_grad").cast<bool>();
-    py::object dtype = h.attr("dtype");
-    if (!t.dtype_map.contains(dtype)) {
+    arg.requires_grad = GetBool(h, names.requires_grad);
+    py::object dtype = GetAttr(h, names.dtype);
+    PyObject* code = PyDict_GetItemWithError(t.dtype_map.ptr(), dtype.ptr());  // borrowed
+    if (code == nullptr && PyErr_Occurred()) throw py::error_already_set();
+    if (code == nullptr) {
       // A dtype numprobe does not know (quantized, ...): shape and dtype name only.
       return DumpValue::Literal(
           JsonValue::MakeObject({{"type", JsonValue::String("torch.Tensor")},
                                  {"dtype", JsonValue::String(py::str(dtype).cast<std::string>())},
-                                 {"shape", PyToJson(h.attr("shape"), 0)},
+                                 {"shape", PyToJson(GetAttr(h, names.shape), 0)},
                                  {"Max", JsonValue()},
                                  {"Min", JsonValue()},
                                  {"Mean", JsonValue()},
                                  {"Norm", JsonValue()},
                                  {"requires_grad", JsonValue::Bool(arg.requires_grad)}}));
     }
-    arg.view.dtype = static_cast<DType>(t.dtype_map[dtype].cast<int>());
-    for (py::handle d : h.attr("shape")) arg.view.shape.push_back(d.cast<int64_t>());
-    const bool on_cpu = h.attr("is_cpu").cast<bool>() && !t.force_device_path;
-    if (!on_cpu || h.attr("is_meta").cast<bool>()) {
+    arg.view.dtype = static_cast<DType>(py::handle(code).cast<int>());
+    ReadInts(GetAttr(h, names.shape), &arg.view.shape);
+    const bool on_cpu = GetBool(h, names.is_cpu) && !t.force_device_path;
+    if (!on_cpu || GetBool(h, names.is_meta)) {
       arg.view.strides = ContiguousStrides(arg.view.shape);
       if (!second_pass_) {
         device_tensors_.append(h);
@@ -198,6 +252,7 @@ class Converter {
         py::object host = entry[py::int_(1)];
         if (need_data_ && !host.is_none()) {
           keep_alive_.append(host);
+          ReadInts(GetAttr(host, names.shape), &arg.view.shape);
           FillView(host, &arg.view);
         }
         arg.precomputed = std::move(values);
@@ -208,13 +263,13 @@ class Converter {
     return DumpValue::Tensor(std::move(arg));
   }
 
+  // Strides and data of `h` into `view`, whose shape is already h's.
   static void FillView(py::handle h, TensorView* view) {
-    view->shape.clear();
-    for (py::handle d : h.attr("shape")) view->shape.push_back(d.cast<int64_t>());
-    view->strides.clear();
-    for (py::handle s : h.attr("stride")()) view->strides.push_back(s.cast<int64_t>());
+    TorchTypes& t = Types();
+    ReadInts(t.stride.is_none() ? h.attr("stride")() : t.stride(h), &view->strides);
     // data_ptr() already points at the first element (storage offset applied).
-    view->data = reinterpret_cast<const std::byte*>(h.attr("data_ptr")().cast<uintptr_t>());
+    py::object ptr = t.data_ptr.is_none() ? h.attr("data_ptr")() : t.data_ptr(h);
+    view->data = reinterpret_cast<const std::byte*>(ptr.cast<uintptr_t>());
     view->byte_offset = 0;
     if (view->numel() == 0) view->data = nullptr;
   }
@@ -239,6 +294,64 @@ std::vector<DumpValue> ConvertAll(std::initializer_list<py::handle> values, bool
   out.clear();
   for (py::handle v : values) out.push_back(converter->Convert(v));
   return out;
+}
+
+// stack.json: the Python stack above the caller, formatted once per distinct stack (the code
+// objects and line numbers of its frames) and reused; msprobe-format lines come from `format`, a
+// Python callable given [(code, lineno), ...] on a miss. The cache holds the code objects, so that
+// a key's addresses cannot be reused by other code.
+class StackCache {
+ public:
+  std::shared_ptr<const std::vector<std::string>> Get(int skip, py::handle format) {
+    key_.clear();
+    PyFrameObject* frame = PyEval_GetFrame();  // borrowed
+    Py_XINCREF(frame);
+    for (int i = 0; frame != nullptr && i < skip; ++i) {
+      PyFrameObject* back = PyFrame_GetBack(frame);
+      Py_DECREF(frame);
+      frame = back;
+    }
+    size_t hash = 0;
+    while (frame != nullptr) {
+      PyCodeObject* code = PyFrame_GetCode(frame);  // new reference
+      const int line = PyFrame_GetLineNumber(frame);
+      key_.emplace_back(reinterpret_cast<PyObject*>(code), line);
+      hash = hash * 1000003u ^ (reinterpret_cast<uintptr_t>(code) >> 4) ^
+             (static_cast<size_t>(line) << 20);
+      Py_DECREF(code);  // alive while its frame is; the cache entry takes its own reference
+      PyFrameObject* back = PyFrame_GetBack(frame);
+      Py_DECREF(frame);
+      frame = back;
+    }
+    auto range = entries_.equal_range(hash);
+    for (auto it = range.first; it != range.second; ++it) {
+      if (it->second.key == key_) return it->second.lines;
+    }
+    Entry entry;
+    py::list frames;
+    for (const auto& [code, line] : key_) {
+      entry.codes.push_back(py::reinterpret_borrow<py::object>(code));
+      frames.append(py::make_tuple(py::reinterpret_borrow<py::object>(code), line));
+    }
+    entry.key = key_;
+    entry.lines = std::make_shared<const std::vector<std::string>>(
+        format(frames).cast<std::vector<std::string>>());
+    return entries_.emplace(hash, std::move(entry))->second.lines;
+  }
+
+ private:
+  struct Entry {
+    std::vector<std::pair<PyObject*, int>> key;
+    std::vector<py::object> codes;                          // keeps the key's code objects alive
+    std::shared_ptr<const std::vector<std::string>> lines;  // handed to Dumper::AddStack
+  };
+  std::vector<std::pair<PyObject*, int>> key_;
+  std::unordered_multimap<size_t, Entry> entries_;
+};
+
+StackCache& Stacks() {
+  static StackCache* cache = new StackCache();  // never destroyed, as Types()
+  return *cache;
 }
 
 bool NeedData(const Dumper& d) {
@@ -294,8 +407,10 @@ PYBIND11_MODULE(_numprobe, m) {
   m.def(
       "register_torch",
       [](py::object tensor_type, py::object size_type, py::dict dtype_map, py::object fallback,
-         py::object device_batch) {
+         py::object device_batch, py::object stride, py::object data_ptr) {
         TorchTypes& t = Types();
+        t.stride = std::move(stride);
+        t.data_ptr = std::move(data_ptr);
         t.tensor_type = std::move(tensor_type);
         t.size_type = std::move(size_type);
         t.dtype_map = std::move(dtype_map);
@@ -303,6 +418,8 @@ PYBIND11_MODULE(_numprobe, m) {
         t.device_batch = std::move(device_batch);
         t.ready = true;
       },
+      py::arg("tensor_type"), py::arg("size_type"), py::arg("dtype_map"), py::arg("fallback"),
+      py::arg("device_batch"), py::arg("stride") = py::none(), py::arg("data_ptr") = py::none(),
       "Registers torch's types and the Python helpers the converter calls.");
   m.def(
       "set_force_device_path", [](bool on) { Types().force_device_path = on; },
@@ -446,6 +563,14 @@ PYBIND11_MODULE(_numprobe, m) {
       .def("enter", [](Dumper& d, const std::string& n) { d.Enter(n); })
       .def("leave", [](Dumper& d, const std::string& n) { d.Leave(n); })
       .def("selected", [](Dumper& d, const std::string& n) { return d.Selected(n); })
+      .def(
+          "enter_selected",
+          [](Dumper& d, const std::string& n) {
+            d.Enter(n);
+            return d.active() && d.Selected(n);
+          },
+          "enter(name), then whether `name` is recorded (active and selected): one call per "
+          "wrapped API instead of three.")
       .def("record_forward_inputs",
            [](Dumper& d, const std::string& name, py::tuple args, py::dict kwargs) {
              Converter conv(NeedData(d));
@@ -537,6 +662,14 @@ PYBIND11_MODULE(_numprobe, m) {
            [](Dumper& d, const std::string& name, std::vector<std::string> frames) {
              d.AddStack(name, std::move(frames));
            })
+      .def(
+          "add_call_stack",
+          [](Dumper& d, const std::string& name, int skip, py::handle format) {
+            d.AddStack(name, Stacks().Get(skip, format));
+          },
+          py::arg("name"), py::arg("skip"), py::arg("format"),
+          "stack.json: the caller's stack (`skip` frames above it left out), formatted by "
+          "`format` once per distinct stack.")
       .def("add_construct",
            [](Dumper& d, const std::string& name, std::optional<std::string> parent) {
              d.AddConstruct(name, parent ? std::optional<std::string_view>(*parent) : std::nullopt);

@@ -396,6 +396,10 @@ struct Dumper::Impl {
 
   detail::EntryTable entries;
   detail::StackTable stacks;
+  // AddStack's shared stacks met this step: their group in `stacks` (the pointer kept alive).
+  std::unordered_map<const std::vector<std::string>*,
+                     std::pair<std::shared_ptr<const std::vector<std::string>>, size_t>>
+      stack_groups;
   detail::ConstructTable construct;
   JsonValue debug = JsonValue::MakeObject();  // debug.json's data
   bool track_casts = false;                   // casts.json (TrackCasts)
@@ -954,6 +958,7 @@ struct Dumper::Impl {
     part_pending = false;
     entries.Clear();
     stacks.Clear();
+    stack_groups.clear();
     construct.Clear();
     debug = JsonValue::MakeObject();
     casts.clear();
@@ -1299,6 +1304,32 @@ void Dumper::AddStack(std::string_view name, std::vector<std::string> frames) {
   if (!d.Selected()) return;
   (void)d.journal.AppendStack(name, frames);
   d.stacks.Add(name, std::move(frames));
+  ++d.revision;
+}
+
+void Dumper::AddStack(std::string_view name,
+                      std::shared_ptr<const std::vector<std::string>> frames) {
+  std::lock_guard lock(impl_->mu);
+  Impl& d = *impl_;
+  if (!d.Active() || !d.config.extra_info || frames == nullptr) return;
+  if (d.config.task == DumpTask::kOverflowCheck || d.Checking()) {
+    d.stack_by_name[std::string(name)] = *frames;
+  }
+  if (!d.Selected()) return;
+  auto it = d.stack_groups.find(frames.get());
+  if (it != d.stack_groups.end() && d.stacks.AddToGroup(name, it->second.second)) {
+    (void)d.journal.AppendStackRef(name, it->second.second);
+  } else {
+    const size_t before = d.stacks.group_count();
+    const size_t group = d.stacks.Add(name, *frames);
+    if (group == before) {
+      (void)d.journal.AppendStack(name, *frames);
+    } else {
+      (void)d.journal.AppendStackRef(name, group);
+    }
+    const auto* key = frames.get();
+    d.stack_groups[key] = {std::move(frames), group};
+  }
   ++d.revision;
 }
 

@@ -184,6 +184,18 @@ void AppendJsonString(std::string_view s, std::string* out, JsonStringStyle styl
       default:
         break;
     }
+    // A run of printable ASCII (the whole of most names and paths) is copied as it is.
+    size_t end = i;
+    while (end < s.size()) {
+      const auto c = static_cast<unsigned char>(s[end]);
+      if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\') break;
+      ++end;
+    }
+    if (end > i) {
+      out->append(s.data() + i, end - i);
+      i = end;
+      continue;
+    }
     const uint32_t cp = NextCodePoint(s, &i, Utf8Rule::kStrict, style.invalid);
     if ((cp >= 0x20 && cp < 0x7f) || (cp == 0x7f && !style.escape_del)) {
       out->push_back(static_cast<char>(cp));

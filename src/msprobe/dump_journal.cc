@@ -133,6 +133,17 @@ Status DumpJournalWriter::AppendStack(std::string_view name,
   return AppendLine();
 }
 
+Status DumpJournalWriter::AppendStackRef(std::string_view name, size_t group) {
+  std::unique_lock lock = Lock();
+  if (!Writable()) return Status::Ok();
+  line_.assign(R"({"k":"s","n":)");
+  AppendJsonString(name, &line_);
+  line_.append(R"(,"g":)");
+  line_.append(std::to_string(group));
+  line_.push_back('}');
+  return AppendLine();
+}
+
 Status DumpJournalWriter::AppendConstruct(std::string_view name,
                                           const std::optional<std::string>& parent) {
   std::unique_lock lock = Lock();
@@ -267,6 +278,15 @@ Result<RecoveredDump> ReadDumpJournal(const std::filesystem::path& path) {
       ++out.records;
     } else if (*kind == "s") {
       const std::string* name = StringMember(rec, "n");
+      if (const JsonValue* group = rec.Find("g"); group != nullptr && name != nullptr) {
+        // A stack already written in full: its group in this journal's order.
+        if (group->kind() != JsonValue::Kind::kInt || group->int_value() < 0 ||
+            !stacks.AddToGroup(*name, static_cast<size_t>(group->int_value()))) {
+          return Status::Corrupt("journal line " + std::to_string(line_no) +
+                                 ": stack record names no earlier stack");
+        }
+        continue;
+      }
       const JsonValue* frames = rec.Find("f");
       if (name == nullptr || frames == nullptr || !frames->is_array()) {
         return Status::Corrupt("journal line " + std::to_string(line_no) +

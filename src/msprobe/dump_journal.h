@@ -61,6 +61,9 @@ class DumpJournalWriter {
   Status AppendFormatted(std::string_view line);
   // {"k": "s", "n": name, "f": frames}
   Status AppendStack(std::string_view name, const std::vector<std::string>& frames);
+  // {"k": "s", "n": name, "g": group}: `name` has the frames of the step's group-th distinct
+  // stack (StackTable's order), written once in full by AppendStack.
+  Status AppendStackRef(std::string_view name, size_t group);
   // {"k": "c", "n": name, "p": parent or null}
   Status AppendConstruct(std::string_view name, const std::optional<std::string>& parent);
   // {"k": "g", "n": name, "v": value}: a debug.json member.

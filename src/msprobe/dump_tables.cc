@@ -29,7 +29,7 @@ JsonValue EntryTable::ToDumpJson(const JsonValue& header) const {
   return out;
 }
 
-void StackTable::Add(std::string_view name, std::vector<std::string> frames) {
+size_t StackTable::Add(std::string_view name, std::vector<std::string> frames) {
   std::string key;
   for (const std::string& f : frames) {
     key += f;
@@ -39,9 +39,16 @@ void StackTable::Add(std::string_view name, std::vector<std::string> frames) {
   if (it == index_.end()) {
     index_.emplace(std::move(key), groups_.size());
     groups_.emplace_back(std::vector<std::string>{std::string(name)}, std::move(frames));
-    return;
+    return groups_.size() - 1;
   }
   groups_[it->second].first.emplace_back(name);
+  return it->second;
+}
+
+bool StackTable::AddToGroup(std::string_view name, size_t group) {
+  if (group >= groups_.size()) return false;
+  groups_[group].first.emplace_back(name);
+  return true;
 }
 
 void StackTable::Clear() {

@@ -37,7 +37,12 @@ class EntryTable {
 
 class StackTable {
  public:
-  void Add(std::string_view name, std::vector<std::string> frames);
+  // Files `name` under its frames' group (a new one for frames not seen yet); returns the group's
+  // index, in order of first appearance.
+  size_t Add(std::string_view name, std::vector<std::string> frames);
+  // Files `name` under group `group` (an index Add returned); false when there is no such group.
+  bool AddToGroup(std::string_view name, size_t group);
+  size_t group_count() const { return groups_.size(); }
   void Clear();
   // {"0": [[names...], [frames...]], ...}
   JsonValue ToJson() const;

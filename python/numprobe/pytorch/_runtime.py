@@ -82,6 +82,11 @@ class _Runtime:
         self.dispatch_mode = None
         self.param_handles = {}
         self.stack_cache = {}
+        # Fixed for the run: whether records get stacks and construct nodes, and per API name
+        # whether it is recorded (api_selected), looked up on every wrapped call.
+        self.collect_stacks = bool(config.extra_info) and self.level != "L2"
+        self.construct_on = self.level in ("L0", "mix")
+        self.selection = {}
         self.on_overflow = None
         # overflow_check's task, or the closed loop's overflow_check section beside a dump.
         self.check_overflow = config.task == "overflow_check" or config.loop["overflow_check"]
@@ -114,7 +119,7 @@ class _Runtime:
 
     # ---- construct.json, in msprobe's order ----
     def update_construct(self, name, parent=None, is_api=False):
-        if self.level not in ("L0", "mix"):
+        if not self.construct_on:
             return
         if is_api and self.level == "mix":
             self.dumper.add_construct(name, parent)
@@ -135,20 +140,14 @@ class _Runtime:
         cached = self.stack_cache.get(key)
         if cached is not None:
             return cached
-        lines = []
-        for code, lineno in key:
-            path = code.co_filename
-            if path.startswith(_PACKAGE_DIR):
-                continue
-            source = linecache.getline(path, lineno).strip()
-            if source:
-                lines.append(f"File {path}, line {lineno}, in {code.co_name}, \n {source}")
+        lines = _format_stack(key)
         self.stack_cache[key] = lines
         return lines
 
     def collect_stack(self, name):
-        if self.config.extra_info and self.level != "L2":
-            self.dumper.add_stack(name, self.stack_frames())
+        if self.collect_stacks:
+            # The walk and its cache are in C++; _format_stack runs once per distinct stack.
+            self.dumper.add_call_stack(name, 1, _format_stack)
 
     def check_records(self):
         """After a record: the first overflow (overflow checks) and the first divergence from
@@ -181,14 +180,17 @@ class _Runtime:
         try:
             count = self.api_counts.get(prefix, 0)
             forward_name = f"{prefix}{count}.forward"
-            collect = self.api_selected(api_name)
+            collect = self.selection.get(api_name)
+            if collect is None:
+                collect = self.selection[api_name] = self.api_selected(api_name)
             dumper = self.dumper
             if collect:
                 self.inner += 1
                 try:
-                    dumper.enter(forward_name)
-                    if dumper.active and dumper.selected(forward_name):
-                        self.collect_stack(forward_name)
+                    if dumper.enter_selected(forward_name):
+                        if self.collect_stacks:
+                            # The walk and its cache are in C++ (skip 0: from this frame up).
+                            dumper.add_call_stack(forward_name, 0, _format_stack)
                         dumper.record_forward_inputs(forward_name, args, kwargs)
                     if self.stop_at_first:
                         self.check_records()
@@ -197,7 +199,8 @@ class _Runtime:
             out = func(*args, **kwargs)
             self.inner += 1
             try:
-                self.update_construct(forward_name, self.api_parent, is_api=True)
+                if self.construct_on:
+                    self.update_construct(forward_name, self.api_parent, is_api=True)
                 if collect:
                     recorded = args + tuple(kwargs.values()) if distributed else _as_tuple(out)
                     dumper.record_forward_outputs(forward_name, recorded)
@@ -431,6 +434,20 @@ class _Runtime:
             self.inner -= 1
         self.api_counts[prefix] = count + 1
         return out
+
+
+def _format_stack(frames):
+    """stack.json's lines of a stack, [(code, lineno), ...] innermost first, as msprobe writes
+    them; numprobe's own frames are left out."""
+    lines = []
+    for code, lineno in frames:
+        path = code.co_filename
+        if path.startswith(_PACKAGE_DIR):
+            continue
+        source = linecache.getline(path, lineno).strip()
+        if source:
+            lines.append(f"File {path}, line {lineno}, in {code.co_name}, \n {source}")
+    return lines
 
 
 def _make_wrapper(prefix, api_name, original, distributed):

@@ -210,4 +210,7 @@ def flush(rt):
 
 
 def register():
-    _numprobe.register_torch(torch.Tensor, torch.Size, DTYPE_MAP, fallback, device_batch)
+    # The C type's own stride and data_ptr: torch.Tensor.stride is a wrapped API at L1.
+    base = getattr(torch._C, "TensorBase", None) or torch._C._TensorBase
+    _numprobe.register_torch(torch.Tensor, torch.Size, DTYPE_MAP, fallback, device_batch,
+                             stride=base.stride, data_ptr=base.data_ptr)

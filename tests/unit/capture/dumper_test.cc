@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <memory>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -414,6 +415,71 @@ TEST_F(DumperTest, CorruptJournalLineIsReportedWithItsNumber) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code(), ErrorCode::kCorrupt);
   EXPECT_NE(r.error().message().find("journal line 2"), std::string::npos);
+}
+
+std::string ReadText(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  std::string text = s.str();
+  return text.substr(0, text.find('\0'));  // a live journal's mapping ends in zeros
+}
+
+size_t Count(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+// A stack handed over as a shared pointer (the Python capture's per-call-site cache) is journaled
+// in full once per step and referenced after that; stack.json and the journal's rebuild of it are
+// those of the same stacks handed over as vectors.
+TEST_F(DumperTest, SharedStacksAreJournaledOnceAndGiveTheSameStackJson) {
+  using Frames = std::vector<std::string>;
+  const auto p = std::make_shared<const Frames>(Frames{"File a.py, line 1, in f, \n x(\"q\")"});
+  const auto q = std::make_shared<const Frames>(Frames{"File b.py, line 2, in g, \n y", "z"});
+  auto shared = Open("");
+  auto plain = Open("", 1);  // rank 1: its own folder
+  const std::vector<std::pair<std::string, std::shared_ptr<const Frames>>> calls = {
+      {"A.0.forward", p}, {"A.1.forward", p}, {"B.0.forward", q}, {"A.2.forward", p}};
+  for (Dumper* d : {shared.get(), plain.get()}) ASSERT_TRUE(d->Start().ok());
+  for (const auto& [name, frames] : calls) {
+    shared->AddStack(name, frames);
+    plain->AddStack(name, *frames);
+  }
+  // A vector equal to a shared stack: written in full (as before), filed under the same group.
+  shared->AddStack("C.0.forward", Frames(*q));
+  plain->AddStack("C.0.forward", Frames(*q));
+  shared->AddStack("B.1.forward", q);
+  plain->AddStack("B.1.forward", *q);
+  const std::string journal = ReadText(shared->rank_dir() / "dump.json.journal");
+  EXPECT_EQ(Count(journal, R"("k":"s")"), 6u);
+  // Each shared stack once in full, and the vector's.
+  EXPECT_EQ(Count(journal, R"("f":[)"), 3u) << journal;
+  EXPECT_EQ(Count(journal, R"("g":)"), 3u) << journal;
+  auto rebuilt = ReadDumpJournal(shared->rank_dir() / "dump.json.journal");  // before Stop
+  ASSERT_TRUE(rebuilt.ok()) << rebuilt.error().ToString();
+  for (Dumper* d : {shared.get(), plain.get()}) ASSERT_TRUE(d->Stop().ok());
+  const std::string stack_json = ReadText(shared->rank_dir() / "stack.json");
+  EXPECT_EQ(stack_json, ReadText(plain->rank_dir() / "stack.json"));
+  EXPECT_EQ(ToJson(rebuilt->stack, -1), ToJson(ReadJson(shared->rank_dir() / "stack.json"), -1));
+  EXPECT_NE(stack_json.find("A.2.forward"), std::string::npos);
+  // The next step's journal starts afresh: the first record at a stack writes it in full.
+  ASSERT_TRUE(shared->Step().ok());
+  ASSERT_TRUE(shared->Start().ok());
+  shared->AddStack("A.0.forward", p);
+  EXPECT_EQ(Count(ReadText(shared->rank_dir() / "dump.json.journal"), R"("f":[)"), 1u);
+}
+
+TEST_F(DumperTest, StackReferenceToNoEarlierStackIsCorrupt) {
+  fs::create_directories(root_);
+  std::ofstream(root_ / "dump.json.journal")
+      << "{\"k\":\"h\",\"task\":\"statistics\"}\n{\"k\":\"s\",\"n\":\"a\",\"f\":[\"x\"]}\n"
+      << "{\"k\":\"s\",\"n\":\"b\",\"g\":0}\n{\"k\":\"s\",\"n\":\"c\",\"g\":1}\n";
+  auto r = ReadDumpJournal(root_ / "dump.json.journal");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code(), ErrorCode::kCorrupt);
+  EXPECT_NE(r.error().message().find("journal line 4"), std::string::npos) << r.error().message();
 }
 
 TEST_F(DumperTest, TensorTaskWritesPtFilesNamedLikeMsprobe) {
