@@ -9,10 +9,9 @@
 #include "compare/compare_internal.h"
 #include "compare/compare_writer.h"
 #include "compare/xlsx_table.h"
-#include "core/atomic_file.h"
-#include "core/captured_stderr.h"
 #include "core/py_format.h"
 #include "core/utf8.h"
+#include "core/xlsx_workbook.h"
 
 #ifdef NUMPROBE_WITH_XLSX
 #include <xlsxwriter.h>
@@ -147,17 +146,10 @@ namespace detail {
 
 Status WriteXlsxTable(const XlsxTable& table, const std::filesystem::path& path) {
 #ifdef NUMPROBE_WITH_XLSX
-  // libxlsxwriter writes the file by name on close: into the AtomicOutput's temporary file.
-  NUMPROBE_ASSIGN_OR_RETURN(detail::AtomicOutput out, detail::AtomicOutput::Create(path));
-  lxw_workbook_options options = {};
-  options.constant_memory = LXW_TRUE;  // rows stream to disk: memory does not grow with the table
-  // libxlsxwriter reports failures (a full disk) on stderr itself: kept for numprobe's message.
-  detail::CapturedStderr library_stderr;
-  lxw_workbook* wb = workbook_new_opt(out.LibraryPath().c_str(), &options);
-  if (wb == nullptr) {
-    return Status::IoError(path.string() + ": cannot be created" +
-                           detail::CapturedSuffix(library_stderr.Finish(), "libxlsxwriter"));
-  }
+  // Rows stream to disk (constant memory): memory does not grow with the table.
+  NUMPROBE_ASSIGN_OR_RETURN(detail::XlsxWorkbook workbook,
+                            detail::XlsxWorkbook::Create(path, /*constant_memory=*/true));
+  lxw_workbook* wb = workbook.get();
   lxw_format* red = workbook_add_format(wb);
   format_set_pattern(red, LXW_PATTERN_SOLID);
   format_set_bg_color(red, 0xFF0000);
@@ -206,15 +198,7 @@ Status WriteXlsxTable(const XlsxTable& table, const std::filesystem::path& path)
     }
     ++row_in_sheet;
   }
-  const lxw_error closed = workbook_close(wb);
-  const std::string library_says = detail::CapturedSuffix(library_stderr.Finish(), "libxlsxwriter");
-  if (!ok || closed != LXW_NO_ERROR) {
-    return Status::IoError(
-        fmt::format("{}: {}{}", path.string(),
-                    closed != LXW_NO_ERROR ? lxw_strerror(closed) : "a cell could not be written",
-                    library_says));
-  }
-  return out.Commit();
+  return workbook.Close(ok);
 #else
   (void)table;
   return Status::Unsupported(path.string() +

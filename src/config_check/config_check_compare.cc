@@ -18,9 +18,9 @@
 
 #include "config_check/config_check_internal.h"
 #include "core/atomic_file.h"
-#include "core/captured_stderr.h"
 #include "core/csv.h"
 #include "core/json_writer.h"
+#include "core/xlsx_workbook.h"
 
 namespace numprobe {
 
@@ -313,14 +313,9 @@ Status WriteCheckJson(const CheckReport& report, const std::filesystem::path& pa
 
 Status WriteCheckXlsx(const CheckReport& report, const std::filesystem::path& path) {
 #ifdef NUMPROBE_WITH_XLSX
-  // libxlsxwriter writes the file by name on close: into the AtomicOutput's temporary file.
-  NUMPROBE_ASSIGN_OR_RETURN(detail::AtomicOutput out, detail::AtomicOutput::Create(path));
-  detail::CapturedStderr library_stderr;  // libxlsxwriter's own error lines join numprobe's
-  lxw_workbook* wb = workbook_new(out.LibraryPath().c_str());
-  if (wb == nullptr) {
-    return Status::IoError(path.string() + ": cannot create the workbook" +
-                           detail::CapturedSuffix(library_stderr.Finish(), "libxlsxwriter"));
-  }
+  NUMPROBE_ASSIGN_OR_RETURN(detail::XlsxWorkbook workbook,
+                            detail::XlsxWorkbook::Create(path, /*constant_memory=*/false));
+  lxw_workbook* wb = workbook.get();
   lxw_format* bold = workbook_add_format(wb);
   format_set_bold(bold);
   lxw_format* red = workbook_add_format(wb);  // msprobe's highlight colours
@@ -362,12 +357,7 @@ Status WriteCheckXlsx(const CheckReport& report, const std::filesystem::path& pa
       ++row;
     }
   }
-  const lxw_error err = workbook_close(wb);
-  const std::string library_says = detail::CapturedSuffix(library_stderr.Finish(), "libxlsxwriter");
-  if (err != LXW_NO_ERROR) {
-    return Status::IoError(fmt::format("{}: {}{}", path.string(), lxw_strerror(err), library_says));
-  }
-  return out.Commit();
+  return workbook.Close();
 #else
   (void)report;
   return Status::Unsupported(path.string() +

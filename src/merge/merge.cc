@@ -15,12 +15,11 @@
 #include "numprobe/json_value.h"
 
 #include "compare/compare_internal.h"
-#include "core/atomic_file.h"
-#include "core/captured_stderr.h"
 #include "core/csv_read.h"
 #include "core/json.h"
 #include "core/py_format.h"
 #include "core/text_file.h"
+#include "core/xlsx_workbook.h"
 #include "merge/xlsx_reader.h"
 
 #ifdef NUMPROBE_WITH_YAML
@@ -435,14 +434,9 @@ Status WriteMergedXlsx(const MergedResults& merged, const fs::path& path) {
     }
   }
 #ifdef NUMPROBE_WITH_XLSX
-  // libxlsxwriter writes the file by name on close: into the AtomicOutput's temporary file.
-  NUMPROBE_ASSIGN_OR_RETURN(detail::AtomicOutput out, detail::AtomicOutput::Create(path));
-  detail::CapturedStderr library_stderr;  // libxlsxwriter's own error lines join numprobe's
-  lxw_workbook* wb = workbook_new(out.LibraryPath().c_str());
-  if (wb == nullptr) {
-    return Status::IoError(path.string() + ": cannot be created" +
-                           detail::CapturedSuffix(library_stderr.Finish(), "libxlsxwriter"));
-  }
+  NUMPROBE_ASSIGN_OR_RETURN(detail::XlsxWorkbook workbook,
+                            detail::XlsxWorkbook::Create(path, /*constant_memory=*/false));
+  lxw_workbook* wb = workbook.get();
   lxw_format* bold = workbook_add_format(wb);  // pandas' header style
   format_set_bold(bold);
   format_set_border(bold, LXW_BORDER_THIN);
@@ -480,15 +474,7 @@ Status WriteMergedXlsx(const MergedResults& merged, const fs::path& path) {
       }
     }
   }
-  const lxw_error closed = workbook_close(wb);
-  const std::string library_says = detail::CapturedSuffix(library_stderr.Finish(), "libxlsxwriter");
-  if (!ok || closed != LXW_NO_ERROR) {
-    return Status::IoError(
-        fmt::format("{}: {}", path.string(),
-                    closed != LXW_NO_ERROR ? lxw_strerror(closed) : "a cell could not be written") +
-        library_says);
-  }
-  return out.Commit();
+  return workbook.Close(ok);
 #else
   return Status::Unsupported(path.string() + ": xlsx output needs libxlsxwriter");
 #endif

@@ -19,9 +19,9 @@ GOLDEN = os.path.join(os.environ.get("NUMPROBE_GOLDEN_DIR", ""), "compare_diverg
 PLANTED = "Functional.gelu.0.forward"
 
 
-def run(*args):
+def run(*args, env=None):
     r = subprocess.run([os.environ["NUMPROBE_BIN"], "compare", *args], capture_output=True,
-                       text=True, errors="replace", timeout=600)
+                       text=True, errors="replace", timeout=600, env=env)
     assert "Sanitizer" not in r.stderr and "runtime error:" not in r.stderr, r.stderr
     return r
 
@@ -172,3 +172,28 @@ def test_xlsx_holds_the_csv_table_with_msprobe_highlighting(tmp_path):
         # msprobe paints rows whose NPU max is NaN red; nothing here is yellow.
         assert (color == "FFFF0000") == (cells[max_col] == "Nan"), (cells[0], color)
     assert any(c == "FFFF0000" for c in colors)
+
+
+def test_xlsx_is_byte_reproducible_under_source_date_epoch(tmp_path):
+    """Two runs at different times write the same bytes when SOURCE_DATE_EPOCH fixes the
+    workbook's creation time (its only varying part); the time is the one given."""
+    import zipfile
+    case = "nan_stats"
+    args = ["-tp", os.path.join(GOLDEN, case, "target"), "-gp", os.path.join(GOLDEN, case, "golden"),
+            "--xlsx"]
+    paths = []
+    for i, epoch in enumerate(["1700000000", "1700000000", "1800000000"]):
+        r = run(*args, "-o", str(tmp_path / str(i)), env=dict(os.environ, SOURCE_DATE_EPOCH=epoch))
+        assert r.returncode == 1, r.stderr
+        found = glob.glob(str(tmp_path / str(i) / "step0" / "compare_result_rank0_*.xlsx"))
+        assert len(found) == 1, found
+        paths.append(found[0])
+    written = []
+    for path in paths:
+        with open(path, "rb") as f:
+            written.append(f.read())
+    assert written[0] == written[1]
+    assert written[0] != written[2]
+    with zipfile.ZipFile(paths[0]) as z:
+        core = z.read("docProps/core.xml").decode()
+    assert "2023-11-14T22:13:20Z" in core, core

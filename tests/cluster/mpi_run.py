@@ -7,9 +7,10 @@ import subprocess
 SOURCE = os.environ.get("NUMPROBE_SOURCE_DIR",
                         os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 FIXTURES = os.path.join(SOURCE, "tests", "fixtures", "msprobe")
-# Open MPI refuses root unless both are set; harmless for other users.
+# Open MPI refuses root unless both are set; harmless for other users. SOURCE_DATE_EPOCH fixes
+# an .xlsx workbook's creation time, so that runs compare byte for byte.
 MPI_ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMPI_MCA_rmaps_base_oversubscribe="1")
+               OMPI_MCA_rmaps_base_oversubscribe="1", SOURCE_DATE_EPOCH="1700000000")
 TIMEOUT = 120  # a hang fails the test instead of the suite
 
 
