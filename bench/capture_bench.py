@@ -13,7 +13,18 @@ planted GELU bug against its baseline's tensor dump): bytes written and training
 against a full tensor dump of the same run (goal: at least 70% fewer bytes, 3x less time),
 medians of 3. Then the slowdown table per mode (statistics, md5, tensor) and level (L1, mix), with
 msprobe's column measured on the same block and config where msprobe is importable ("not
-installed" otherwise).
+installed" otherwise; a run that fails prints its last error line in the cell).
+
+msprobe is not on PyPI's mirror here; a source checkout works (its Python tree, with Debian's
+python3-pandas, -yaml, -openpyxl, -tqdm, -matplotlib, -psutil):
+
+  NUMPROBE_BENCH_MSPROBE=/path/to/msprobe/python PYTHONPATH=BUILD/python \
+    /usr/bin/python3 bench/capture_bench.py
+
+For msprobe's runs only, the bench then (MSPROBE_SHIM below) stands in an `einops` that fails
+when called (msprobe imports it for its NPU fusion-attention reference, never called on CPU) and,
+on torch < 2.0, aliases Tensor.untyped_storage to storage().untyped() (msprobe's md5 and tensor
+modes call the torch 2 name; Debian's torch is 1.13).
 
   PYTHONPATH=BUILD/python /usr/bin/python3 bench/capture_bench.py [--tensor-only | --per-op]
 
@@ -28,7 +39,6 @@ import json
 import os
 import subprocess
 import sys
-import statistics
 import tempfile
 import time
 
@@ -48,6 +58,7 @@ wall = len(sys.argv) > 4 and sys.argv[4] == "wall"
 clock = time.process_time if device == "cpu" and not wall else time.perf_counter
 dbg = None
 if mode == "msprobe":  # the same model and config under msprobe, where it is importable
+    exec(MSPROBE_SHIM)
     from msprobe.pytorch import PrecisionDebugger
     dbg = PrecisionDebugger(config_path=sys.argv[2])
 elif mode != "off":
@@ -76,6 +87,21 @@ times.sort()
 print(json.dumps({"step_s": times[len(times) // 2]}))
 """
 
+# Run before msprobe is imported (see the module's docstring): only what msprobe needs to import
+# and run on Debian's torch 1.13 without the NPU stack, nothing that changes what it measures.
+MSPROBE_SHIM = r"""
+import sys, types, torch
+if "einops" not in sys.modules:
+    try:
+        import einops
+    except ImportError:
+        def _no_einops(*args, **kwargs):
+            raise NotImplementedError("einops is not installed (bench stand-in)")
+        sys.modules["einops"] = types.SimpleNamespace(rearrange=_no_einops, repeat=_no_einops)
+if not hasattr(torch.Tensor, "untyped_storage"):
+    torch.Tensor.untyped_storage = lambda self: self.storage().untyped()
+"""
+BODY = BODY.replace("exec(MSPROBE_SHIM)", MSPROBE_SHIM.strip().replace("\n", "\n    "))
 
 STEPS_RUN = 8  # 2 warm-up steps and 6 timed ones
 
@@ -123,7 +149,8 @@ def run(mode, config=None, device="cpu", clock="cpu", folder=None):
         with open(path, "w") as f:
             json.dump(config, f)
         args += [path, device, clock]
-        out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
+        out = subprocess.run(args, check=True, capture_output=True, text=True,
+                             env=msprobe_env() if mode == "msprobe" else None).stdout
         result = json.loads(out.strip().splitlines()[-1])
         size = 0
         for root, _, files in os.walk(os.path.join(tmp, "dump")):
@@ -212,9 +239,29 @@ def incremental(folder):
           f"of the run takes {stats[0]:.2f} s ({full[0] / stats[0]:.2f}x less than full)")
 
 
+def msprobe_env():
+    """The environment of msprobe's runs: NUMPROBE_BENCH_MSPROBE (a source checkout's Python
+    tree) ahead on PYTHONPATH when set."""
+    env = dict(os.environ)
+    tree = os.environ.get("NUMPROBE_BENCH_MSPROBE")
+    if tree:
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (tree, env.get("PYTHONPATH")) if p)
+    return env
+
+
 def msprobe_available():
-    probe = "import msprobe.pytorch"
-    return subprocess.run([sys.executable, "-c", probe], capture_output=True).returncode == 0
+    probe = MSPROBE_SHIM + "\nimport msprobe.pytorch"
+    return subprocess.run([sys.executable, "-c", probe], capture_output=True,
+                          env=msprobe_env()).returncode == 0
+
+
+def msprobe_cell(measure, base):
+    """msprobe's slowdown, or why its run failed (its last error line)."""
+    try:
+        return f"{measure() / base:.2f}x"
+    except subprocess.CalledProcessError as e:
+        lines = [l for l in (e.stderr or "").splitlines() if l.strip()]
+        return "failed: " + (lines[-1].strip() if lines else f"exit {e.returncode}")
 
 
 def mode_table(folder):
@@ -233,8 +280,8 @@ def mode_table(folder):
             ours = median_of_3(lambda: run("on", config, clock=clock, folder=folder))[0]
             theirs = "not installed"
             if msprobe:
-                t = median_of_3(lambda: run("msprobe", config, clock=clock, folder=folder))[0]
-                theirs = f"{t / base:.2f}x"
+                theirs = msprobe_cell(lambda: median_of_3(
+                    lambda: run("msprobe", config, clock=clock, folder=folder))[0], base)
             print(f"capture_bench: | {mode} | {level} | {ours / base:.2f}x | {theirs} |")
 
 
