@@ -26,7 +26,13 @@ when called (msprobe imports it for its NPU fusion-attention reference, never ca
 on torch < 2.0, aliases Tensor.untyped_storage to storage().untyped() (msprobe's md5 and tensor
 modes call the torch 2 name; Debian's torch is 1.13).
 
-  PYTHONPATH=BUILD/python /usr/bin/python3 bench/capture_bench.py [--tensor-only | --per-op]
+  PYTHONPATH=BUILD/python /usr/bin/python3 bench/capture_bench.py [--tensor-only | --per-op |
+      --statistics]
+
+The statistics rows are measured on two blocks: the mid-size one above (D=128, two threads; with
+a reference BLAS its matrix products dominate the step) and a small-op one (D=32, T=16, B=2, one
+thread, 30 timed steps), where the capture's per-op and per-step costs are most of the step;
+--statistics runs those rows (after the per-op row) alone.
 
 The tensor-mode rows are measured in both layouts (dump_layout "files", msprobe's, and "packed",
 one container per step); --tensor-only runs those rows alone.
@@ -46,8 +52,11 @@ BODY = r"""
 import json, os, sys, time, torch
 import torch.nn as nn
 torch.manual_seed(0)
-torch.set_num_threads(2)
-D, T, B = 128, 64, 8
+# "mid": the block whose matrix products dominate its step; "small": a small-op block (one
+# thread), where what the capture adds per op and per step is most of what is measured.
+model = sys.argv[5] if len(sys.argv) > 5 else "mid"
+D, T, B, threads, timed = (32, 16, 2, 1, 30) if model == "small" else (128, 64, 8, 2, 6)
+torch.set_num_threads(threads)
 block = nn.TransformerEncoderLayer(d_model=D, nhead=4, dim_feedforward=4 * D, batch_first=True)
 opt = torch.optim.SGD(block.parameters(), lr=1e-3)
 x = torch.randn(B, T, D)
@@ -78,7 +87,7 @@ def step():
 for _ in range(2):
     step()
 times = []
-for _ in range(6):
+for _ in range(timed):
     # CPU time of the process (all its threads): on a shared machine wall time mostly measures
     # the other tenants.
     # On a GPU the wall time of a synchronised step is what the user waits for.
@@ -141,14 +150,14 @@ def per_op():
           f"{added:.1f} us added to a {plain:.1f} us call (process CPU time, median of 3)")
 
 
-def run(mode, config=None, device="cpu", clock="cpu", folder=None):
+def run(mode, config=None, device="cpu", clock="cpu", folder=None, model="mid"):
     with tempfile.TemporaryDirectory(dir=folder) as tmp:
         args = [sys.executable, "-c", BODY, mode]
         config = dict(config or {}, dump_path=os.path.join(tmp, "dump"))
         path = os.path.join(tmp, "config.json")
         with open(path, "w") as f:
             json.dump(config, f)
-        args += [path, device, clock]
+        args += [path, device, clock, model]
         out = subprocess.run(args, check=True, capture_output=True, text=True,
                              env=msprobe_env() if mode == "msprobe" else None).stdout
         result = json.loads(out.strip().splitlines()[-1])
@@ -255,13 +264,18 @@ def msprobe_available():
                           env=msprobe_env()).returncode == 0
 
 
+def failure(error):
+    """Why a run failed: the last line of its error output."""
+    lines = [l for l in (error.stderr or "").splitlines() if l.strip()]
+    return "failed: " + (lines[-1].strip() if lines else f"exit {error.returncode}")
+
+
 def msprobe_cell(measure, base):
-    """msprobe's slowdown, or why its run failed (its last error line)."""
+    """msprobe's slowdown, or why its run failed."""
     try:
         return f"{measure() / base:.2f}x"
     except subprocess.CalledProcessError as e:
-        lines = [l for l in (e.stderr or "").splitlines() if l.strip()]
-        return "failed: " + (lines[-1].strip() if lines else f"exit {e.returncode}")
+        return failure(e)
 
 
 def mode_table(folder):
@@ -292,13 +306,10 @@ def main():
     per_op()
     if "--per-op" in sys.argv[1:]:
         return 0
-    base, _ = run("off")
-    print(f"capture_bench: undumped step {base * 1e3:.1f} ms")
     status = 0
-    for level in ("L1", "mix"):
-        t, _ = run("on", {"task": "statistics", "level": level})
-        ratio = t / base
-        print(f"capture_bench: statistics {level}: step {t * 1e3:.1f} ms, ratio {ratio:.2f} (target <= 1.5)")
+    statistics_rows()
+    if "--statistics" in sys.argv[1:]:
+        return status
     tensor_mode(os.environ.get("NUMPROBE_BENCH_DIR") or tempfile.gettempdir())
     incremental(os.environ.get("NUMPROBE_BENCH_DIR") or tempfile.gettempdir())
     mode_table(os.environ.get("NUMPROBE_BENCH_DIR") or tempfile.gettempdir())
@@ -312,6 +323,36 @@ def main():
         print(f"capture_bench: CUDA statistics {level}: step {t * 1e3:.1f} ms, "
               f"ratio {t / base:.2f} (target <= 1.5)")
     return status
+
+
+def statistics_rows():
+    """Statistics (and md5) slowdowns at L1 and mix, process CPU time, medians of 3, on the
+    mid-size block and on the small-op one (the issue's two models), with msprobe's on the same
+    block and config where it is importable, and numprobe's overhead (slowdown - 1) as a share of
+    msprobe's (goal <= 1/3)."""
+    msprobe = msprobe_available()
+    for model in ("mid", "small"):
+        base = median_of_3(lambda: run("off", model=model))[0]
+        print(f"capture_bench: {model} block: undumped step {base * 1e3:.2f} ms (median of 3)")
+        for level in ("L1", "mix"):
+            for summary in ("statistics", "md5"):
+                config = {"task": "statistics", "level": level}
+                if summary == "md5":
+                    config["statistics"] = {"summary_mode": "md5"}
+                t = median_of_3(lambda: run("on", config, model=model))[0]
+                line = (f"capture_bench: {model} block {summary} {level}: step {t * 1e3:.2f} ms, "
+                        f"slowdown {t / base:.2f}x")
+                if msprobe:
+                    try:
+                        theirs = median_of_3(lambda: run("msprobe", config, model=model))[0]
+                        share = (t - base) / (theirs - base) if theirs > base else float("nan")
+                        line += (f", msprobe {theirs / base:.2f}x: numprobe's overhead is "
+                                 f"{share:.2f} of msprobe's (goal <= 0.33)")
+                    except subprocess.CalledProcessError as e:
+                        line += ", msprobe " + failure(e)
+                else:
+                    line += ", msprobe not installed"
+                print(line)
 
 
 def cuda_available():

@@ -742,9 +742,8 @@ struct Dumper::Impl {
     divergence = std::move(n);
   }
 
-  // Adds the step's counts to the run's and writes incremental.json beside dump.json.
-  Status WriteIncrementalFile() {
-    if (!Incremental()) return Status::Ok();
+  // incremental.json's content: what the step judged and wrote.
+  std::string IncrementalJson() const {
     JsonValue out = JsonValue::MakeObject();
     out.Set("bench",
             judge != nullptr ? JsonValue::String(judge->golden_path().string()) : JsonValue());
@@ -760,8 +759,7 @@ struct Dumper::Impl {
     out.Set("first_divergence", step_summary.first_divergence.empty()
                                     ? JsonValue()
                                     : JsonValue::String(step_summary.first_divergence));
-    return detail::WriteFileAtomically(current_dir / std::string(kIncrementalFileName),
-                                       ToJson(out, 1));
+    return ToJson(out, 1);
   }
 
   // The run's summary: the finished steps' counts and the current one's.
@@ -831,12 +829,11 @@ struct Dumper::Impl {
     return journal.AppendFormatted(line);
   }
 
-  // Waits for the queued files and, with tensor_durability "step", makes them durable together.
-  Status FinishFiles() {
+  // Waits for the queued files; true when, with tensor_durability "step", they are still to be
+  // made durable (together, at the step's end: WriteJsonFiles).
+  Result<bool> FinishFiles() {
     NUMPROBE_RETURN_IF_ERROR(writer.Drain());
-    if (!writer.TakeWrittenSinceSync() || config.tensor_durability != TensorDurability::kStep)
-      return Status::Ok();
-    return detail::SyncFolderContents(current_dir / "dump_tensor_data");
+    return writer.TakeWrittenSinceSync() && config.tensor_durability == TensorDurability::kStep;
   }
 
   void NoteOverflow(std::string_view name, const JsonValue& entry_part) {
@@ -891,33 +888,41 @@ struct Dumper::Impl {
     return first;
   }
 
+  // Writes the step's JSON files when they do not hold every record yet: all of them flushed to
+  // disk with one sync (and the step's tensor files with them), then renamed into place
+  // (WriteFilesAtomically), where an fsync each would cost a journal commit per file.
   Status WriteJsonFiles() {
     if (!step_opened) return Status::Ok();
     Status flushed = FlushDeferred(nullptr);
-    Status finished = FinishFiles();  // whatever the first error, the queue is done after it
+    auto finished = FinishFiles();  // whatever the first error, the queue is done after it
     NUMPROBE_RETURN_IF_ERROR(flushed);
-    NUMPROBE_RETURN_IF_ERROR(finished);
-    if (written_revision == revision) return Status::Ok();
-    NUMPROBE_RETURN_IF_ERROR(detail::WriteFileAtomically(current_dir / "dump.json",
-                                                         ToJson(entries.ToDumpJson(header), 1)));
+    if (!finished) return finished.error();
+    const fs::path tensor_dir = current_dir / "dump_tensor_data";
+    if (written_revision == revision) {
+      return *finished ? detail::SyncFolderContents(tensor_dir) : Status::Ok();
+    }
+    std::vector<detail::FileContent> files;
+    files.push_back({current_dir / "dump.json", ToJson(entries.ToDumpJson(header), 1)});
     if (config.extra_info) {
-      NUMPROBE_RETURN_IF_ERROR(
-          detail::WriteFileAtomically(current_dir / "stack.json", ToJson(stacks.ToJson(), 1)));
-      NUMPROBE_RETURN_IF_ERROR(detail::WriteFileAtomically(current_dir / "construct.json",
-                                                           ToJson(construct.ToJson(), 1)));
+      files.push_back({current_dir / "stack.json", ToJson(stacks.ToJson(), 1)});
+      files.push_back({current_dir / "construct.json", ToJson(construct.ToJson(), 1)});
     }
     if (track_casts) {
-      NUMPROBE_RETURN_IF_ERROR(detail::WriteFileAtomically(
-          current_dir / std::string(kCastsFileName), ToJson(CastRecordJson(casts), 1)));
+      files.push_back(
+          {current_dir / std::string(kCastsFileName), ToJson(CastRecordJson(casts), 1)});
     }
-    NUMPROBE_RETURN_IF_ERROR(WriteIncrementalFile());
+    if (Incremental()) {
+      files.push_back({current_dir / std::string(kIncrementalFileName), IncrementalJson()});
+    }
     if (!debug.object().empty()) {
       JsonValue out = header;
       out.Set("level", JsonValue::String("debug"));
       out.Set("data", debug);
-      NUMPROBE_RETURN_IF_ERROR(
-          detail::WriteFileAtomically(current_dir / "debug.json", ToJson(out, 1)));
+      files.push_back({current_dir / "debug.json", ToJson(out, 1)});
     }
+    std::vector<fs::path> also_sync;
+    if (*finished) also_sync.push_back(tensor_dir);
+    NUMPROBE_RETURN_IF_ERROR(detail::WriteFilesAtomically(files, also_sync));
     NUMPROBE_RETURN_IF_ERROR(journal.AppendWritten());
     written_revision = revision;
     return Status::Ok();
@@ -950,7 +955,9 @@ struct Dumper::Impl {
     NUMPROBE_RETURN_IF_ERROR(journal.AppendHeader(header));
     if (track_casts) NUMPROBE_RETURN_IF_ERROR(journal.AppendCastsMarker());
     step_opened = true;
-    return WriteJsonFiles();
+    // The JSON files are first written at Stop()/Step(): until then the journal holds the step
+    // (readers fall back to it), and writing them here too would cost a sync per step for nothing.
+    return Status::Ok();
   }
 
   void ResetStepState() {

@@ -12,6 +12,7 @@
 #include <set>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -256,6 +257,63 @@ Status WriteFileAtomically(const std::filesystem::path& path, std::string_view c
   NUMPROBE_ASSIGN_OR_RETURN(AtomicOutput out, AtomicOutput::Create(path));
   NUMPROBE_RETURN_IF_ERROR(out.Write(content));
   return out.Commit();
+}
+
+namespace {
+
+// fsync of a folder: its new and renamed names made durable.
+Status SyncFolder(const fs::path& folder) {
+  const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return Status::IoError(folder.string() + ": cannot open to sync: " + ErrnoText());
+  Status st;
+  if (::fsync(fd) != 0) st = Status::IoError(folder.string() + ": fsync failed: " + ErrnoText());
+  ::close(fd);
+  return st;
+}
+
+}  // namespace
+
+Status WriteFilesAtomically(std::span<const FileContent> files,
+                            std::span<const std::filesystem::path> also_sync) {
+  if (files.empty()) return Status::Ok();
+  std::vector<AtomicOutput> outputs;
+  outputs.reserve(files.size());
+  // The folders the renames go to (a link is written through to its file's folder), each once.
+  std::vector<fs::path> folders;
+  for (const FileContent& file : files) {
+    NUMPROBE_ASSIGN_OR_RETURN(AtomicOutput out,
+                              AtomicOutput::Create(file.path, FileSync::kDeferred));
+    NUMPROBE_RETURN_IF_ERROR(out.Write(file.content));
+    fs::path folder = out.target_folder();
+    if (std::find(folders.begin(), folders.end(), folder) == folders.end()) {
+      folders.push_back(std::move(folder));
+    }
+    outputs.push_back(std::move(out));
+  }
+  // The one flush per filesystem: every temporary file (and anything written before them) is on
+  // disk before any of them is renamed into place.
+  std::vector<dev_t> synced;
+  for (const fs::path& folder : folders) {
+    const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return Status::IoError(folder.string() + ": cannot open to sync: " + ErrnoText());
+    struct stat st {};
+    bool ok = ::fstat(fd, &st) == 0;
+    if (ok && std::find(synced.begin(), synced.end(), st.st_dev) == synced.end()) {
+      ok = ::syncfs(fd) == 0;
+      synced.push_back(st.st_dev);
+    }
+    const std::string error = ok ? std::string() : ErrnoText();
+    ::close(fd);
+    if (!ok) return Status::IoError(folder.string() + ": syncfs failed: " + error);
+  }
+  for (AtomicOutput& out : outputs) NUMPROBE_RETURN_IF_ERROR(out.Commit());
+  for (const fs::path& folder : also_sync) {
+    if (std::find(folders.begin(), folders.end(), folder) == folders.end()) {
+      folders.push_back(folder);
+    }
+  }
+  for (const fs::path& folder : folders) NUMPROBE_RETURN_IF_ERROR(SyncFolder(folder));
+  return Status::Ok();
 }
 
 Status SyncFolderContents(const std::filesystem::path& folder) {

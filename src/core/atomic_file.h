@@ -55,6 +55,11 @@ class AtomicOutput {
   Status Write(std::string_view text) { return Write(std::as_bytes(std::span(text))); }
   // Bytes written so far (through Write).
   uint64_t offset() const { return offset_; }
+  // The folder the file is renamed into (a symbolic link's file's folder: see above).
+  std::filesystem::path target_folder() const {
+    std::filesystem::path folder = target_.parent_path();
+    return folder.empty() ? std::filesystem::path(".") : folder;
+  }
   // The temporary file's name, for a library that writes the file itself, by name
   // (libxlsxwriter's workbook_new). It writes there before Commit(), which then flushes what is
   // under that name to disk (opening it again, so a library that replaced the file is covered
@@ -81,6 +86,23 @@ class AtomicOutput {
 
 // Replaces `path` with `content` through an AtomicOutput.
 Status WriteFileAtomically(const std::filesystem::path& path, std::string_view content);
+
+// One file of a batch that WriteFilesAtomically replaces.
+struct FileContent {
+  std::filesystem::path path;
+  std::string content;
+};
+
+// Replaces each of `files` atomically, as WriteFileAtomically does, with one flush for the whole
+// batch instead of an fsync per file (each fsync is a journal commit, milliseconds on most
+// disks): every temporary file is written, then one syncfs(2) per filesystem makes them durable
+// together with whatever was written before them (a capture step's tensor files), then they are
+// renamed into place and each folder they went to, plus the folders of `also_sync`, is fsync'ed
+// once (the new names; SyncFolderContents does the same for one folder). No file is renamed into
+// place before its content is on disk. On an error, the files renamed before it keep their new
+// content and the others their previous one.
+Status WriteFilesAtomically(std::span<const FileContent> files,
+                            std::span<const std::filesystem::path> also_sync = {});
 
 // Makes every file written so far under `folder` durable at once: one syncfs(2) of the folder's
 // filesystem (one flush for a whole batch of FileSync::kDeferred files, where an fsync per file

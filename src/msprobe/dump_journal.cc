@@ -53,6 +53,8 @@ Status DumpJournalWriter::Open(const fs::path& path) {
   return Status::Ok();
 }
 
+bool DumpJournalWriter::Writable() const { return fd_ >= 0 && detail::CurrentProcessId() == pid_; }
+
 void DumpJournalWriter::Close() {
   std::unique_lock lock = Lock();
   if (map_ != nullptr) ::munmap(map_, capacity_);

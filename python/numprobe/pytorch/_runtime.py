@@ -211,7 +211,7 @@ class _Runtime:
                 if self.track_casts and api_name in _api_list.CAST_APIS and args:
                     self.note_cast(forward_name, args[0], out)
                 if self.config.dump_backward:
-                    self.hook_api_backward(prefix, count, api_name, out)
+                    self.hook_api_backward(prefix, count, collect, out)
             finally:
                 self.inner -= 1
             self.api_counts[prefix] = count + 1
@@ -231,12 +231,12 @@ class _Runtime:
         finally:
             self.async_stats = deferred
 
-    def hook_api_backward(self, prefix, count, api_name, out):
+    def hook_api_backward(self, prefix, count, collect, out):
+        """`collect`: whether the API is recorded (api_selected, cached per API in call_api)."""
         var = _first_tensor(out)
         if var is None or not (var.requires_grad and torch.is_grad_enabled()) or var.grad_fn is None:
             return
         backward_name = f"{prefix}{count}.backward"
-        collect = self.api_selected(api_name)
 
         def hook(grad_inputs, grad_outputs):
             self.inner += 1

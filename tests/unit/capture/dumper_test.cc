@@ -121,6 +121,34 @@ TEST_F(DumperTest, StepAfterStopDoesNotRewriteUnchangedFiles) {
   EXPECT_NE(entry->Find("input_args"), nullptr);
 }
 
+// Start() writes no JSON file (a sync per step for nothing): until Stop() the journal holds the
+// step, and readers rebuild it from there; Stop() then writes every file of the step.
+TEST_F(DumperTest, JsonFilesAreFirstWrittenAtStopAndReadersUseTheJournalBefore) {
+  auto d = Open(R"(, "level": "mix")");
+  std::vector<float> x = {1, 2};
+  ASSERT_TRUE(d->Start().ok());
+  const fs::path dir = d->rank_dir();
+  ASSERT_TRUE(fs::is_directory(dir));
+  ASSERT_TRUE(d->RecordForwardInputs("Functional.relu.0.forward", DumpValue::List({F32(x, {2})}),
+                                     DumpValue::Dict({}))
+                  .ok());
+  for (const char* name : {"dump.json", "stack.json", "construct.json"}) {
+    EXPECT_FALSE(fs::exists(dir / name)) << name;
+  }
+  auto live = LoadDumpJson(dir);
+  ASSERT_TRUE(live.ok()) << live.error().ToString();
+  EXPECT_TRUE(live->from_journal);
+  EXPECT_NE(live->text.find("\"Functional.relu.0.forward\": {"), std::string::npos);
+  ASSERT_TRUE(d->Stop().ok());
+  for (const char* name : {"dump.json", "stack.json", "construct.json"}) {
+    EXPECT_TRUE(fs::is_regular_file(dir / name)) << name;
+  }
+  auto written = LoadDumpJson(dir);
+  ASSERT_TRUE(written.ok());
+  EXPECT_FALSE(written->from_journal);
+  EXPECT_EQ(written->text, live->text);
+}
+
 // async_dump: leaves whose statistics are still on the device wait, with every record after them,
 // until ResolvePending; then they are journaled and merged in record order.
 DumpValue Pending(int64_t slot, std::vector<int64_t> shape) {
