@@ -888,9 +888,8 @@ struct Dumper::Impl {
     return first;
   }
 
-  // Writes the step's JSON files when they do not hold every record yet: all of them flushed to
-  // disk with one sync (and the step's tensor files with them), then renamed into place
-  // (WriteFilesAtomically), where an fsync each would cost a journal commit per file.
+  // Writes the step's JSON files when they do not hold every record yet, all together at the
+  // step's end (WriteFilesAtomically): flushed to disk, then renamed into place.
   Status WriteJsonFiles() {
     if (!step_opened) return Status::Ok();
     Status flushed = FlushDeferred(nullptr);
@@ -922,7 +921,12 @@ struct Dumper::Impl {
     }
     std::vector<fs::path> also_sync;
     if (*finished) also_sync.push_back(tensor_dir);
-    NUMPROBE_RETURN_IF_ERROR(detail::WriteFilesAtomically(files, also_sync));
+    // With tensor files still to be made durable, one syncfs covers them and the JSON files; a
+    // statistics step's few JSON files are fsync'ed each, so that the training step never waits
+    // for other writers' data on the same filesystem (a checkpoint being saved).
+    NUMPROBE_RETURN_IF_ERROR(detail::WriteFilesAtomically(
+        files, *finished ? detail::BatchFlush::kFilesystem : detail::BatchFlush::kEachFile,
+        also_sync));
     NUMPROBE_RETURN_IF_ERROR(journal.AppendWritten());
     written_revision = revision;
     return Status::Ok();

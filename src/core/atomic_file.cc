@@ -271,27 +271,8 @@ Status SyncFolder(const fs::path& folder) {
   return st;
 }
 
-}  // namespace
-
-Status WriteFilesAtomically(std::span<const FileContent> files,
-                            std::span<const std::filesystem::path> also_sync) {
-  if (files.empty()) return Status::Ok();
-  std::vector<AtomicOutput> outputs;
-  outputs.reserve(files.size());
-  // The folders the renames go to (a link is written through to its file's folder), each once.
-  std::vector<fs::path> folders;
-  for (const FileContent& file : files) {
-    NUMPROBE_ASSIGN_OR_RETURN(AtomicOutput out,
-                              AtomicOutput::Create(file.path, FileSync::kDeferred));
-    NUMPROBE_RETURN_IF_ERROR(out.Write(file.content));
-    fs::path folder = out.target_folder();
-    if (std::find(folders.begin(), folders.end(), folder) == folders.end()) {
-      folders.push_back(std::move(folder));
-    }
-    outputs.push_back(std::move(out));
-  }
-  // The one flush per filesystem: every temporary file (and anything written before them) is on
-  // disk before any of them is renamed into place.
+// One syncfs(2) per filesystem that `folders` are on: everything written there is on disk.
+Status SyncFilesystemsOf(const std::vector<fs::path>& folders) {
   std::vector<dev_t> synced;
   for (const fs::path& folder : folders) {
     const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -306,6 +287,34 @@ Status WriteFilesAtomically(std::span<const FileContent> files,
     ::close(fd);
     if (!ok) return Status::IoError(folder.string() + ": syncfs failed: " + error);
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status WriteFilesAtomically(std::span<const FileContent> files, BatchFlush flush,
+                            std::span<const std::filesystem::path> also_sync) {
+  if (files.empty()) return Status::Ok();
+  std::vector<AtomicOutput> outputs;
+  outputs.reserve(files.size());
+  // The folders the renames go to (a link is written through to its file's folder), each once.
+  std::vector<fs::path> folders;
+  for (const FileContent& file : files) {
+    // kEachFile: each Commit() below fsyncs its file before renaming it.
+    NUMPROBE_ASSIGN_OR_RETURN(
+        AtomicOutput out,
+        AtomicOutput::Create(
+            file.path, flush == BatchFlush::kEachFile ? FileSync::kNow : FileSync::kDeferred));
+    NUMPROBE_RETURN_IF_ERROR(out.Write(file.content));
+    fs::path folder = out.target_folder();
+    if (std::find(folders.begin(), folders.end(), folder) == folders.end()) {
+      folders.push_back(std::move(folder));
+    }
+    outputs.push_back(std::move(out));
+  }
+  // The one flush per filesystem: every temporary file (and anything written before them) is on
+  // disk before any of them is renamed into place.
+  if (flush == BatchFlush::kFilesystem) NUMPROBE_RETURN_IF_ERROR(SyncFilesystemsOf(folders));
   for (AtomicOutput& out : outputs) NUMPROBE_RETURN_IF_ERROR(out.Commit());
   for (const fs::path& folder : also_sync) {
     if (std::find(folders.begin(), folders.end(), folder) == folders.end()) {

@@ -93,15 +93,24 @@ struct FileContent {
   std::string content;
 };
 
-// Replaces each of `files` atomically, as WriteFileAtomically does, with one flush for the whole
-// batch instead of an fsync per file (each fsync is a journal commit, milliseconds on most
-// disks): every temporary file is written, then one syncfs(2) per filesystem makes them durable
-// together with whatever was written before them (a capture step's tensor files), then they are
-// renamed into place and each folder they went to, plus the folders of `also_sync`, is fsync'ed
-// once (the new names; SyncFolderContents does the same for one folder). No file is renamed into
-// place before its content is on disk. On an error, the files renamed before it keep their new
-// content and the others their previous one.
-Status WriteFilesAtomically(std::span<const FileContent> files,
+// How WriteFilesAtomically makes a batch durable before renaming it into place.
+enum class BatchFlush {
+  // An fsync per file: touches only these files, whatever else the filesystem holds unwritten.
+  // For a few files (a statistics step's JSON files).
+  kEachFile,
+  // One syncfs(2) per filesystem: one flush for the batch and everything written before it (a
+  // capture step's tensor files), where an fsync each would cost a journal commit per file. It
+  // also waits for other writers' unwritten data on that filesystem.
+  kFilesystem,
+};
+
+// Replaces each of `files` atomically, as WriteFileAtomically does, made durable as `flush` says;
+// then each folder they went to, plus the folders of `also_sync`, is fsync'ed once (the new names;
+// SyncFolderContents does the same for one folder). No file is renamed into place before its
+// content is on disk; with kFilesystem, none before all of them are. A file that cannot be
+// created fails the batch before any rename; on a later error, the files renamed before it keep
+// their new content and the others their previous one.
+Status WriteFilesAtomically(std::span<const FileContent> files, BatchFlush flush,
                             std::span<const std::filesystem::path> also_sync = {});
 
 // Makes every file written so far under `folder` durable at once: one syncfs(2) of the folder's

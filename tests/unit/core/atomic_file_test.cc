@@ -52,19 +52,22 @@ TEST(AtomicOutputTest, AbandonedOutputLeavesTheOldFileAndNoTemporary) {
   EXPECT_EQ(dir.EntryCount(), 1u);
 }
 
-// A batch: every file in place with its content (new and replaced alike), no temporary left.
+// A batch, flushed either way: every file in place with its content (new and replaced alike), no
+// temporary left.
 TEST(WriteFilesAtomicallyTest, EveryFileOfTheBatchIsInPlace) {
-  TempDir dir;
-  dir.Write("b.json", "old b");
-  fs::create_directory(dir / "sub");
-  const std::vector<FileContent> files = {
-      {dir / "a.json", "new a"}, {dir / "b.json", "new b"}, {dir / "sub" / "c.json", ""}};
-  const std::vector<fs::path> also = {dir / "sub"};
-  ASSERT_TRUE(WriteFilesAtomically(files, also).ok());
-  EXPECT_EQ(ReadFile(dir / "a.json"), "new a");
-  EXPECT_EQ(ReadFile(dir / "b.json"), "new b");
-  EXPECT_EQ(ReadFile(dir / "sub" / "c.json"), "");
-  EXPECT_EQ(dir.EntryCount(), 3u);  // a.json, b.json, sub: no temporary file
+  for (const BatchFlush flush : {BatchFlush::kEachFile, BatchFlush::kFilesystem}) {
+    TempDir dir;
+    dir.Write("b.json", "old b");
+    fs::create_directory(dir / "sub");
+    const std::vector<FileContent> files = {
+        {dir / "a.json", "new a"}, {dir / "b.json", "new b"}, {dir / "sub" / "c.json", ""}};
+    const std::vector<fs::path> also = {dir / "sub"};
+    ASSERT_TRUE(WriteFilesAtomically(files, flush, also).ok());
+    EXPECT_EQ(ReadFile(dir / "a.json"), "new a");
+    EXPECT_EQ(ReadFile(dir / "b.json"), "new b");
+    EXPECT_EQ(ReadFile(dir / "sub" / "c.json"), "");
+    EXPECT_EQ(dir.EntryCount(), 3u);  // a.json, b.json, sub: no temporary file
+  }
 }
 
 // A file of the batch that cannot be written (a folder at its path) fails the batch before any
@@ -74,7 +77,7 @@ TEST(WriteFilesAtomicallyTest, ARefusedFileLeavesEveryFileAsItWas) {
   dir.Write("a.json", "old a");
   fs::create_directory(dir / "b.json");
   const std::vector<FileContent> files = {{dir / "a.json", "new a"}, {dir / "b.json", "new b"}};
-  const Status st = WriteFilesAtomically(files);
+  const Status st = WriteFilesAtomically(files, BatchFlush::kFilesystem);
   EXPECT_FALSE(st.ok());
   EXPECT_NE(st.message().find("not a regular file"), std::string::npos) << st.message();
   EXPECT_EQ(ReadFile(dir / "a.json"), "old a");
