@@ -308,7 +308,7 @@ Status RankScanner::Scan(const DumpLocation& location, int slot) {
   std::unordered_set<std::string> seen_params;
   for (uint32_t e = 0; e < file.entries.size(); ++e) {
     const DumpEntry& entry = file.entries[e];
-    const std::string& name = entry.name;
+    const std::string name(entry.name);
     const uint32_t end = entry.first_row + entry.row_count;
     if (detail::IsParametersGradEntry(name)) {
       const std::string layer = detail::ModuleOfEntry(name);
@@ -376,7 +376,7 @@ Status RankScanner::Scan(const DumpLocation& location, int slot) {
   std::unordered_set<std::string> wanted;
   for (const EntryFacts& op : ops) {
     if (op.comm || (!op.ignored && !op.in_bad && op.out_bad)) {
-      wanted.insert(file.entries[op.entry].name);
+      wanted.emplace(file.entries[op.entry].name);
     }
   }
   std::unordered_map<std::string, std::string> raw;
@@ -429,7 +429,7 @@ Status RankScanner::Scan(const DumpLocation& location, int slot) {
     }
     if (!op.in_bad && op.out_bad) {
       explained = true;
-      const std::string& name = file.entries[op.entry].name;
+      const std::string_view name = file.entries[op.entry].name;
       if (op.module) {
         // A module whose birth happened in one of its APIs: the API is the birth.
         const bool inner =
