@@ -49,7 +49,8 @@ class BaselineJudge {
   BaselineJudge() = default;
   std::filesystem::path path_;
   std::shared_ptr<const DumpFile> golden_;
-  std::unordered_map<std::string, size_t> rows_by_name_;  // the first golden row of each name
+  // The first golden row of each name (the names live in golden_).
+  std::unordered_map<std::string_view, size_t> rows_by_name_;
 };
 
 }  // namespace numprobe

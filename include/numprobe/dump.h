@@ -3,7 +3,9 @@
 // entries in file order, each flattened into the rows msprobe's compare works on
 // ("{entry}.input.0", "{entry}.output.0", "{entry}.parameters.weight", ...), with each leaf's
 // dtype, shape, Max/Min/Mean/Norm, requires_grad, data_name and md5 as msprobe reads them.
-// A DumpFile owns all its memory; rows refer to interned strings by index.
+// A DumpFile owns all its memory; rows refer to interned strings by index and to their names in
+// the file's own text memory (string_views valid for the file's lifetime, moves included), so
+// that a row of a large statistics dump is a small fixed record with no allocation of its own.
 #ifndef NUMPROBE_DUMP_H_
 #define NUMPROBE_DUMP_H_
 
@@ -16,6 +18,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "numprobe/enum_names.h"
@@ -31,24 +34,27 @@ class PyValue {
 
   PyValue() = default;
   static PyValue None() { return {}; }
-  static PyValue Bool(bool b) { return {Kind::kBool, 0, b ? 1U : 0U}; }
-  static PyValue Int(int64_t i) { return {Kind::kInt, 0, static_cast<uint64_t>(i)}; }
-  static PyValue BigInt(uint32_t text_id) { return {Kind::kBigInt, text_id, 0}; }
+  static PyValue Bool(bool b) { return {Kind::kBool, b ? 1U : 0U}; }
+  static PyValue Int(int64_t i) { return {Kind::kInt, static_cast<uint64_t>(i)}; }
+  static PyValue BigInt(uint32_t text_id) { return {Kind::kBigInt, text_id}; }
   static PyValue Float(double f);
-  static PyValue Str(uint32_t text_id) { return {Kind::kStr, text_id, 0}; }
+  static PyValue Str(uint32_t text_id) { return {Kind::kStr, text_id}; }
 
   Kind kind() const { return kind_; }
   bool is_none() const { return kind_ == Kind::kNone; }
-  bool as_bool() const { return bits_ != 0; }
-  int64_t as_int() const { return static_cast<int64_t>(bits_); }
+  bool as_bool() const { return bits() != 0; }
+  int64_t as_int() const { return static_cast<int64_t>(bits()); }
   double as_float() const;
-  uint32_t text_id() const { return text_; }  // kBigInt and kStr
+  uint32_t text_id() const { return low_; }  // kBigInt and kStr
 
  private:
-  PyValue(Kind kind, uint32_t text, uint64_t bits) : kind_(kind), text_(text), bits_(bits) {}
+  // The 64 bits held as two halves: 12 bytes rather than 16 in each of a row's five values.
+  PyValue(Kind kind, uint64_t bits)
+      : kind_(kind), low_(static_cast<uint32_t>(bits)), high_(static_cast<uint32_t>(bits >> 32)) {}
+  uint64_t bits() const { return (static_cast<uint64_t>(high_) << 32) | low_; }
   Kind kind_ = Kind::kNone;
-  uint32_t text_ = 0;
-  uint64_t bits_ = 0;
+  uint32_t low_ = 0;
+  uint32_t high_ = 0;
 };
 
 // Which part of an API call a row belongs to (msprobe's "state"). Keyword arguments are inputs.
@@ -67,22 +73,25 @@ inline constexpr int kStatMean = 2;
 inline constexpr int kStatNorm = 3;
 
 // One leaf of an entry: a tensor, a non-tensor value (an int, a slice, a dtype, ...) or null.
+// Its texts live in the owning DumpFile (DumpFile::Store), or are literals.
 struct DumpRow {
-  std::string name;    // msprobe's row name: data_name without extension when present
-  uint32_t entry = 0;  // index into DumpFile::entries
+  std::string_view name;       // msprobe's row name: data_name without extension when present
+  std::string_view data_name;  // tensor file name; empty when there is none (msprobe's "-1")
+  std::optional<std::string_view>
+      md5;                // "md5" as dumped, or CRC-32 of str(value) as msprobe makes it
+  uint32_t entry = 0;     // index into DumpFile::entries
+  uint32_t dtype = 0;     // text id: "torch.float32", "<class 'int'>", "None"
+  uint32_t shape = 0;     // text id: "[4, 1, 8, 8]", "[]", "None"
+  PyValue requires_grad;  // None, or the text "True"/"False"
+  std::array<PyValue, 4>
+      stats;  // Max, Min, Mean, Norm (kStat*); a value's own value if not a tensor
   RowState state = RowState::kInput;
   bool is_tensor = false;  // the leaf named a dtype of its own
-  uint32_t dtype = 0;      // text id: "torch.float32", "<class 'int'>", "None"
-  uint32_t shape = 0;      // text id: "[4, 1, 8, 8]", "[]", "None"
-  PyValue requires_grad;   // None, or the text "True"/"False"
-  std::array<PyValue, 4>
-      stats;              // Max, Min, Mean, Norm (kStat*); a value's own value if not a tensor
-  std::string data_name;  // tensor file name; empty when there is none (msprobe's "-1")
-  std::optional<std::string> md5;  // "md5" as dumped, or CRC-32 of str(value) as msprobe makes it
 };
 
 struct DumpEntry {
-  std::string name;        // "Functional.conv2d.0.forward", "Module.fc1.Linear.forward.0"
+  // "Functional.conv2d.0.forward", "Module.fc1.Linear.forward.0", in the owning DumpFile
+  std::string_view name;
   uint32_t first_row = 0;  // rows [first_row, first_row + row_count) of DumpFile::rows
   uint32_t row_count = 0;
   uint64_t offset = 0;  // byte offset of the entry's value in the file (for messages)
@@ -90,6 +99,13 @@ struct DumpEntry {
 
 class DumpFile {
  public:
+  DumpFile() = default;
+  // Rows and entries view the file's own text memory: a DumpFile moves, and is never copied.
+  DumpFile(DumpFile&&) = default;
+  DumpFile& operator=(DumpFile&&) = default;
+  DumpFile(const DumpFile&) = delete;
+  DumpFile& operator=(const DumpFile&) = delete;
+
   std::string task;  // "statistics", "tensor", ... ("" when absent)
   std::string level;
   std::string framework;  // "pytorch", "mindspore", ...
@@ -107,8 +123,31 @@ class DumpFile {
   // Interns `text` and returns its id (equal texts share one id).
   uint32_t Intern(std::string_view text);
   size_t text_count() const { return texts_.size(); }
+  // Copies `text` into memory the file owns (in large blocks, never moved) and returns the copy:
+  // the names of rows and entries, valid as long as the file, wherever it is moved.
+  std::string_view Store(std::string_view text);
 
  private:
+  // Store's memory. A moved-from store is left empty, so that it never writes into blocks that
+  // another file now owns.
+  struct TextBlocks {
+    std::vector<std::unique_ptr<char[]>> blocks;
+    char* free = nullptr;  // the unused tail of the last shared block
+    size_t left = 0;
+    TextBlocks() = default;
+    TextBlocks(TextBlocks&& other) noexcept
+        : blocks(std::move(other.blocks)),
+          free(std::exchange(other.free, nullptr)),
+          left(std::exchange(other.left, 0)) {}
+    TextBlocks& operator=(TextBlocks&& other) noexcept {
+      blocks = std::move(other.blocks);
+      free = std::exchange(other.free, nullptr);
+      left = std::exchange(other.left, 0);
+      return *this;
+    }
+  };
+  TextBlocks store_;
+
   // Looked up by string_view without building a string (C++20 heterogeneous lookup).
   struct TextHash {
     using is_transparent = void;

@@ -87,11 +87,11 @@ std::string NonFiniteKind(const RowStats& s) {
 }
 
 // The part of a row name after its entry: "output.0".
-std::string Suffix(const std::string& row, const std::string& entry) {
+std::string Suffix(std::string_view row, std::string_view entry) {
   if (row.size() > entry.size() + 1 && row.compare(0, entry.size(), entry) == 0) {
-    return row.substr(entry.size() + 1);
+    return std::string(row.substr(entry.size() + 1));
   }
-  return row;
+  return std::string(row);
 }
 
 // The lower-precision dtype whose rounding an error of this size is (16-bit floats), if any.
@@ -202,7 +202,7 @@ std::vector<Op> Analyzer::Ops(DivergenceReport* report) const {
   for (size_t begin = 0; begin < table_.rows.size();) {
     const size_t end = EntryEnd(table_, begin);
     const uint32_t entry = tf_.rows[table_.rows[begin].target].entry;
-    const std::string& name = tf_.entries[entry].name;
+    const std::string_view name = tf_.entries[entry].name;
     const EntryNameParts parsed = ParseEntryName(name);
     // Parameter gradients repeat backward outputs; other entries are not ops.
     if (parsed.is_call()) {
@@ -251,13 +251,13 @@ void Analyzer::FindCast(const Op& op, Narrowed* n) const {
     n->from = p.name;
     const int64_t c = target_row_to_compare_[static_cast<size_t>(producer)];
     const bool unpaired = c < 0 || !table_.rows[static_cast<size_t>(c)].paired();
-    const std::string& entry = tf_.entries[p.entry].name;
+    const std::string_view entry = tf_.entries[p.entry].name;
     static constexpr std::string_view kCasts[] = {"to",      "half", "bfloat16", "float",
                                                   "type_as", "type", "double"};
     const std::string_view api = ApiOfEntry(entry);
     if (unpaired && std::find(std::begin(kCasts), std::end(kCasts), api) != std::end(kCasts)) {
       n->cast_entry = p.entry;
-      CastCause cause{entry, "", tf_.Text(p.dtype), ""};
+      CastCause cause{std::string(entry), "", tf_.Text(p.dtype), ""};
       const DumpEntry& e = tf_.entries[p.entry];
       for (uint32_t i = e.first_row; i < e.first_row + e.row_count; ++i) {
         if (tf_.rows[i].state == RowState::kInput && tf_.rows[i].is_tensor) {
@@ -313,7 +313,7 @@ std::string CastText(const CastCause& c) {
 }
 
 std::optional<Candidate> Analyzer::Evaluate(const Op& op) {
-  const std::string& name = tf_.entries[op.entry].name;
+  const std::string_view name = tf_.entries[op.entry].name;
   double in_err = 0;
   bool inputs_finite = true;
   bool plain_inputs_agree = true;  // the inputs held at the golden's precision
@@ -492,7 +492,7 @@ std::optional<Candidate> Analyzer::Evaluate(const Op& op) {
                           Suffix(tf_.rows[cause->row->target].name, name),
                           cause->from.empty() ? "" : " after " + cause->from);
       }
-      const std::string judged_name = tf_.rows[judged->target].name;
+      const std::string judged_name(tf_.rows[judged->target].name);
       c.op.reason = fmt::format(
           "computes in {} where the golden run uses {}{}; {} differs by {} ({} in {})",
           DtypeName(cause->target), DtypeName(cause->golden), how,
@@ -634,7 +634,7 @@ Candidate Analyzer::Fallback(const Op& op) const {
   c.worst = worst;
   c.op = Base(op, *worst, in_err);
   c.op.rule = kRuleFallback;
-  const std::string& name = tf_.entries[op.entry].name;
+  const std::string_view name = tf_.entries[op.entry].name;
   c.op.reason = fmt::format(
       "no op fits the rules (inputs agree and an output does not, a changed argument, a "
       "precision change, a source, growth); fallback: the first op with a row over its "

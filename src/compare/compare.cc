@@ -78,17 +78,17 @@ bool DtypesComparable(std::string_view a, std::string_view b) {
 
 namespace {
 
-std::string ReplaceAll(const std::string& text, const std::string& from) {
-  if (from.empty()) return text;
+std::string ReplaceAll(std::string_view text, std::string_view from) {
+  if (from.empty()) return std::string(text);
   std::string out;
   size_t start = 0;
   while (true) {
     const size_t pos = text.find(from, start);
-    if (pos == std::string::npos) break;
-    out.append(text, start, pos - start);
+    if (pos == std::string_view::npos) break;
+    out.append(text.substr(start, pos - start));
     start = pos + from.size();
   }
-  out.append(text, start, std::string::npos);
+  out.append(text.substr(start));
   return out;
 }
 
@@ -112,7 +112,7 @@ RowKeys CompareKeys(const DumpFile& file, bool renumber_backward, bool is_debug_
     uint32_t order = 0;
     if (backward) order = backward_count[op_no_number]++;
     for (uint32_t r = e.first_row; r < end; ++r) {
-      const std::string& name = file.rows[r].name;
+      const std::string_view name = file.rows[r].name;
       if (!renumber_backward || !backward) {  // (a backward entry has 3 parts or more)
         keys.SetName(r);
         continue;
@@ -327,9 +327,9 @@ void CompareTable::CsvCells(size_t i, std::vector<std::string>* out) const {
     }
   };
   if (mode == CompareMode::kTensor) {
-    const std::string t_data = t.data_name.empty() ? "-1" : t.data_name;
-    const std::string g_data =
-        g != nullptr ? (g->data_name.empty() ? "-1" : g->data_name) : std::string(na);
+    const std::string t_data(t.data_name.empty() ? "-1" : t.data_name);
+    const std::string g_data(g != nullptr ? (g->data_name.empty() ? "-1" : g->data_name)
+                                          : std::string_view(na));
     put(detail::PyStrListRepr({t_data, g_data}));
     if (row.extras != nullptr) {
       const TensorExtras& e = *row.extras;

@@ -118,7 +118,7 @@ class ApiRules {
       CompareRow& row = t_.rows[i];
       row.result = Verdict::kPass;
       row.messages.clear();
-      const std::string& name = t_.target->rows[row.target].name;
+      const std::string_view name = t_.target->rows[row.target].name;
       (name.find(".output.") != std::string::npos ? outputs_ : inputs_).push_back(i);
     }
     if (!inputs_.empty()) {
@@ -290,8 +290,8 @@ class ApiRules {
   void Crc32() {
     for (const size_t i : data_) {
       const DumpRow* g = Golden(i);
-      const std::string npu = Target(i).md5.value_or("N/A");
-      const std::string bench = g != nullptr ? g->md5.value_or("N/A") : "N/A";
+      const std::string_view npu = Target(i).md5.value_or("N/A");
+      const std::string_view bench = g != nullptr ? g->md5.value_or("N/A") : "N/A";
       if (npu == bench) continue;
       const bool missing = npu == "N/A" || npu == "Nan" || bench == "N/A" || bench == "Nan";
       Mark(&t_.rows[i], missing ? Verdict::kWarning : Verdict::kError,

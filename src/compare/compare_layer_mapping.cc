@@ -125,7 +125,7 @@ std::string FrameScope(const std::vector<std::string>& lines, bool mindspore) {
   return frame == nullptr ? "" : StackFunc(*frame);
 }
 
-bool MakeItem(const std::string& name, const std::string* parent, const StackMap* stack,
+bool MakeItem(std::string_view name, const std::string* parent, const StackMap* stack,
               bool mindspore, Item* out) {
   const auto parts = Split(name);
   const size_t n = parts.size();
@@ -393,16 +393,16 @@ std::vector<std::pair<std::string, std::string>> LayerDataMapping(
   for (const Item& it : t_items) {
     const Item* partner = ConvertItem(t_trie, g_trie, it, rules);
     const DumpEntry& te = target.entries[t_entry.at(it.data_name)];
-    std::unordered_map<std::string_view, const std::string*> g_rows;
+    std::unordered_map<std::string_view, std::string_view> g_rows;
     if (partner != nullptr) {
       const DumpEntry& ge = golden.entries[g_entry.at(partner->data_name)];
       for (uint32_t r = ge.first_row; r < ge.first_row + ge.row_count; ++r) {
-        g_rows[suffix(ge, golden.rows[r])] = &golden.rows[r].name;
+        g_rows[suffix(ge, golden.rows[r])] = golden.rows[r].name;
       }
     }
     for (uint32_t r = te.first_row; r < te.first_row + te.row_count; ++r) {
       const auto g = g_rows.find(suffix(te, target.rows[r]));
-      out.emplace_back(target.rows[r].name, g == g_rows.end() ? "N/A" : *g->second);
+      out.emplace_back(target.rows[r].name, g == g_rows.end() ? "N/A" : g->second);
     }
   }
   return out;

@@ -19,7 +19,8 @@
 namespace numprobe::detail {
 namespace {
 
-std::string ReplaceAll(std::string text, const std::string& from, const std::string& to) {
+std::string ReplaceAll(std::string_view text_in, std::string_view from, std::string_view to) {
+  std::string text(text_in);
   if (from.empty()) return text;
   size_t pos = 0;
   while ((pos = text.find(from, pos)) != std::string::npos) {
@@ -29,24 +30,28 @@ std::string ReplaceAll(std::string text, const std::string& from, const std::str
   return text;
 }
 
-std::string ReplaceFirst(std::string text, const std::string& from, const std::string& to) {
+std::string ReplaceFirst(std::string_view text_in, std::string_view from, std::string_view to) {
+  std::string text(text_in);
   const size_t pos = text.find(from);
   if (!from.empty() && pos != std::string::npos) text.replace(pos, from.size(), to);
   return text;
 }
 
 // "Functional.abs.0.forward.input.0" -> "Functional.abs" (msprobe's get_api_name).
-std::string ApiName(const std::string& name) {
+std::string ApiName(std::string_view name) {
   const auto parts = SplitDots(name);
-  if (parts.size() < 2) return name;
+  if (parts.size() < 2) return std::string(name);
   return std::string(parts[0]) + "." + std::string(parts[1]);
 }
 
 // msprobe's process_cell_mapping.
-std::string CellKey(const std::string& name, const LoadedMapping& m) {
+std::string CellKey(std::string_view name, const LoadedMapping& m) {
   static const std::regex kDirection(R"(\.(forward|backward)\.)");
   if (name.empty()) return "N/A";
-  if (!HasPart(name, "parameters_grad") && !std::regex_search(name, kDirection)) return "N/A";
+  if (!HasPart(name, "parameters_grad") &&
+      !std::regex_search(name.begin(), name.end(), kDirection)) {
+    return "N/A";
+  }
   std::string key = ReplaceFirst(name, "Cell", "Module");
   if (m.cell_map.empty()) return key;
   const size_t dot = key.find('.');
@@ -74,16 +79,16 @@ std::string CellKey(const std::string& name, const LoadedMapping& m) {
 }
 
 // msprobe's process_internal_api_mapping.
-std::string ApiKey(const std::string& name) {
+std::string ApiKey(std::string_view name) {
   const auto parts = SplitDots(name);
-  if (parts.size() < 2) return name;
+  if (parts.size() < 2) return std::string(name);
   if (parts[0] == "Mint") return ReplaceAll(name, "Mint", "Torch");
   if (parts[0] == "MintFunctional") return ReplaceAll(name, "MintFunctional", "Functional");
   const std::string api = ApiName(name);
   for (const auto& [ms, pt] : BuiltinMsToPtApis()) {
-    if (ms == api) return ReplaceAll(name, api, std::string(pt));
+    if (ms == api) return ReplaceAll(name, api, pt);
   }
-  return name;
+  return std::string(name);
 }
 
 // msprobe's modify_compare_data_with_user_mapping: argument positions of a user -am YAML.
@@ -186,9 +191,9 @@ std::string CrossDtype(const std::string& d) {
 
 // API name without its call count, for the alignment: "Functional.linear.3.forward" ->
 // "Functional.linear.forward"; "Module.fc1.Linear.forward.0" -> "Module.fc1.Linear.forward".
-std::string WithoutCallCount(const std::string& entry) {
+std::string WithoutCallCount(std::string_view entry) {
   const EntryNameParts parts = ParseEntryName(entry);
-  if (!parts.is_call() || parts.call.empty() || parts.op.empty()) return entry;
+  if (!parts.is_call() || parts.call.empty() || parts.op.empty()) return std::string(entry);
   return std::string(parts.op) + (parts.forward() ? ".forward" : ".backward");
 }
 
@@ -224,13 +229,13 @@ class Pairing {
     std::vector<bool> named_by_dm(t_keys.size(), false);
     for (uint32_t r = 0; r < t_keys.size(); ++r) {
       if (!t_keys.has(r)) continue;
-      const std::string& name = tf.rows[r].name;
+      const std::string_view name = tf.rows[r].name;
       if (m_.api_mapping) {
         t_keys.Set(r, ApiKey(name));
       } else if (m_.cell_mapping) {
         t_keys.Set(r, CellKey(name, m_));
       } else if (m_.data_mapping) {
-        std::string key = name;
+        std::string key(name);
         for (const auto& [from, to] : m_.data_map) {
           if (from == name) {
             key = to;
@@ -399,14 +404,15 @@ class Pairing {
     const DumpFile& tf = *t_.target;
     const DumpFile& gf = *t_.golden;
     auto token = [&](const DumpFile& f, const DumpRow& row) {
-      const std::string& entry = f.entries[row.entry].name;
+      const std::string_view entry = f.entries[row.entry].name;
       std::string dtype = f.Text(row.dtype);
       if (cross) dtype = CrossDtype(dtype);
       if (dtype == "torch.float16" || dtype == "torch.bfloat16") dtype = "torch.float32";
       if (dtype == "Float16" || dtype == "BFloat16") dtype = "Float32";
-      const std::string suffix =
+      const std::string_view suffix =
           row.name.compare(0, entry.size(), entry) == 0 ? row.name.substr(entry.size()) : row.name;
-      return WithoutCallCount(entry) + "|" + suffix + "|" + f.Text(row.shape) + "|" + dtype;
+      return WithoutCallCount(entry) + "|" + std::string(suffix) + "|" + f.Text(row.shape) + "|" +
+             dtype;
     };
     std::unordered_map<std::string, uint32_t> ids;
     auto id_of = [&](const std::string& tok) {

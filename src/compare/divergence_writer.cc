@@ -19,7 +19,7 @@ namespace {
 
 using Writer = JsonWriter<rapidjson::StringBuffer, /*kPretty=*/true>;
 
-void Str(Writer& w, const std::string& s) { w.String(s); }
+void Str(Writer& w, std::string_view s) { w.String(s); }
 
 void Num(Writer& w, double v) { w.Double(v); }
 

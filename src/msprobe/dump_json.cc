@@ -24,12 +24,12 @@
 
 namespace numprobe {
 
-PyValue PyValue::Float(double f) { return {Kind::kFloat, 0, std::bit_cast<uint64_t>(f)}; }
+PyValue PyValue::Float(double f) { return {Kind::kFloat, std::bit_cast<uint64_t>(f)}; }
 
 double PyValue::as_float() const {
   if (kind_ == Kind::kInt) return static_cast<double>(as_int());
-  if (kind_ == Kind::kBool) return bits_ != 0 ? 1.0 : 0.0;
-  return std::bit_cast<double>(bits_);
+  if (kind_ == Kind::kBool) return bits() != 0 ? 1.0 : 0.0;
+  return std::bit_cast<double>(bits());
 }
 
 uint32_t DumpFile::Intern(std::string_view text) {
@@ -39,6 +39,28 @@ uint32_t DumpFile::Intern(std::string_view text) {
   texts_.emplace_back(text);
   text_ids_.emplace(texts_.back(), id);
   return id;
+}
+
+std::string_view DumpFile::Store(std::string_view text) {
+  if (text.empty()) return {};
+  // Rows' names share 1 MiB blocks; a text larger than a quarter of one gets a block of its own,
+  // so that the shared block's tail is not given up for it.
+  constexpr size_t kBlock = size_t{1} << 20;
+  if (text.size() > kBlock / 4) {
+    store_.blocks.push_back(std::make_unique_for_overwrite<char[]>(text.size()));
+    std::memcpy(store_.blocks.back().get(), text.data(), text.size());
+    return {store_.blocks.back().get(), text.size()};
+  }
+  if (text.size() > store_.left) {
+    store_.blocks.push_back(std::make_unique_for_overwrite<char[]>(kBlock));
+    store_.free = store_.blocks.back().get();
+    store_.left = kBlock;
+  }
+  std::memcpy(store_.free, text.data(), text.size());
+  const std::string_view stored(store_.free, text.size());
+  store_.free += text.size();
+  store_.left -= text.size();
+  return stored;
 }
 
 namespace {
@@ -188,13 +210,14 @@ class Flattener {
 
   // msprobe's read_op: the rows of entry `name` in file order (reordered by the caller).
   template <typename Node>
-  void ReadOp(const Node& value, const std::string& name, std::vector<DumpRow>* rows) {
+  void ReadOp(const Node& value, std::string_view name, std::vector<DumpRow>* rows) {
     rows_ = rows;
+    path_.assign(name);
     const auto [last, second_last] = detail::LastTwoParts(name);
     if (last == "debug") {
-      Parse(value, name, RowState::kDebug);
+      Parse(value, RowState::kDebug);
     } else if (last == "parameters_grad" || second_last == "parameters_grad") {
-      Parse(value, name, RowState::kParametersGrad);
+      Parse(value, RowState::kParametersGrad);
     } else if (value.is_object()) {
       static constexpr std::pair<std::string_view, std::string_view> kIo[] = {
           {"input_args", ".input"},
@@ -207,24 +230,35 @@ class Flattener {
           const RowState state = key == "output"       ? RowState::kOutput
                                  : key == "parameters" ? RowState::kParameters
                                                        : RowState::kInput;
-          Parse(*part, name + std::string(suffix), state);
+          path_.append(suffix);
+          Parse(*part, state);
+          path_.resize(name.size());
         }
       }
     }
   }
 
  private:
+  // The rows of `node`, whose row name is path_ (restored on return): the names are built in one
+  // reused buffer, with no string allocated per level or per row.
   template <typename Node>
-  void Parse(const Node& node, const std::string& op_name, RowState state) {
+  void Parse(const Node& node, RowState state) {
+    const std::string& op_name = path_;
     if (node.is_null()) {
       rows_->push_back(DefaultRow(op_name, state));
       return;
     }
+    const size_t length = path_.size();
     if (node.is_array()) {
       const bool grad = detail::HasPart(op_name, "parameters_grad");
       size_t i = 0;
       for (const auto& item : Items(node)) {
-        Parse(item, grad ? op_name : op_name + "." + std::to_string(i), state);
+        if (!grad) {
+          path_ += '.';
+          path_ += std::to_string(i);
+        }
+        Parse(item, state);
+        path_.resize(length);
         ++i;
       }
       return;
@@ -245,13 +279,16 @@ class Flattener {
       return;
     }
     for (const auto& member : Members(node)) {
-      Parse(ValueOf(member), op_name + "." + std::string(KeyOf(member)), state);
+      path_ += '.';
+      path_ += KeyOf(member);
+      Parse(ValueOf(member), state);
+      path_.resize(length);
     }
   }
 
   DumpRow DefaultRow(const std::string& op_name, RowState state) {
     DumpRow row;
-    row.name = op_name;
+    row.name = file_->Store(op_name);
     row.state = state;
     row.dtype = file_->Intern("None");
     row.shape = file_->Intern("None");
@@ -288,9 +325,12 @@ class Flattener {
     DumpRow row;
     row.state = state;
     const Node* data_name = leaf.Find("data_name");
-    if (data_name != nullptr && Truthy(*data_name)) row.data_name = PyStr(data_name);
+    if (data_name != nullptr && Truthy(*data_name)) {
+      row.data_name = data_name->is_string() ? file_->Store(data_name->string_value())
+                                             : Store(PyStr(data_name));
+    }
     if (row.data_name.empty()) {
-      row.name = op_name;
+      row.name = file_->Store(op_name);
     } else {
       const size_t dot = row.data_name.rfind('.');
       row.name = dot == std::string::npos ? row.data_name : row.data_name.substr(0, dot);
@@ -299,7 +339,9 @@ class Flattener {
     static constexpr std::string_view kStatKeys[4] = {"Max", "Min", "Mean", "Norm"};
     for (int k = 0; k < 4; ++k) row.stats[k] = PyValueOf(leaf.Find(kStatKeys[k]), true);
     const Node* md5 = leaf.Find("md5");
-    if (md5 != nullptr && Truthy(*md5)) row.md5 = PyStr(md5);
+    if (md5 != nullptr && Truthy(*md5)) {
+      row.md5 = md5->is_string() ? file_->Store(md5->string_value()) : Store(PyStr(md5));
+    }
 
     const Node* dtype = leaf.Find("dtype");
     const Node* value = leaf.Find("value");
@@ -327,14 +369,15 @@ class Flattener {
       } else if (last == "src" || last == "dst" || last == "group_src" || last == "group_dst") {
         row.dtype = file_->Intern(PyStr(type));
         row.shape = file_->Intern("[]");
-        row.stats.fill(PyValue::Str(file_->Intern(PyStr(value))));
-        row.md5 = PyStr(value);
+        const std::string text = PyStr(value);
+        row.stats.fill(PyValue::Str(file_->Intern(text)));
+        row.md5 = Store(text);
       } else if (type_text == "torch.ProcessGroup") {
         const std::string ranks = PyStr(leaf.Find("group_ranks"));
         row.dtype = file_->Intern(type_text);
         row.shape = file_->Intern("[]");
         row.stats.fill(PyValue::Str(file_->Intern(ranks)));
-        row.md5 = ranks;
+        row.md5 = Store(ranks);
       } else {
         row.dtype = file_->Intern(fmt::format("<class '{}'>", PyTypeName(value)));
         row.shape = file_->Intern("[]");
@@ -343,14 +386,22 @@ class Flattener {
     }
     if (!row.md5.has_value() || row.md5->empty()) {
       // CRC-32 of str(value), or of "" (0) for a leaf without one.
-      row.md5 = value == nullptr ? std::string("00000000")
-                                 : fmt::format("{:08x}", detail::Crc32(PyStr(value)));
+      if (value == nullptr) {
+        row.md5 = std::string_view("00000000");
+      } else {
+        char hex[8];
+        fmt::format_to_n(hex, sizeof hex, "{:08x}", detail::Crc32(PyStr(value)));
+        row.md5 = file_->Store(std::string_view(hex, sizeof hex));
+      }
     }
     return row;
   }
 
+  std::string_view Store(const std::string& text) { return file_->Store(text); }
+
   DumpFile* file_;
   std::vector<DumpRow>* rows_ = nullptr;
+  std::string path_;  // the name of the row being read (Parse)
 };
 
 int ReorderRank(RowState state) {
@@ -398,9 +449,8 @@ class DumpFileBuilder {
   template <typename Node>
   void Entry(std::string_view key, const Node& value, uint64_t offset) {
     if (file_.entries.size() == kReserveSample) ReserveFromSample(offset);
-    std::string name(key);
     scratch_.clear();
-    flattener_.ReadOp(value, name, &scratch_);
+    flattener_.ReadOp(value, key, &scratch_);
     const auto by_rank = [](const DumpRow& a, const DumpRow& b) {
       return ReorderRank(a.state) < ReorderRank(b.state);
     };
@@ -409,18 +459,21 @@ class DumpFileBuilder {
     if (!std::is_sorted(scratch_.begin(), scratch_.end(), by_rank)) {
       std::stable_sort(scratch_.begin(), scratch_.end(), by_rank);
     }
-    auto [it, inserted] = entry_index_.try_emplace(name, file_.entries.size());
-    if (!inserted) {
-      replaced_[it->second] = std::move(scratch_);  // a repeated entry: the last one wins
+    // The index is keyed by the name the entry keeps (in the file's own memory).
+    const auto found = entry_index_.find(key);
+    if (found != entry_index_.end()) {
+      replaced_[found->second] = std::move(scratch_);  // a repeated entry: the last one wins
       scratch_ = {};
       return;
     }
+    const std::string_view name = file_.Store(key);
+    entry_index_.emplace(name, file_.entries.size());
     if (file_.rows.size() + scratch_.size() > UINT32_MAX) {
       too_many_rows_ = true;
       return;
     }
     DumpEntry entry;
-    entry.name = std::move(name);
+    entry.name = name;
     entry.offset = offset;
     entry.first_row = static_cast<uint32_t>(file_.rows.size());
     entry.row_count = static_cast<uint32_t>(scratch_.size());
@@ -481,12 +534,13 @@ class DumpFileBuilder {
         static_cast<size_t>(std::min(most, scale * static_cast<double>(file_.rows.size()))));
     file_.entries.reserve(
         static_cast<size_t>(std::min(most, scale * static_cast<double>(file_.entries.size()))));
+    entry_index_.reserve(file_.entries.capacity());
   }
 
   DumpFile file_;
   uint64_t file_bytes_ = 0;
   Flattener flattener_;
-  std::unordered_map<std::string, size_t> entry_index_;
+  std::unordered_map<std::string_view, size_t> entry_index_;
   std::vector<DumpRow> scratch_;                               // the rows of the entry being read
   std::unordered_map<size_t, std::vector<DumpRow>> replaced_;  // repeated entries' last rows
   bool too_many_rows_ = false;

@@ -233,9 +233,88 @@ void RankScanner::AddHeadroom(const RankScan& rank, const std::string& op, const
   out_->headroom.push_back(std::move(row));
 }
 
+// A row's ScanTensor held without its texts while a rank is scanned: the name, dtype and shape
+// are the row's own (in the DumpFile) and the rare tensor file sits in a side list. A ScanTensor
+// per row with four strings was a third of a large statistics scan's peak memory.
+class RowFacts {
+ public:
+  RowFacts(const DumpFile& file, size_t rows) : file_(file) { packed_.reserve(rows); }
+
+  void Add(ScanTensor t) {
+    Packed p;
+    CopyNumbers(t, &p);
+    if (!t.file.empty()) {
+      p.file = static_cast<uint32_t>(files_.size());
+      files_.push_back(std::move(t.file));
+    }
+    packed_.push_back(p);
+  }
+
+  // Row r's ScanTensor into *t (its strings' memory reused).
+  void Get(size_t r, ScanTensor* t) const {
+    const Packed& p = packed_[r];
+    const DumpRow& row = file_.rows[r];
+    t->name.assign(row.name);
+    t->dtype.assign(file_.Text(row.dtype));
+    t->shape.assign(file_.Text(row.shape));
+    CopyNumbers(p, t);
+    if (p.file == kNoFile) {
+      t->file.clear();
+    } else {
+      t->file.assign(files_[p.file]);
+    }
+  }
+  ScanTensor Get(size_t r) const {
+    ScanTensor t;
+    Get(r, &t);
+    return t;
+  }
+  // AddHeadroom's test, without building the ScanTensor.
+  bool HeadroomCandidate(size_t r) const {
+    const Packed& p = packed_[r];
+    return p.is_tensor && detail::IsFloatDTypeText(file_.Text(file_.rows[r].dtype)) &&
+           (p.nonfinite || !std::isnan(p.max_abs));
+  }
+
+ private:
+  // The numbers of a ScanTensor into a Packed, and back (both name them alike).
+  template <typename From, typename To>
+  static void CopyNumbers(const From& from, To* to) {
+    to->is_tensor = from.is_tensor;
+    to->exact = from.exact;
+    to->has_max = from.has_max;
+    to->has_min = from.has_min;
+    to->has_mean = from.has_mean;
+    to->has_norm = from.has_norm;
+    to->nonfinite = from.nonfinite;
+    to->max = from.max;
+    to->min = from.min;
+    to->mean = from.mean;
+    to->norm = from.norm;
+    to->count = from.count;
+    to->nan_count = from.nan_count;
+    to->inf_count = from.inf_count;
+    to->zero_count = from.zero_count;
+    to->max_abs = from.max_abs;
+    to->min_nonzero_abs = from.min_nonzero_abs;
+  }
+  static constexpr uint32_t kNoFile = UINT32_MAX;
+  struct Packed {
+    bool is_tensor = false, exact = false, has_max = false, has_min = false, has_mean = false,
+         has_norm = false, nonfinite = false;
+    uint32_t file = kNoFile;
+    double max = 0, min = 0, mean = 0, norm = 0;
+    int64_t count = -1, nan_count = -1, inf_count = -1, zero_count = -1;
+    double max_abs = 0, min_nonzero_abs = 0;
+  };
+  const DumpFile& file_;
+  std::vector<Packed> packed_;
+  std::vector<std::string> files_;
+};
+
 AnomalyNode NodeOf(const DumpFile& file, const DumpEntry& entry, uint32_t index,
-                   const std::vector<ScanTensor>& facts, const RankScan& rank,
-                   const StackMap& stack, const ConstructMap& construct) {
+                   const RowFacts& facts, const RankScan& rank, const StackMap& stack,
+                   const ConstructMap& construct) {
   AnomalyNode node;
   node.scope = rank.scope;
   node.step = rank.step;
@@ -248,9 +327,9 @@ AnomalyNode NodeOf(const DumpFile& file, const DumpEntry& entry, uint32_t index,
   for (uint32_t r = entry.first_row; r < entry.first_row + entry.row_count; ++r) {
     const RowState state = file.rows[r].state;
     if (state == RowState::kOutput) {
-      node.outputs.push_back(facts[r]);
+      node.outputs.push_back(facts.Get(r));
     } else if (state == RowState::kInput || state == RowState::kParameters) {
-      node.inputs.push_back(facts[r]);
+      node.inputs.push_back(facts.Get(r));
     }
   }
   return node;
@@ -285,37 +364,36 @@ Status RankScanner::Scan(const DumpLocation& location, int slot) {
   context.files_missing = &rank->files_missing;
   context.warnings = &rank->warnings;
   context.max_memory = EffectiveMaxMemory(options_.max_memory);
-  std::vector<ScanTensor> facts;
-  facts.reserve(file.rows.size());
+  RowFacts facts(file, file.rows.size());
   for (const DumpRow& row : file.rows) {
-    facts.push_back(detail::TensorOfRow(file, row, context));
+    facts.Add(detail::TensorOfRow(file, row, context));
     if (row.is_tensor) ++rank->tensors;
   }
   // A headroom row per float tensor at most (AddHeadroom's test): reserved at once, since
   // growing the vector held the old and the new array together, the largest allocation of a
   // large scan.
-  const auto headroom_rows = std::count_if(facts.begin(), facts.end(), [](const ScanTensor& t) {
-    return t.is_tensor && detail::IsFloatDTypeText(t.dtype) &&
-           (t.nonfinite || !std::isnan(t.max_abs));
-  });
-  rank->headroom.reserve(rank->headroom.size() + static_cast<size_t>(headroom_rows));
+  size_t headroom_rows = 0;
+  for (size_t r = 0; r < file.rows.size(); ++r) headroom_rows += facts.HeadroomCandidate(r);
+  rank->headroom.reserve(rank->headroom.size() + headroom_rows);
   const bool has_api = std::any_of(file.entries.begin(), file.entries.end(), [](const auto& e) {
     return !detail::IsModuleEntry(e.name) && !detail::IsParametersGradEntry(e.name);
   });
 
   // Pass 1: watchpoints, headroom, parameters, and the facts of each op.
+  ScanTensor t;  // the row at hand (RowFacts::Get)
   std::vector<EntryFacts> ops;
   std::unordered_set<std::string> seen_params;
   for (uint32_t e = 0; e < file.entries.size(); ++e) {
     const DumpEntry& entry = file.entries[e];
-    const std::string& name = entry.name;
+    const std::string name(entry.name);
     const uint32_t end = entry.first_row + entry.row_count;
     if (detail::IsParametersGradEntry(name)) {
       const std::string layer = detail::ModuleOfEntry(name);
       for (uint32_t r = entry.first_row; r < end; ++r) {
-        WatchGradient(*rank, name, file.rows[r], facts[r]);
-        WatchTensor(*rank, name, facts[r]);
-        AddHeadroom(*rank, name, layer, facts[r]);
+        facts.Get(r, &t);
+        WatchGradient(*rank, name, file.rows[r], t);
+        WatchTensor(*rank, name, t);
+        AddHeadroom(*rank, name, layer, t);
       }
       continue;
     }
@@ -327,7 +405,7 @@ Status RankScanner::Scan(const DumpLocation& location, int slot) {
     op.module = module;
     for (uint32_t r = entry.first_row; r < end; ++r) {
       const DumpRow& row = file.rows[r];
-      const ScanTensor& t = facts[r];
+      facts.Get(r, &t);
       if (row.state == RowState::kParameters) {
         const std::string key = detail::ParameterKey(name, row.name);
         if (seen_params.insert(key).second) {
@@ -376,7 +454,7 @@ Status RankScanner::Scan(const DumpLocation& location, int slot) {
   std::unordered_set<std::string> wanted;
   for (const EntryFacts& op : ops) {
     if (op.comm || (!op.ignored && !op.in_bad && op.out_bad)) {
-      wanted.insert(file.entries[op.entry].name);
+      wanted.emplace(file.entries[op.entry].name);
     }
   }
   std::unordered_map<std::string, std::string> raw;
@@ -429,7 +507,7 @@ Status RankScanner::Scan(const DumpLocation& location, int slot) {
     }
     if (!op.in_bad && op.out_bad) {
       explained = true;
-      const std::string& name = file.entries[op.entry].name;
+      const std::string_view name = file.entries[op.entry].name;
       if (op.module) {
         // A module whose birth happened in one of its APIs: the API is the birth.
         const bool inner =

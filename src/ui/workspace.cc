@@ -216,7 +216,7 @@ Status AddDumpRun(const DumpLocation& loc, const std::string& scope, const std::
     for (uint32_t r = entry.first_row; r < entry.first_row + entry.row_count; ++r) {
       const DumpRow& row = file.rows[r];
       texts.clear();
-      texts.push_back(row.name);
+      texts.emplace_back(row.name);
       texts.push_back(file.Text(row.dtype));
       texts.push_back(file.Text(row.shape));
       bool nonfinite = false;
@@ -231,7 +231,8 @@ Status AddDumpRun(const DumpLocation& loc, const std::string& scope, const std::
                                                  : std::vector<std::string>{}));
       texts.push_back(lines != nullptr && r == entry.first_row ? detail::PyStrListRepr(*lines)
                                                                : "N/A");
-      texts.push_back(detail::PyStrListRepr({row.data_name.empty() ? "-1" : row.data_name}));
+      texts.push_back(
+          detail::PyStrListRepr({std::string(row.data_name.empty() ? "-1" : row.data_name)}));
       NUMPROBE_RETURN_IF_ERROR(AddTextRow(&builder, texts, entry.name));
     }
   }

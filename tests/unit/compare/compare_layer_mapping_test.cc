@@ -207,7 +207,7 @@ TEST_F(LayerMappingTest, CompareDumpsPairsTheRowsAsMsprobeDoes) {
   ASSERT_TRUE(table.ok()) << table.error().ToString();
   size_t paired = 0;
   for (const CompareRow& r : table->rows) {
-    const std::string& name = table->target->rows[r.target].name;
+    const std::string name(table->target->rows[r.target].name);
     const auto want = kMsprobeDataMapping.find(name);
     ASSERT_NE(want, kMsprobeDataMapping.end()) << name;
     if (want->second == "N/A") {
@@ -228,7 +228,7 @@ TEST_F(LayerMappingTest, CompareDumpsPairsTheRowsAsMsprobeDoes) {
   auto am = detail::CompareWithMapping(*t, *g, mapping, nullptr, {}, 0);
   ASSERT_TRUE(am.ok()) << am.error().ToString();
   for (const CompareRow& r : am->rows) {
-    const std::string& name = am->target->rows[r.target].name;
+    const std::string name(am->target->rows[r.target].name);
     if (name.rfind("Mint.logical_or.0.forward", 0) == 0) {
       EXPECT_FALSE(r.paired()) << name;
     }

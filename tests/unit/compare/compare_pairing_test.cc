@@ -57,7 +57,7 @@ class ComparePairingTest : public ::testing::Test {
     std::map<std::string, std::string> out;
     if (!table.ok()) return out;
     for (const CompareRow& r : table->rows) {
-      const std::string& name = table->target->rows[r.target].name;
+      const std::string name(table->target->rows[r.target].name);
       out[name] = r.paired() ? table->golden->rows[static_cast<size_t>(r.golden)].name : "N/A";
       if (kinds != nullptr) (*kinds)[name] = r.match;
     }
@@ -262,7 +262,7 @@ TEST(CompareKeysTest, KeysReferToRowNamesUnlessRenumbered) {
   keys.Set(2, "other");
   EXPECT_EQ(keys[2], "other");
   EXPECT_EQ(keys[3], "mapped");
-  keys.Set(3, file->rows[3].name);
+  keys.Set(3, std::string(file->rows[3].name));
   EXPECT_EQ(keys[3].data(), file->rows[3].name.data());
   EXPECT_EQ(keys[2], "other");
 }

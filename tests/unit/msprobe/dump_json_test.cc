@@ -1,5 +1,6 @@
 // dump.json reading: msprobe's row flattening, value forms, and malformed input.
 #include <cmath>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -47,7 +48,7 @@ TEST(DumpJsonTest, FlattensArgsKwargsOutputsParametersInMsprobeOrder) {
   EXPECT_FALSE(f->dump_data_dir.has_value());
   ASSERT_EQ(f->entries.size(), 2u);
   std::vector<std::string> names;
-  for (const DumpRow& r : f->rows) names.push_back(r.name);
+  for (const DumpRow& r : f->rows) names.emplace_back(r.name);
   // Inputs (args, then kwargs), then parameters, then outputs; parameter grads keep no index.
   const std::vector<std::string> expected = {
       "Module.fc.Linear.forward.0.input.0",    "Module.fc.Linear.forward.0.input.1.0",
@@ -95,6 +96,34 @@ TEST(DumpJsonTest, FlattensArgsKwargsOutputsParametersInMsprobeOrder) {
   EXPECT_EQ(f->rows[6].state, RowState::kOutput);
   EXPECT_EQ(f->rows[5].state, RowState::kParameters);
   EXPECT_EQ(f->rows[7].state, RowState::kParametersGrad);
+}
+
+TEST(DumpJsonTest, NamesLiveInTheFileAndSurviveItsMoves) {
+  // Row and entry names view the file's own memory: they must stay valid when the file moves
+  // (into a Result, a shared_ptr, another DumpFile), for short names and for a name too long to
+  // share a block with others.
+  const std::string long_name = "Functional.op." + std::string(300000, 'x') + ".0.forward";
+  const std::string json = R"({"task": "statistics", "data": {"Functional.relu.0.forward": )"
+                           R"({"input_args": [{"type": "torch.Tensor", "dtype": "torch.float32",)"
+                           R"( "shape": [2], "Max": 1.0, "Min": 0.0, "Mean": 0.5, "Norm": 1.0}]},)"
+                           R"( ")" +
+                           long_name + R"(": {"output": [{"type": "int", "value": 3}]}}})";
+  auto parsed = Parse(json);
+  ASSERT_TRUE(parsed.ok()) << parsed.error().ToString();
+  DumpFile moved = std::move(*parsed);
+  DumpFile file;
+  file = std::move(moved);
+  ASSERT_EQ(file.entries.size(), 2u);
+  ASSERT_EQ(file.rows.size(), 2u);
+  EXPECT_EQ(file.entries[0].name, "Functional.relu.0.forward");
+  EXPECT_EQ(file.rows[0].name, "Functional.relu.0.forward.input.0");
+  EXPECT_EQ(file.entries[1].name, long_name);
+  EXPECT_EQ(file.rows[1].name, long_name + ".output.0");
+  EXPECT_EQ(file.rows[1].md5, std::optional<std::string_view>("6dd28e9b"));
+  // A text stored after the moves goes into the file's own memory, not the moved-from one's.
+  EXPECT_EQ(moved.Store("abc"), "abc");
+  EXPECT_EQ(file.Store("def"), "def");
+  EXPECT_EQ(file.rows[0].name, "Functional.relu.0.forward.input.0");
 }
 
 TEST(DumpJsonTest, TensorModeRowsTakeTheirNameFromDataName) {
