@@ -14,6 +14,8 @@
 
 namespace numprobe {
 
+class ThreadPool;
+
 // msprobe's compare_result CSV. kIoError when the file cannot be written.
 Status WriteCompareCsv(const CompareTable& table, const std::filesystem::path& path);
 
@@ -22,6 +24,14 @@ Status WriteCompareCsv(const CompareTable& table, const std::filesystem::path& p
 // which are JSON numbers.
 Status WriteCompareJson(const CompareTable& table, const std::filesystem::path& path,
                         const std::string& target_label, const std::string& golden_label);
+
+// Both of the above in one pass: each row's cells are formatted once (spread over `pool`, which
+// may be null) and written to the CSV and to the JSON twin side by side. The files are those
+// the two functions write, byte for byte.
+Status WriteCompareCsvAndJson(const CompareTable& table, const std::filesystem::path& csv_path,
+                              const std::filesystem::path& json_path,
+                              const std::string& target_label, const std::string& golden_label,
+                              ThreadPool* pool);
 
 // msprobe's highlighting of an xlsx table, per row: red when an NPU Max/Min is NaN/Inf or Max diff
 // (MaxAbsErr) exceeds 1e10, or, comparing an API's outputs with its inputs, when an output's

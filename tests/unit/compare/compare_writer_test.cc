@@ -1,0 +1,91 @@
+// WriteCompareCsvAndJson (each row formatted once, in blocks, for both files) writes exactly the
+// files WriteCompareCsv and WriteCompareJson write one by one: on a table of several blocks with
+// a partial last one, with and without a pool, whatever its size.
+#include "compare/compare_writer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "numprobe/compare.h"
+#include "numprobe/dump_layout.h"
+#include "numprobe/thread_pool.h"
+
+#include "testing/dump_builder.h"
+#include "testing/temp_dir.h"
+
+namespace numprobe {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(CompareWriterTest, OnePassWritesTheFilesOfTheTwoWriters) {
+  test::TempDir temp{"numprobe_cmpwriter"};
+  const fs::path root = temp.path();
+  // 2,600 APIs of one input and one output: 5,200 rows, over a block of 4,096. Every seventh is
+  // missing on the golden side (N/A cells, "unmatched"), one name needs CSV quoting, and values
+  // include NaN and Inf (text cells next to JSON numbers).
+  std::vector<std::string> target;
+  std::vector<std::string> golden;
+  for (int i = 0; i < 2600; ++i) {
+    const std::string name =
+        (i == 5 ? "Functional.a,b." : "Functional.op.") + std::to_string(i) + ".forward";
+    const double v = 1.0 / (i + 3);
+    const double odd = i % 11 == 0 ? NAN : (i % 13 == 0 ? INFINITY : v);
+    target.push_back(
+        test::ForwardEntry(name, test::TensorLeaf("torch.float32", {4}, v * 3, -v, odd, v * 7),
+                           test::TensorLeaf("torch.float32", {4}, v, -v * 2, v / 3, v + 1)));
+    if (i % 7 == 3) continue;
+    golden.push_back(test::ForwardEntry(
+        name, test::TensorLeaf("torch.float32", {4}, v * 3.1, -v, v, v * 7),
+        test::TensorLeaf("torch.float32", {4}, v * 0.9, -v * 2, v / 3.5, v + 1.25)));
+  }
+  test::WriteDump(root / "t", {}, target);
+  test::WriteDump(root / "g", {}, golden);
+  auto table = CompareDumps(*LocateDump(root / "t"), *LocateDump(root / "g"));
+  ASSERT_TRUE(table.ok()) << table.error().ToString();
+  ASSERT_EQ(table->rows.size(), 5200u);
+
+  ASSERT_TRUE(WriteCompareCsv(*table, root / "one.csv").ok());
+  ASSERT_TRUE(WriteCompareJson(*table, root / "one.json", "t/dump.json", "g/dump.json").ok());
+  const std::string csv = test::ReadFile(root / "one.csv");
+  const std::string json = test::ReadFile(root / "one.json");
+  ASSERT_EQ(std::count(csv.begin(), csv.end(), '\n'), 5201);
+  ASSERT_NE(csv.find("\"Functional.a,b.5.forward.input.0\""), std::string::npos);
+
+  ThreadPool pool(3);
+  for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
+    SCOPED_TRACE(p == nullptr ? "no pool" : "3 threads");
+    const Status s = WriteCompareCsvAndJson(*table, root / "both.csv", root / "both.json",
+                                            "t/dump.json", "g/dump.json", p);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(test::ReadFile(root / "both.csv"), csv);
+    EXPECT_EQ(test::ReadFile(root / "both.json"), json);
+  }
+}
+
+TEST(CompareWriterTest, OnePassReportsAnUnwritableFolder) {
+  test::TempDir temp{"numprobe_cmpwriter"};
+  const fs::path root = temp.path();
+  test::WriteDump(root / "t", {},
+                  {test::ForwardEntry("Functional.op.0.forward",
+                                      test::TensorLeaf("torch.float32", {4}, 1, 0, 0.5, 1),
+                                      test::TensorLeaf("torch.float32", {4}, 1, 0, 0.5, 1))});
+  auto table = CompareDumps(*LocateDump(root / "t"), *LocateDump(root / "t"));
+  ASSERT_TRUE(table.ok()) << table.error().ToString();
+  const fs::path missing = root / "no" / "such" / "folder";
+  EXPECT_EQ(
+      WriteCompareCsvAndJson(*table, missing / "r.csv", root / "r.json", "t", "g", nullptr).code(),
+      ErrorCode::kIoError);
+  EXPECT_EQ(
+      WriteCompareCsvAndJson(*table, root / "r.csv", missing / "r.json", "t", "g", nullptr).code(),
+      ErrorCode::kIoError);
+  EXPECT_FALSE(fs::exists(root / "r.csv"));  // nothing put in place when the twin fails
+}
+
+}  // namespace
+}  // namespace numprobe
