@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "numprobe/enum_names.h"
+#include "numprobe/json_value.h"
 #include "numprobe/result.h"
 
 namespace numprobe {
@@ -160,6 +161,11 @@ class DumpFile {
 // Parses dump.json bytes. Malformed or truncated JSON: kCorrupt naming the byte offset; nesting
 // deeper than 400 levels: kOutOfRange; a root without a "data" object: kCorrupt.
 Result<DumpFile> ParseDumpJson(std::span<const char> bytes);
+// The one-entry dump a capture's record makes: entry `name` of a dump.json whose task is `task`,
+// flattened into rows as ParseDumpJson would flatten it, without the text in between (the live
+// judgement of an incremental dump reads every record through it).
+Result<DumpFile> DumpFileOfEntry(std::string_view task, std::string_view name,
+                                 const JsonValue& entry);
 // Maps and parses the file at `path`; errors are prefixed with the path.
 // A path named dump.json whose folder holds a capture journal newer than it (or a dump.json that
 // does not exist beside a journal) is read from the journal instead, as are stack.json and

@@ -30,14 +30,8 @@ Result<std::unique_ptr<BaselineJudge>> BaselineJudge::Open(
 
 Result<std::vector<JudgedRow>> BaselineJudge::Judge(std::string_view name, const JsonValue& part,
                                                     bool md5) const {
-  // The record as a one-entry dump.json, read back by the reader compare uses.
-  JsonValue root = JsonValue::MakeObject();
-  root.Set("task", JsonValue::String(golden_->task));
-  JsonValue data = JsonValue::MakeObject();
-  data.Set(std::string(name), part);
-  root.Set("data", std::move(data));
-  const std::string text = ToJson(root, -1);
-  NUMPROBE_ASSIGN_OR_RETURN(DumpFile target, ParseDumpJson(std::span<const char>(text)));
+  // The record as a one-entry dump, flattened by the reader compare uses.
+  NUMPROBE_ASSIGN_OR_RETURN(DumpFile target, DumpFileOfEntry(golden_->task, name, part));
 
   CompareTable table;
   table.mode =

@@ -599,6 +599,14 @@ Result<DumpFile> ParseDumpJson(std::span<const char> bytes) {
       bytes.size());
 }
 
+Result<DumpFile> DumpFileOfEntry(std::string_view task, std::string_view name,
+                                 const JsonValue& entry) {
+  DumpFileBuilder builder;
+  NUMPROBE_RETURN_IF_ERROR(builder.RootMember("task", JsonValue::String(std::string(task))));
+  builder.Entry(name, entry, 0);
+  return builder.Finish();
+}
+
 bool IsEmptyDumpJson(const std::filesystem::path& path) {
   constexpr uintmax_t kMaxSize = 4096;  // "{}" with some whitespace; anything larger has content
   auto text = detail::ReadTextFile(path, kMaxSize);

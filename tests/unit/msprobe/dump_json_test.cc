@@ -8,6 +8,8 @@
 
 #include "numprobe/dump.h"
 
+#include "core/json.h"
+
 namespace numprobe {
 namespace {
 
@@ -96,6 +98,56 @@ TEST(DumpJsonTest, FlattensArgsKwargsOutputsParametersInMsprobeOrder) {
   EXPECT_EQ(f->rows[6].state, RowState::kOutput);
   EXPECT_EQ(f->rows[5].state, RowState::kParameters);
   EXPECT_EQ(f->rows[7].state, RowState::kParametersGrad);
+}
+
+// The live judgement of an incremental dump reads each record through DumpFileOfEntry; the rows
+// must be the ones dump.json's reader gives for the same entry, or the capture and a later compare
+// would judge different rows.
+TEST(DumpJsonTest, OneEntryFromAValueFlattensAsTheFileReaderDoes) {
+  const std::string entry = R"({
+    "input_args": [{"type": "torch.Tensor", "dtype": "torch.float16", "shape": [2, 3],
+                    "Max": NaN, "Min": -Infinity, "Mean": 0.1, "Norm": 2, "requires_grad": true,
+                    "data_name": "Functional.linear.0.forward.input.0.pt"},
+                   [{"type": "int", "value": 1}, null]],
+    "input_kwargs": {"alpha": {"type": "float", "value": -0.01}, "flag": null},
+    "output": [{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [],
+                "Max": 3.0, "Min": 0.0, "Mean": 1e-05, "Norm": 4.0, "md5": "0badc0de"}],
+    "parameters": {"weight": {"type": "torch.Tensor", "dtype": "torch.float32",
+                              "shape": [4, 3], "Max": 0.5, "Min": -0.5, "Mean": 0.0,
+                              "Norm": 1.0, "requires_grad": true}}})";
+  const std::string name = "Functional.linear.0.forward";
+  auto from_text = Parse(R"({"task": "tensor", "data": {")" + name + R"(": )" + entry + "}}");
+  ASSERT_TRUE(from_text.ok()) << from_text.error().ToString();
+  auto value = ParseJson(entry, kPythonJson);
+  ASSERT_TRUE(value.ok()) << value.error().ToString();
+  auto from_value = DumpFileOfEntry("tensor", name, *value);
+  ASSERT_TRUE(from_value.ok()) << from_value.error().ToString();
+
+  const DumpFile& a = *from_text;
+  const DumpFile& b = *from_value;
+  EXPECT_EQ(b.task, "tensor");
+  EXPECT_EQ(a.has_md5, b.has_md5);
+  ASSERT_EQ(a.rows.size(), 7u);
+  ASSERT_EQ(b.rows.size(), a.rows.size());
+  for (size_t i = 0; i < a.rows.size(); ++i) {
+    const DumpRow& x = a.rows[i];
+    const DumpRow& y = b.rows[i];
+    SCOPED_TRACE(x.name);
+    EXPECT_EQ(x.name, y.name);
+    EXPECT_EQ(x.data_name, y.data_name);
+    EXPECT_EQ(x.state, y.state);
+    EXPECT_EQ(x.is_tensor, y.is_tensor);
+    EXPECT_EQ(a.Text(x.dtype), b.Text(y.dtype));
+    EXPECT_EQ(a.Text(x.shape), b.Text(y.shape));
+    EXPECT_EQ(x.md5, y.md5);
+    for (size_t s = 0; s < x.stats.size(); ++s) {
+      ASSERT_EQ(x.stats[s].kind(), y.stats[s].kind());
+      if (x.stats[s].kind() == PyValue::Kind::kFloat) {
+        const double p = x.stats[s].as_float(), q = y.stats[s].as_float();
+        EXPECT_TRUE(p == q || (std::isnan(p) && std::isnan(q))) << p << " vs " << q;
+      }
+    }
+  }
 }
 
 TEST(DumpJsonTest, NamesLiveInTheFileAndSurviveItsMoves) {
