@@ -167,7 +167,10 @@ Result<AtomicOutput> AtomicOutput::Create(const std::filesystem::path& path, Fil
   // O_EXCL with a random suffix rather than mkstemp: the file is created with mode 0666 minus
   // the umask, like any other file the user writes, without touching the process umask.
   static constexpr char kAlphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
-  std::random_device random;
+  // Seeded once per thread: a std::random_device per file cost more than the file's open (a
+  // tensor dump creates hundreds of files a step). A forked child repeats its parent's sequence,
+  // but the pid in the name keeps them apart and O_EXCL catches any clash.
+  thread_local std::mt19937 random{std::random_device{}()};
   int fd = -1;
   std::string name;
   for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
