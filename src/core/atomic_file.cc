@@ -119,6 +119,7 @@ AtomicOutput::AtomicOutput(AtomicOutput&& other) noexcept
       target_(std::move(other.target_)),
       temp_path_(std::move(other.temp_path_)),
       offset_(other.offset_),
+      pending_(std::move(other.pending_)),
       written_by_name_(other.written_by_name_),
       sync_(other.sync_),
       error_(std::move(other.error_)) {
@@ -134,6 +135,7 @@ AtomicOutput& AtomicOutput::operator=(AtomicOutput&& other) noexcept {
     temp_path_ = std::move(other.temp_path_);
     other.temp_path_.clear();
     offset_ = other.offset_;
+    pending_ = std::move(other.pending_);
     written_by_name_ = other.written_by_name_;
     sync_ = other.sync_;
     error_ = std::move(other.error_);
@@ -190,6 +192,26 @@ Result<AtomicOutput> AtomicOutput::Create(const std::filesystem::path& path, Fil
 Status AtomicOutput::Write(std::span<const std::byte> bytes) {
   if (!error_.ok()) return error_;
   if (fd_ < 0) return Status::Internal("write after commit");
+  // Pieces below this size wait in memory; larger ones go straight to the file.
+  constexpr size_t kGather = size_t{64} << 10;
+  if (pending_.size() + bytes.size() > kGather) NUMPROBE_RETURN_IF_ERROR(FlushPending());
+  if (bytes.size() < kGather) {
+    pending_.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  } else {
+    NUMPROBE_RETURN_IF_ERROR(WriteAll(bytes));
+  }
+  offset_ += bytes.size();
+  return Status::Ok();
+}
+
+Status AtomicOutput::FlushPending() {
+  if (pending_.empty()) return Status::Ok();
+  const Status st = WriteAll(std::as_bytes(std::span(pending_)));
+  pending_.clear();
+  return st;
+}
+
+Status AtomicOutput::WriteAll(std::span<const std::byte> bytes) {
   // At most 1 GiB per call: write(2) transfers at most about 2 GiB at once anyway.
   constexpr size_t kMaxChunk = size_t{1} << 30;
   const std::byte* p = bytes.data();
@@ -208,11 +230,11 @@ Status AtomicOutput::Write(std::span<const std::byte> bytes) {
     p += n;
     left -= static_cast<size_t>(n);
   }
-  offset_ += bytes.size();
   return Status::Ok();
 }
 
 const std::string& AtomicOutput::LibraryPath() {
+  (void)FlushPending();  // a failure sticks in error_ and Commit() reports it
   written_by_name_ = true;
   return temp_path_;
 }
@@ -220,6 +242,7 @@ const std::string& AtomicOutput::LibraryPath() {
 Status AtomicOutput::Commit() {
   if (!error_.ok()) return error_;
   if (fd_ < 0) return Status::Internal("commit twice");
+  NUMPROBE_RETURN_IF_ERROR(FlushPending());
   int sync_fd = fd_;
   if (written_by_name_ && sync_ == FileSync::kNow) {
     sync_fd = ::open(temp_path_.c_str(), O_RDONLY | O_CLOEXEC);
@@ -309,6 +332,7 @@ Status WriteFilesAtomically(std::span<const FileContent> files, BatchFlush flush
         AtomicOutput::Create(
             file.path, flush == BatchFlush::kEachFile ? FileSync::kNow : FileSync::kDeferred));
     NUMPROBE_RETURN_IF_ERROR(out.Write(file.content));
+    NUMPROBE_RETURN_IF_ERROR(out.Flush());  // in the file before the filesystem's sync below
     fs::path folder = out.target_folder();
     if (std::find(folders.begin(), folders.end(), folder) == folders.end()) {
       folders.push_back(std::move(folder));

@@ -50,9 +50,14 @@ class AtomicOutput {
                                      FileSync sync = FileSync::kNow);
 
   // Appends `bytes`; kIoError on a failed write (the error sticks: later calls and Commit() fail
-  // with it).
+  // with it). Small writes are gathered in memory and reach the file in one write(2) (a .pt
+  // file's headers, pickle and directory are nine small pieces), so a failure may show only at
+  // a later Write() or at Commit().
   Status Write(std::span<const std::byte> bytes);
   Status Write(std::string_view text) { return Write(std::as_bytes(std::span(text))); }
+  // Hands what Write() gathered to the file (not to disk: Commit() or a sync of the folder's
+  // filesystem does that).
+  Status Flush() { return error_.ok() ? FlushPending() : error_; }
   // Bytes written so far (through Write).
   uint64_t offset() const { return offset_; }
   // The folder the file is renamed into (a symbolic link's file's folder: see above).
@@ -73,12 +78,16 @@ class AtomicOutput {
  private:
   AtomicOutput() = default;
   void Discard();
+  // write(2) all of `bytes` to the file; sets and returns error_ on failure.
+  Status WriteAll(std::span<const std::byte> bytes);
+  Status FlushPending();
 
   int fd_ = -1;
   std::filesystem::path final_path_;  // as the caller named it, for messages
   std::filesystem::path target_;      // where the rename goes: final_path_ with links resolved
   std::string temp_path_;
   uint64_t offset_ = 0;
+  std::string pending_;  // small writes not yet in the file
   bool written_by_name_ = false;
   FileSync sync_ = FileSync::kNow;
   Status error_;

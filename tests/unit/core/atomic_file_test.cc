@@ -40,6 +40,32 @@ TEST(AtomicOutputTest, CommitPutsTheWholeFileInPlace) {
   EXPECT_FALSE(out->Commit().ok());
 }
 
+// Small pieces are gathered in memory and large ones written straight through; the file must
+// hold every byte in order whatever the mix, and Flush() must put the gathered bytes in the
+// temporary file before Commit() (WriteFilesAtomically syncs the filesystem in between).
+TEST(AtomicOutputTest, GatheredSmallWritesAndLargeWritesKeepTheirOrder) {
+  TempDir dir;
+  const fs::path path = dir / "mixed.bin";
+  auto out = AtomicOutput::Create(path);
+  ASSERT_TRUE(out) << out.error().message();
+  std::string expected;
+  const auto put = [&](const std::string& piece) {
+    ASSERT_TRUE(out->Write(piece).ok());
+    expected += piece;
+  };
+  for (int i = 0; i < 10; ++i) put("header" + std::to_string(i));
+  put(std::string(100 << 10, 'L'));  // above the gathering size
+  for (int i = 0; i < 20; ++i) put(std::string(10 << 10, static_cast<char>('a' + i)));
+  put("tail");
+  EXPECT_EQ(out->offset(), expected.size());
+  ASSERT_TRUE(out->Flush().ok());
+  fs::path temporary;
+  for (const auto& entry : fs::directory_iterator(dir.path())) temporary = entry.path();
+  EXPECT_EQ(fs::file_size(temporary), expected.size());  // all in the file before Commit
+  ASSERT_TRUE(out->Commit().ok());
+  EXPECT_EQ(ReadFile(path), expected);
+}
+
 TEST(AtomicOutputTest, AbandonedOutputLeavesTheOldFileAndNoTemporary) {
   TempDir dir;
   const fs::path path = dir.Write("out.txt", "old");
