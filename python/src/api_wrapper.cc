@@ -469,10 +469,17 @@ PyObject* RecordedCall(ApiWrapper* w, CaptureState* s, bool collect, PyObject* c
 PyObject* WrapperVectorcall(PyObject* self, PyObject* const* args, size_t nargsf,
                             PyObject* kwnames) {
   auto* w = reinterpret_cast<ApiWrapper*>(self);
+  if (w->original == nullptr || w->runtime == nullptr) {  // cleared by the garbage collector
+    PyErr_SetString(PyExc_RuntimeError, "a numprobe wrapper called after it was cleared");
+    return nullptr;
+  }
   auto* s = reinterpret_cast<CaptureState*>(w->runtime);
   if (!s->running || s->depth != 0 || s->inner != 0 || PyThread_get_thread_ident() != s->thread ||
-      g_process_id != s->pid) {
+      g_process_id != s->pid || s->api_counts == nullptr || s->selection == nullptr) {
     return PyObject_Vectorcall(w->original, args, nargsf, kwnames);
+  }
+  if (!PyDict_Check(s->api_counts) || !PyDict_Check(s->selection)) {
+    return CallThroughRuntime(w, args, PyVectorcall_NARGS(nargsf), kwnames);  // other mappings
   }
   PyObject* selected = PyDict_GetItemWithError(s->selection, w->api_name);  // borrowed
   if (selected == nullptr && PyErr_Occurred()) return nullptr;
