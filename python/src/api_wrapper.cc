@@ -148,7 +148,7 @@ bool UpdateConstruct(CaptureState* s, std::string_view name, PyObject* parent, b
   }
   return Guarded([&] {
     const auto text = [](PyObject* o) -> std::optional<std::string_view> {
-      if (o == Py_None) return std::nullopt;
+      if (o == nullptr || o == Py_None) return std::nullopt;
       Py_ssize_t n = 0;
       const char* p = PyUnicode_AsUTF8AndSize(o, &n);
       if (p == nullptr) throw py::error_already_set();
@@ -532,6 +532,15 @@ PyObject* WrapperRepr(PyObject* self) {
   return PyUnicode_FromFormat("<numprobe wrapper of %R>", w->original);
 }
 
+// pickle and copy take it by name, as a function: its __name__ in its __module__ (torch.add is
+// found as "add" in torch, where its qualified name, _VariableFunctionsClass.add, is not).
+PyObject* WrapperReduce(PyObject* self, PyObject*) {
+  return PyObject_GetAttrString(self, "__name__");
+}
+
+PyMethodDef kWrapperMethods[] = {{"__reduce__", WrapperReduce, METH_NOARGS, nullptr},
+                                 {nullptr, nullptr, 0, nullptr}};
+
 PyGetSetDef kWrapperGetSet[] = {
     {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, nullptr, nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
@@ -556,6 +565,7 @@ PyTypeObject ApiWrapperType = [] {
   t.tp_new = WrapperNew;
   t.tp_repr = WrapperRepr;
   t.tp_getset = kWrapperGetSet;
+  t.tp_methods = kWrapperMethods;
   return t;
 }();
 

@@ -560,6 +560,9 @@ def test_wrapped_apis_are_functions_to_their_callers_and_unwrap_to_the_originals
             if hasattr(original, attribute):
                 assert getattr(wrapper, attribute) == getattr(original, attribute), (name, attribute)
         assert wrapper.__module__
+    import copy, pickle
+    assert pickle.loads(pickle.dumps(torch.add)) is torch.add  # by name, as a function
+    assert copy.deepcopy(F.relu) is F.relu
     rt = dbg._runtime
     dbg.start()
     try:
