@@ -75,6 +75,13 @@ py::object GetAttr(py::handle h, PyObject* name) {
   return py::reinterpret_steal<py::object>(r);
 }
 
+// f(arg) through vectorcall: pybind11's call operator builds an argument tuple each time.
+py::object CallOne(const py::object& f, py::handle arg) {
+  PyObject* r = PyObject_CallOneArg(f.ptr(), arg.ptr());
+  if (r == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(r);
+}
+
 bool GetBool(py::handle h, PyObject* name) {
   py::object v = GetAttr(h, name);
   return v.ptr() == Py_True;
@@ -267,9 +274,9 @@ class Converter {
   // Strides and data of `h` into `view`, whose shape is already h's.
   static void FillView(py::handle h, TensorView* view) {
     TorchTypes& t = Types();
-    ReadInts(t.stride.is_none() ? h.attr("stride")() : t.stride(h), &view->strides);
+    ReadInts(t.stride.is_none() ? h.attr("stride")() : CallOne(t.stride, h), &view->strides);
     // data_ptr() already points at the first element (storage offset applied).
-    py::object ptr = t.data_ptr.is_none() ? h.attr("data_ptr")() : t.data_ptr(h);
+    py::object ptr = t.data_ptr.is_none() ? h.attr("data_ptr")() : CallOne(t.data_ptr, h);
     view->data = reinterpret_cast<const std::byte*>(ptr.cast<uintptr_t>());
     view->byte_offset = 0;
     if (view->numel() == 0) view->data = nullptr;
