@@ -54,6 +54,38 @@ class DumpConfig:
     warnings: List[str]
     dump_layout: str  # "files" (msprobe's, one file per tensor) or "packed"
 
+# ---- the wrapped-API path (api_wrapper.cc) ----
+class CaptureState:
+    """The capture runtime's state, base class of numprobe.pytorch._runtime._Runtime: read and
+    changed by the wrapped APIs in C++ and by the Python runtime."""
+    running: bool
+    depth: int
+    inner: int
+    thread: int
+    pid: int
+    api_counts: Dict[Any, int]
+    selection: Dict[str, bool]
+    api_parent: Optional[str]
+    module_nodes: List[Tuple[str, Optional[str]]]
+    module_nodes_flushed: int
+    collect_stacks: bool
+    construct_on: bool
+    construct_apis: bool
+    check_any: bool
+    track_casts: bool
+    dump_backward: bool
+    format_stack: Any
+    dumper: Optional[Dumper]
+    def update_construct(self, name: str, parent: Optional[str] = None,
+                         is_api: bool = False) -> None: ...
+
+class ApiWrapper:
+    """A wrapped torch API, recorded in C++ while `runtime` runs."""
+    def __init__(self, runtime: CaptureState, prefix: str, api_name: str, original: Any,
+                 distributed: bool = False, is_cast: bool = False) -> None: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+    def __get__(self, obj: Any, owner: Any = None) -> Any: ...
+
 class Dumper:
     def __init__(self, config: DumpConfig, rank: Optional[int] = None, pid: int = 0) -> None: ...
     active: bool

@@ -18,6 +18,7 @@
 #include "numprobe/dumper.h"
 #include "numprobe/stats.h"
 
+#include "capture_bridge.h"
 #include "py_errors.h"
 
 namespace py = pybind11;
@@ -70,6 +71,13 @@ const AttrNames& Names() {
 
 py::object GetAttr(py::handle h, PyObject* name) {
   PyObject* r = PyObject_GetAttr(h.ptr(), name);
+  if (r == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(r);
+}
+
+// f(arg) through vectorcall: pybind11's call operator builds an argument tuple each time.
+py::object CallOne(const py::object& f, py::handle arg) {
+  PyObject* r = PyObject_CallOneArg(f.ptr(), arg.ptr());
   if (r == nullptr) throw py::error_already_set();
   return py::reinterpret_steal<py::object>(r);
 }
@@ -266,9 +274,9 @@ class Converter {
   // Strides and data of `h` into `view`, whose shape is already h's.
   static void FillView(py::handle h, TensorView* view) {
     TorchTypes& t = Types();
-    ReadInts(t.stride.is_none() ? h.attr("stride")() : t.stride(h), &view->strides);
+    ReadInts(t.stride.is_none() ? h.attr("stride")() : CallOne(t.stride, h), &view->strides);
     // data_ptr() already points at the first element (storage offset applied).
-    py::object ptr = t.data_ptr.is_none() ? h.attr("data_ptr")() : t.data_ptr(h);
+    py::object ptr = t.data_ptr.is_none() ? h.attr("data_ptr")() : CallOne(t.data_ptr, h);
     view->data = reinterpret_cast<const std::byte*>(ptr.cast<uintptr_t>());
     view->byte_offset = 0;
     if (view->numel() == 0) view->data = nullptr;
@@ -393,12 +401,53 @@ py::dict StatsToDict(const TensorStats& s) {
 }
 
 }  // namespace
+
+void RecordForwardInputsOf(Dumper& d, std::string_view name, py::handle args, py::handle kwargs) {
+  Converter conv(NeedData(d));
+  auto v = ConvertAll({args, kwargs}, NeedData(d), &conv);
+  Status st;
+  {
+    py::gil_scoped_release release;
+    st = d.RecordForwardInputs(name, v[0], v[1]);
+  }
+  ThrowIfError(st);
+}
+
+void RecordForwardOutputsOf(Dumper& d, std::string_view name, py::handle output,
+                            py::handle params) {
+  Converter conv(NeedData(d));
+  auto v = ConvertAll({output, params}, NeedData(d), &conv);
+  Status st;
+  {
+    py::gil_scoped_release release;
+    st = d.RecordForwardOutputs(name, v[0], params.is_none() ? nullptr : &v[1]);
+  }
+  ThrowIfError(st);
+}
+
+void AddCallStackOf(Dumper& d, std::string_view name, int skip, py::handle format) {
+  d.AddStack(name, Stacks().Get(skip, format));
+}
+
+bool EnterSelected(Dumper& d, std::string_view name) {
+  d.Enter(name);
+  return d.active() && d.Selected(name);
+}
+
+bool IsTorchTensor(PyObject* o) {
+  const TorchTypes& t = Types();
+  return t.ready && PyObject_IsInstance(o, t.tensor_type.ptr()) == 1;
+}
+
+bool TorchRegistered() { return Types().ready; }
+
 }  // namespace numprobe
 
 PYBIND11_MODULE(_numprobe, m) {
   using namespace numprobe;
   m.doc() = "numprobe capture core (C++)";
   CreateErrorTypes(m);
+  BindApiWrapper(m);
   BindPrecheck(m);
   BindClosedLoop(m);
   BindAnalysis(m);
@@ -564,35 +613,17 @@ PYBIND11_MODULE(_numprobe, m) {
       .def("leave", [](Dumper& d, const std::string& n) { d.Leave(n); })
       .def("selected", [](Dumper& d, const std::string& n) { return d.Selected(n); })
       .def(
-          "enter_selected",
-          [](Dumper& d, const std::string& n) {
-            d.Enter(n);
-            return d.active() && d.Selected(n);
-          },
+          "enter_selected", [](Dumper& d, const std::string& n) { return EnterSelected(d, n); },
           "enter(name), then whether `name` is recorded (active and selected): one call per "
           "wrapped API instead of three.")
       .def("record_forward_inputs",
            [](Dumper& d, const std::string& name, py::tuple args, py::dict kwargs) {
-             Converter conv(NeedData(d));
-             auto v = ConvertAll({args, kwargs}, NeedData(d), &conv);
-             Status st;
-             {
-               py::gil_scoped_release release;
-               st = d.RecordForwardInputs(name, v[0], v[1]);
-             }
-             ThrowIfError(st);
+             RecordForwardInputsOf(d, name, args, kwargs);
            })
       .def(
           "record_forward_outputs",
           [](Dumper& d, const std::string& name, py::handle output, py::object params) {
-            Converter conv(NeedData(d));
-            auto v = ConvertAll({output, params}, NeedData(d), &conv);
-            Status st;
-            {
-              py::gil_scoped_release release;
-              st = d.RecordForwardOutputs(name, v[0], params.is_none() ? nullptr : &v[1]);
-            }
-            ThrowIfError(st);
+            RecordForwardOutputsOf(d, name, output, params);
           },
           py::arg("name"), py::arg("output"), py::arg("params") = py::none())
       .def(
@@ -665,7 +696,7 @@ PYBIND11_MODULE(_numprobe, m) {
       .def(
           "add_call_stack",
           [](Dumper& d, const std::string& name, int skip, py::handle format) {
-            d.AddStack(name, Stacks().Get(skip, format));
+            AddCallStackOf(d, name, skip, format);
           },
           py::arg("name"), py::arg("skip"), py::arg("format"),
           "stack.json: the caller's stack (`skip` frames above it left out), formatted by "

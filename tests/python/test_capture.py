@@ -541,6 +541,62 @@ def test_narrowing_casts_go_to_casts_json_and_dump_json_stays_msprobes(tmp_path)
     assert not os.path.exists(os.path.join(runs["l0"][1], "casts.json"))
 
 
+def test_wrapped_apis_are_functions_to_their_callers_and_unwrap_to_the_originals(tmp_path):
+    # The wrappers are C++ callables (ApiWrapper) reading the runtime's own state: they keep the
+    # original's attributes, bind as methods, pass through numprobe's own calls (inner) and other
+    # threads, leave the state as it was when the original raises, and un-wrapping puts back the
+    # very objects that were there.
+    body = """
+    import threading
+    originals = {"add": torch.add, "Tensor.add": torch.Tensor.add, "relu": F.relu}
+    from numprobe.pytorch import PrecisionDebugger
+    dbg = PrecisionDebugger(config_path="config.json")
+    for name, wrapper in (("add", torch.add), ("relu", F.relu),
+                          ("Tensor.add", torch.Tensor.add)):
+        original = originals[name]
+        assert wrapper is not original and wrapper._numprobe_original is original, name
+        assert wrapper.__wrapped__ is original, name
+        for attribute in ("__name__", "__qualname__", "__doc__", "__module__"):
+            if hasattr(original, attribute):
+                assert getattr(wrapper, attribute) == getattr(original, attribute), (name, attribute)
+        assert wrapper.__module__
+    import copy, pickle
+    assert pickle.loads(pickle.dumps(torch.add)) is torch.add  # by name, as a function
+    assert copy.deepcopy(F.relu) is F.relu
+    rt = dbg._runtime
+    dbg.start()
+    try:
+        torch.matmul(torch.ones(2, 3), torch.ones(2, 3))
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError("matmul of mismatched shapes did not raise")
+    assert rt.depth == 0 and rt.inner == 0 and "Torch.matmul." not in rt.api_counts
+    y = x.add(1)                   # bound to x as a method
+    z = torch.Tensor.add(x, 2)     # read from the class: x is the first argument
+    rt.inner += 1                  # numprobe's own calls are passed through
+    torch.add(x, 3)
+    rt.inner -= 1
+    worker = threading.Thread(target=lambda: torch.add(x, 4))  # not the recording thread
+    worker.start()
+    worker.join()
+    w = torch.add(y, z, alpha=2)
+    assert rt.api_counts == {"Tensor.add.": 2, "Torch.add.": 1}, rt.api_counts
+    dbg.stop()
+    PrecisionDebugger._reset()
+    assert torch.add is originals["add"] and F.relu is originals["relu"]
+    assert torch.Tensor.add is originals["Tensor.add"]
+    """
+    run_script(tmp_path, body, {"task": "statistics", "level": "L1"})
+    dump, _ = load(tmp_path)
+    names = [n for n in dump["data"] if not n.startswith("Torch.matmul.")]
+    assert names == ["Tensor.add.0.forward", "Tensor.add.1.forward", "Torch.add.0.forward"]
+    recorded = dump["data"]["Torch.add.0.forward"]
+    assert recorded["input_kwargs"] == {"alpha": {"type": "int", "value": 2}}
+    assert len(recorded["input_args"]) == 2 and len(recorded["output"]) == 1
+    assert dump["data"]["Tensor.add.1.forward"]["input_args"][1] == {"type": "int", "value": 2}
+
+
 def test_forked_child_does_not_touch_the_parents_dump(tmp_path):
     body = """
     from numprobe.pytorch import PrecisionDebugger

@@ -13,6 +13,7 @@ import threading
 
 import torch
 
+from .. import _numprobe
 from . import _api_list
 
 CURRENT = None  # the active _Runtime (one per process, as msprobe)
@@ -66,7 +67,12 @@ def _narrowing(source, result):
     return b.eps > a.eps or b.max < a.max
 
 
-class _Runtime:
+class _Runtime(_numprobe.CaptureState):
+    """The state the wrapped APIs read and change (running, depth, inner, thread, pid, api_counts,
+    selection, api_parent, module_nodes and the per-run flags) lives in its C++ base class,
+    CaptureState: the wrappers (_numprobe.ApiWrapper) record the common case in C++ and call back
+    call_api, note_cast and hook_api_backward for the rest."""
+
     def __init__(self, config, dumper):
         self.config = config
         self.dumper = dumper
@@ -86,10 +92,13 @@ class _Runtime:
         # whether it is recorded (api_selected), looked up on every wrapped call.
         self.collect_stacks = bool(config.extra_info) and self.level != "L2"
         self.construct_on = self.level in ("L0", "mix")
+        self.construct_apis = self.level == "mix"  # construct.json has API nodes
+        self.format_stack = _format_stack
+        self.dump_backward = bool(config.dump_backward)
         self.selection = {}
         self.on_overflow = None
         # overflow_check's task, or the closed loop's overflow_check section beside a dump.
-        self.check_overflow = config.task == "overflow_check" or config.loop["overflow_check"]
+        self.check_overflow = bool(config.task == "overflow_check" or config.loop["overflow_check"])
         # An incremental dump (bench_path) with stop_at_first: the run ends at the first record
         # that leaves the golden behind (check_records).
         self.stop_at_first = bool(config.bench_path) and config.stop_at_first
@@ -117,16 +126,8 @@ class _Runtime:
         self.module_nodes = []  # (name, parent) in first-seen order
         self.module_nodes_flushed = 0
 
-    # ---- construct.json, in msprobe's order ----
-    def update_construct(self, name, parent=None, is_api=False):
-        if not self.construct_on:
-            return
-        if is_api and self.level == "mix":
-            self.dumper.add_construct(name, parent)
-        while self.module_nodes_flushed < len(self.module_nodes):
-            node, node_parent = self.module_nodes[self.module_nodes_flushed]
-            self.dumper.add_construct(node, node_parent)
-            self.module_nodes_flushed += 1
+    # construct.json, in msprobe's order: update_construct(name, parent=None, is_api=False) is
+    # CaptureState's (C++), shared with the wrapped APIs.
 
     # ---- stack.json ----
     def stack_frames(self):
@@ -176,6 +177,9 @@ class _Runtime:
         return _api_list.risk_allows(self.config.risk_level, api_name)
 
     def call_api(self, prefix, api_name, func, args, kwargs, distributed):
+        """A wrapped call through Python: what the C++ wrapper hands over (the first call of an
+        API, whose selection is decided here, and every call while records are checked after
+        each: check_any)."""
         self.depth += 1
         try:
             count = self.api_counts.get(prefix, 0)
@@ -210,7 +214,7 @@ class _Runtime:
                     dumper.leave(forward_name)
                 if self.track_casts and api_name in _api_list.CAST_APIS and args:
                     self.note_cast(forward_name, args[0], out)
-                if self.config.dump_backward:
+                if self.dump_backward:
                     self.hook_api_backward(prefix, count, collect, out)
             finally:
                 self.inner -= 1
@@ -267,17 +271,28 @@ class _Runtime:
                     original = getattr(owner, name, None)
                     if original is None or not callable(original) or isinstance(original, type):
                         continue
-                    wrapper = _make_wrapper(f"{prefix_kind}.{name}.", name, original,
-                                            prefix_kind == "Distributed")
+                    wrapper = self.make_wrapper(f"{prefix_kind}.{name}.", name, original,
+                                                prefix_kind == "Distributed")
                     setattr(owner, name, wrapper)
                     self.wrapped.append((owner, name, original))
+
+    def make_wrapper(self, prefix, api_name, original, distributed):
+        """The C++ wrapper of `original` (recorded while this runtime runs), with the function's
+        attributes as functools.wraps gives them and the original in _numprobe_original."""
+        wrapper = _numprobe.ApiWrapper(self, prefix, api_name, original, distributed,
+                                       api_name in _api_list.CAST_APIS)
+        functools.update_wrapper(wrapper, original)
+        # As the Python function wrapper had: its own module where the original names none.
+        wrapper.__dict__.setdefault("__module__", __name__)
+        wrapper._numprobe_original = original
+        return wrapper
 
     def wrap_custom_api(self, owner, name, prefix):
         """msprobe's register_custom_api: owner.name is recorded as {prefix}.{name}.{n}."""
         original = getattr(owner, name)
         if getattr(original, "_numprobe_original", None) is not None:
             return
-        setattr(owner, name, _make_wrapper(f"{prefix}.{name}.", name, original, False))
+        setattr(owner, name, self.make_wrapper(f"{prefix}.{name}.", name, original, False))
         self.wrapped.append((owner, name, original))
 
     def unwrap_custom_api(self, owner, name):
@@ -448,19 +463,6 @@ def _format_stack(frames):
         if source:
             lines.append(f"File {path}, line {lineno}, in {code.co_name}, \n {source}")
     return lines
-
-
-def _make_wrapper(prefix, api_name, original, distributed):
-    @functools.wraps(original)
-    def wrapper(*args, **kwargs):
-        rt = CURRENT
-        if (rt is None or not rt.running or rt.depth or rt.inner
-                or threading.get_ident() != rt.thread or _PROCESS_ID != rt.pid):
-            return original(*args, **kwargs)
-        return rt.call_api(prefix, api_name, original, args, kwargs, distributed)
-
-    wrapper._numprobe_original = original
-    return wrapper
 
 
 def _module_pre_hook(module, args):
