@@ -7,6 +7,7 @@
 #define NUMPROBE_COMPARE_H_
 
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -97,18 +98,66 @@ inline constexpr EnumNameEntry<MatchKind> kMatchKindNames[] = {
     {MatchKind::kNone, "none"},     {MatchKind::kDtypeMismatch, "dtype"}};
 constexpr const auto& EnumNameTable(MatchKind /*unused*/) { return kMatchKindNames; }
 
+// A row's eight metric cells, held packed (the kinds apart from the values): 72 bytes rather
+// than 128 in every row of a compare that may have millions of them.
+class MetricCells {
+ public:
+  static constexpr size_t kCount = 8;
+
+  MetricCell operator[](size_t i) const { return {kinds_[i], values_[i]}; }
+  void Set(size_t i, MetricCell cell) {
+    kinds_[i] = cell.kind;
+    values_[i] = cell.value;
+  }
+  void Fill(MetricCell cell) {
+    for (size_t i = 0; i < kCount; ++i) Set(i, cell);
+  }
+
+ private:
+  std::array<double, kCount> values_{};
+  std::array<MetricCell::Kind, kCount> kinds_{};
+};
+
+// A row's Err_message entries (ids for MessageText) in order, four bits each in one word rather
+// than a vector per row. It holds kCapacity ids, more than the checkers of one mode can add to a
+// row (one each, plus "unmatched"); further ids are dropped.
+class MessageList {
+ public:
+  static constexpr size_t kCapacity = 16;
+  static constexpr uint8_t kMaxId = 14;  // ids are held as id + 1 in four bits, 0 ends the list
+
+  bool empty() const { return bits_ == 0; }
+  size_t size() const { return (static_cast<size_t>(std::bit_width(bits_)) + 3) / 4; }
+  uint8_t operator[](size_t i) const {
+    return static_cast<uint8_t>(((bits_ >> (4 * i)) & 0xF) - 1);
+  }
+  void push_back(uint8_t id) {
+    const size_t n = size();
+    if (n < kCapacity && id <= kMaxId) bits_ |= static_cast<uint64_t>(id + 1) << (4 * n);
+  }
+  void push_front(uint8_t id) {
+    if (size() < kCapacity && id <= kMaxId) bits_ = (bits_ << 4) | static_cast<uint64_t>(id + 1);
+  }
+  void clear() { bits_ = 0; }
+  bool operator==(const MessageList&) const = default;
+
+ private:
+  uint64_t bits_ = 0;  // entry i in bits [4i, 4i + 4)
+};
+
+// One row of the table, kept small (a statistics compare of 1,000,000 entries has 4,000,000).
 struct CompareRow {
   uint32_t target = 0;  // index into the target DumpFile's rows
-  int64_t golden = -1;  // index into the golden DumpFile's rows; -1 when there is none
   MatchKind match = MatchKind::kNone;
-  // Statistics mode: Max diff, Min diff, Mean diff, L2norm diff, MaxRelativeErr, MinRelativeErr,
-  // MeanRelativeErr, NormRelativeErr. Tensor mode: Cosine, EucDist, MaxAbsErr, MaxRelativeErr,
-  // One Thousandth Err Ratio, Five Thousandths Err Ratio (first six). Md5 mode: unused.
-  std::array<MetricCell, 8> metrics;
   // The Result column: msprobe's pass/warning/error, or numprobe's "unmatched" for a row without
   // a golden counterpart.
   Verdict result = Verdict::kPass;
-  std::vector<uint8_t> messages;  // Err_message entries (see MessageText)
+  int64_t golden = -1;  // index into the golden DumpFile's rows; -1 when there is none
+  // Statistics mode: Max diff, Min diff, Mean diff, L2norm diff, MaxRelativeErr, MinRelativeErr,
+  // MeanRelativeErr, NormRelativeErr. Tensor mode: Cosine, EucDist, MaxAbsErr, MaxRelativeErr,
+  // One Thousandth Err Ratio, Five Thousandths Err Ratio (first six). Md5 mode: unused.
+  MetricCells metrics;
+  MessageList messages;  // Err_message entries (see MessageText)
   // Tensor mode only, so held apart: a statistics compare of millions of rows does not pay for
   // it in every row. Null when absent (statistics and md5 modes, empty or mismatched pairs).
   std::shared_ptr<const TensorExtras> extras;

@@ -11,6 +11,7 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,6 +24,10 @@
 #include "numprobe/result.h"
 
 namespace numprobe {
+
+namespace detail {
+class TextArena;  // core/text_arena.h: where a report's headroom texts live
+}  // namespace detail
 
 // MindInsight's watchpoint conditions that a dump can answer.
 enum class Watchpoint : uint8_t {
@@ -165,15 +170,18 @@ struct TargetFit {
   double headroom_log2 = 0;  // log2(max_finite / max|x|); negative = overflow; NaN if max|x| = 0
 };
 
+// A tensor's headroom. A large dump has millions of them: the texts are views into the
+// ScanReport's headroom_texts (valid as long as the report, or a copy of it, lives), not strings
+// of their own.
 struct HeadroomRow {
-  std::string scope;
+  std::string_view scope;
   int64_t step = -1;
-  std::string rank_folder;
+  std::string_view rank_folder;
   int64_t rank = 0;
-  std::string tensor;
-  std::string op_name;
-  std::string layer;  // innermost module ("Module.qkv.Linear") or the op ("Tensor.__mul__")
-  std::string dtype;
+  std::string_view tensor;
+  std::string_view op_name;
+  std::string_view layer;  // innermost module ("Module.qkv.Linear") or the op ("Tensor.__mul__")
+  std::string_view dtype;
   bool exact = false;
   bool nonfinite = false;  // already NaN/Inf: no verdict
   double max_abs = 0;
@@ -217,6 +225,8 @@ struct ScanReport {
   std::vector<AnomalyNode> anomalies;  // every birth, first anomaly first
   std::vector<WatchpointHit> hits;
   std::vector<HeadroomRow> headroom;
+  // The memory headroom's texts live in (shared, so that a copied report's views stay valid).
+  std::vector<std::shared_ptr<const detail::TextArena>> headroom_texts;
   std::vector<HeadroomSummary> headroom_summary;  // parallel to options.targets
   std::vector<std::string> warnings;
 

@@ -305,7 +305,9 @@ void CompareTable::CsvCells(size_t i, std::vector<std::string>* out) const {
     put("[]");
   } else {
     std::vector<std::string> messages;
-    for (const uint8_t m : row.messages) messages.emplace_back(MessageText(m));
+    for (size_t m = 0; m < row.messages.size(); ++m) {
+      messages.emplace_back(MessageText(row.messages[m]));
+    }
     put(detail::JsonStringList(messages));
   }
   if (has_stack()) {

@@ -31,6 +31,8 @@ constexpr std::string_view kMessages[kMsgCount] = {
     "unmatched: the bench row of this name has a dtype that cannot be compared.",
 };
 
+static_assert(kMsgCount - 1 <= MessageList::kMaxId, "a message id must fit a MessageList");
+
 enum class Ignore { kNone, kInputs, kAll };
 
 // msprobe's metric columns used by the rules.
@@ -327,9 +329,8 @@ void ApplyResultRules(CompareTable* table) {
   for (CompareRow& row : table->rows) {
     if (row.paired()) continue;
     row.result = Verdict::kUnmatched;
-    row.messages.insert(row.messages.begin(), row.match == MatchKind::kDtypeMismatch
-                                                  ? kMsgDtypeIncomparable
-                                                  : kMsgUnmatched);
+    row.messages.push_front(row.match == MatchKind::kDtypeMismatch ? kMsgDtypeIncomparable
+                                                                   : kMsgUnmatched);
   }
 }
 

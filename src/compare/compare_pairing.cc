@@ -14,6 +14,7 @@
 
 #include "compare/compare_internal.h"
 #include "compare/loaded_mapping.h"
+#include "core/name_index.h"
 #include "msprobe/entry_name.h"
 
 namespace numprobe::detail {
@@ -254,32 +255,37 @@ class Pairing {
       Fuzzy(t_keys, g_keys, golden_taken, &partner);
     } else {
       // Golden rows of each key, chained in order: the k-th target row of a key takes the k-th.
+      // Keys get dense ids in a flat index (a large dump has millions of rows).
       constexpr uint32_t kEnd = UINT32_MAX;
-      std::unordered_map<std::string_view, std::pair<uint32_t, uint32_t>> by_key;  // head, tail
-      std::unordered_map<std::string_view, uint32_t> first_of_key;                 // -dm only
+      NameIndex index(g_keys.size());
+      std::vector<uint32_t> first;  // of each key: its first golden row (what -dm joins on)
+      std::vector<uint32_t> head;   // its first golden row not taken yet
+      std::vector<uint32_t> tail;   // its last golden row
       std::vector<uint32_t> next(g_keys.size(), kEnd);
-      by_key.reserve(g_keys.size());
+      const auto key_of = [&](uint32_t id) { return g_keys[first[id]]; };
       for (uint32_t r = 0; r < g_keys.size(); ++r) {
         if (!g_keys.has(r) || golden_taken[r]) continue;
-        const auto [it, inserted] = by_key.try_emplace(g_keys[r], r, r);
-        if (!inserted) {
-          next[it->second.second] = r;
-          it->second.second = r;
-        } else if (m_.data_mapping) {
-          first_of_key.emplace(g_keys[r], r);
+        const auto [id, inserted] = index.Insert(g_keys[r], key_of);
+        if (inserted) {
+          first.push_back(r);
+          head.push_back(r);
+          tail.push_back(r);
+        } else {
+          next[tail[id]] = r;
+          tail[id] = r;
         }
       }
       for (uint32_t r = 0; r < t_keys.size(); ++r) {
         if (!t_keys.has(r) || partner[r] >= 0) continue;
+        const uint32_t id = index.Find(t_keys[r], key_of);
+        if (id == NameIndex::kNone) continue;
         if (named_by_dm[r]) {  // not consumed: another -dm row may name the same golden row
-          const auto first = first_of_key.find(t_keys[r]);
-          if (first != first_of_key.end()) partner[r] = first->second;
+          partner[r] = first[id];
           continue;
         }
-        auto it = by_key.find(t_keys[r]);
-        if (it == by_key.end() || it->second.first == kEnd) continue;
-        partner[r] = it->second.first;
-        it->second.first = next[it->second.first];
+        if (head[id] == kEnd) continue;
+        partner[r] = head[id];
+        head[id] = next[head[id]];
       }
     }
     const MatchKind kind = m_.fuzzy ? MatchKind::kFuzzy

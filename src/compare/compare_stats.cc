@@ -152,10 +152,11 @@ void FillStatisticsCells(const CompareTable& table, CompareRow* row) {
   for (int k = 0; k < 4; ++k) {
     const SummaryValue a = SummaryOf(*table.target, t.stats[k]);
     const SummaryValue b = g != nullptr ? SummaryOf(*table.golden, g->stats[k]) : SummaryNA();
-    MetricCell& diff = row->metrics[k];
-    MetricCell& rel = row->metrics[k + 4];
+    MetricCell diff;
+    MetricCell rel;
     if (a.SameText(b)) {
-      diff = rel = MetricCell::Of(Kind::kZero);
+      row->metrics.Set(k, MetricCell::Of(Kind::kZero));
+      row->metrics.Set(k + 4, MetricCell::Of(Kind::kZero));
       continue;
     }
     const ValType x = a.type;
@@ -193,6 +194,8 @@ void FillStatisticsCells(const CompareTable& table, CompareRow* row) {
       both(Kind::kNA);  // msprobe's default rule
     }
     // NOLINTEND(bugprone-branch-clone)
+    row->metrics.Set(k, diff);
+    row->metrics.Set(k + 4, rel);
   }
 }
 

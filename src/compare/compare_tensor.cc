@@ -81,7 +81,7 @@ std::vector<TensorJob> LocateTensorPairs(CompareTable* table, const DumpLocation
   for (size_t i = 0; i < table->rows.size(); ++i) {
     // msprobe's locate_dump_file: "-1" (no file) or an unmatched bench make the row unsupported.
     CompareRow& row = table->rows[i];
-    row.metrics.fill(MetricCell::Of(Kind::kUnsupported));
+    row.metrics.Fill(MetricCell::Of(Kind::kUnsupported));
     const DumpRow& t = table->target->rows[row.target];
     if (!row.paired() || t.data_name.empty()) continue;
     const DumpRow& g = table->golden->rows[static_cast<size_t>(row.golden)];
@@ -148,7 +148,7 @@ void ApplyTensorOutcomes(CompareTable* table, const std::vector<TensorJob>& jobs
       Warn(table, o.warning);
       continue;
     }
-    std::copy(o.metrics.begin(), o.metrics.end(), row.metrics.begin());
+    for (size_t m = 0; m < o.metrics.size(); ++m) row.metrics.Set(m, o.metrics[m]);
     if (o.extras.has_value()) {
       row.extras = std::make_shared<const TensorExtras>(*o.extras);
       row.error = o.rel_l2;

@@ -30,6 +30,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <type_traits>
 
@@ -42,6 +43,34 @@ namespace numprobe {
 
 enum class JsonFileKind : uint8_t { kMsprobe, kResult, kUi, kDiff };
 
+// `s` as a JSON string exactly as JsonWriter::String writes it (RapidJSON's escapes: \" \\ \b \f
+// \n \r \t, other control bytes as \u00XX in upper-case hex, every other byte as it is), for
+// a caller that assembles a large raw value (RawArray) faster than value by value.
+inline void AppendJsonWriterString(std::string_view s, std::string* out) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  out->push_back('"');
+  size_t plain = 0;  // start of the bytes not yet appended
+  for (size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out->append(s.substr(plain, i - plain));
+    plain = i + 1;
+    out->push_back('\\');
+    static constexpr std::string_view kShort("\"\\\b\f\n\r\t", 7);  // written as \ and ...
+    static constexpr std::string_view kShortAs = "\"\\bfnrt";      // ... its letter
+    const size_t k = kShort.find(static_cast<char>(c));
+    if (k != std::string_view::npos) {
+      out->push_back(kShortAs[k]);
+    } else {
+      out->append("u00");
+      out->push_back(kHex[c >> 4]);
+      out->push_back(kHex[c & 15]);
+    }
+  }
+  out->append(s.substr(plain));
+  out->push_back('"');
+}
+
 // JsonWriter<Stream> writes compact JSON to a RapidJSON output stream (StringBuffer,
 // FileWriteStream, or any class with Put/Flush); JsonWriter<Stream, true> writes RapidJSON's pretty
 // form (4-space indent). With kValidateUtf8, String and Key refuse (return false) text that is not
@@ -50,12 +79,12 @@ template <typename Stream, bool kPretty = false, bool kValidateUtf8 = false>
 class JsonWriter {
   static constexpr unsigned kFlags =
       kValidateUtf8 ? rapidjson::kWriteValidateEncodingFlag : rapidjson::kWriteDefaultFlags;
-  using Base = std::conditional_t<
-      kPretty,
-      rapidjson::PrettyWriter<Stream, rapidjson::UTF8<>, rapidjson::UTF8<>, rapidjson::CrtAllocator,
-                              kFlags>,
-      rapidjson::Writer<Stream, rapidjson::UTF8<>, rapidjson::UTF8<>, rapidjson::CrtAllocator,
-                        kFlags>>;
+  using Base =
+      std::conditional_t<kPretty,
+                         rapidjson::PrettyWriter<Stream, rapidjson::UTF8<>, rapidjson::UTF8<>,
+                                                 rapidjson::CrtAllocator, kFlags>,
+                         rapidjson::Writer<Stream, rapidjson::UTF8<>, rapidjson::UTF8<>,
+                                           rapidjson::CrtAllocator, kFlags>>;
 
  public:
   JsonWriter(Stream& stream, JsonFileKind kind) : w_(stream), kind_(kind) {}
@@ -63,11 +92,7 @@ class JsonWriter {
   // Starts over on `stream` (a writer reused for several documents).
   void Reset(Stream& stream) { w_.Reset(stream); }
   // The pretty form's indent (RapidJSON's default: 4 spaces).
-  void SetIndent(char c, unsigned count)
-    requires kPretty
-  {
-    w_.SetIndent(c, count);
-  }
+  void SetIndent(char c, unsigned count) requires kPretty { w_.SetIndent(c, count); }
 
   bool Null() { return w_.Null(); }
   bool Bool(bool b) { return w_.Bool(b); }
@@ -110,6 +135,10 @@ class JsonWriter {
   // A complete JSON object written elsewhere.
   bool RawObject(std::string_view json) {
     return w_.RawValue(json.data(), json.size(), rapidjson::kObjectType);
+  }
+  // A complete JSON array written elsewhere (strings in it by AppendJsonWriterString).
+  bool RawArray(std::string_view json) {
+    return w_.RawValue(json.data(), json.size(), rapidjson::kArrayType);
   }
   // A JsonValue (big integers as their digits).
   bool Value(const JsonValue& v) {

@@ -17,6 +17,7 @@
 #include "core/crc32.h"
 #include "core/json.h"
 #include "core/json_tape.h"
+#include "core/name_index.h"
 #include "core/py_format.h"
 #include "core/text_file.h"
 #include "msprobe/dump_journal.h"
@@ -460,18 +461,19 @@ class DumpFileBuilder {
       std::stable_sort(scratch_.begin(), scratch_.end(), by_rank);
     }
     // The index is keyed by the name the entry keeps (in the file's own memory).
-    const auto found = entry_index_.find(key);
-    if (found != entry_index_.end()) {
-      replaced_[found->second] = std::move(scratch_);  // a repeated entry: the last one wins
+    const auto entry_name = [this](uint32_t e) { return file_.entries[e].name; };
+    const uint32_t found = entry_index_.Find(key, entry_name);
+    if (found != detail::NameIndex::kNone) {
+      replaced_[found] = std::move(scratch_);  // a repeated entry: the last one wins
       scratch_ = {};
       return;
     }
-    const std::string_view name = file_.Store(key);
-    entry_index_.emplace(name, file_.entries.size());
     if (file_.rows.size() + scratch_.size() > UINT32_MAX) {
       too_many_rows_ = true;
       return;
     }
+    const std::string_view name = file_.Store(key);
+    entry_index_.Insert(name, entry_name);  // its id is its index in entries
     DumpEntry entry;
     entry.name = name;
     entry.offset = offset;
@@ -534,13 +536,12 @@ class DumpFileBuilder {
         static_cast<size_t>(std::min(most, scale * static_cast<double>(file_.rows.size()))));
     file_.entries.reserve(
         static_cast<size_t>(std::min(most, scale * static_cast<double>(file_.entries.size()))));
-    entry_index_.reserve(file_.entries.capacity());
   }
 
   DumpFile file_;
   uint64_t file_bytes_ = 0;
   Flattener flattener_;
-  std::unordered_map<std::string_view, size_t> entry_index_;
+  detail::NameIndex entry_index_;                              // entries by name
   std::vector<DumpRow> scratch_;                               // the rows of the entry being read
   std::unordered_map<size_t, std::vector<DumpRow>> replaced_;  // repeated entries' last rows
   bool too_many_rows_ = false;

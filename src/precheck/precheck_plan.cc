@@ -364,8 +364,9 @@ void AddRangeFindings(const ScanReport& scan, DType target, const PlanSettings& 
     } else {
       continue;
     }
-    auto [it, added] = index.try_emplace({f.severity, f.kind, row.layer}, groups.size());
-    if (added) groups.push_back({f, row.layer, 0, f.value});
+    const std::string layer(row.layer);
+    auto [it, added] = index.try_emplace({f.severity, f.kind, layer}, groups.size());
+    if (added) groups.push_back({f, layer, 0, f.value});
     Group& g = groups[it->second];
     ++g.count;
     // The group's extreme: the largest magnitude that overflows, the smallest that underflows.

@@ -118,8 +118,23 @@ class RankScanner {
   }
   bool Watching(Watchpoint w) const { return numprobe::Watching(options_, w); }
 
+  // `text` in the rank's arena; stored once for a run of rows that repeat it (an entry's op).
+  std::string_view Keep(std::string_view text, std::string_view* last) {
+    if (*last != text) *last = out_->texts->Store(text);
+    return *last;
+  }
+  std::string_view KeepDtype(std::string_view dtype) {
+    for (const std::string_view d : kept_dtypes_) {
+      if (d == dtype) return d;
+    }
+    return kept_dtypes_.emplace_back(out_->texts->Store(dtype));
+  }
+
   const ScanOptions& options_;
   RankScan* out_;
+  // The texts of headroom rows kept last.
+  std::string_view kept_scope_, kept_rank_folder_, kept_op_, kept_layer_;
+  std::vector<std::string_view> kept_dtypes_;
 };
 
 void RankScanner::WatchGradient(const RankScan& rank, const std::string& op, const DumpRow& row,
@@ -212,14 +227,14 @@ void RankScanner::AddHeadroom(const RankScan& rank, const std::string& op, const
   if (!t.is_tensor || !detail::IsFloatDTypeText(t.dtype)) return;
   if (!t.nonfinite && std::isnan(t.max_abs)) return;  // no statistics (md5 mode, null stats)
   HeadroomRow row;
-  row.scope = rank.scope;
+  row.scope = Keep(rank.scope, &kept_scope_);
   row.step = rank.step;
-  row.rank_folder = rank.rank_folder;
+  row.rank_folder = Keep(rank.rank_folder, &kept_rank_folder_);
   row.rank = rank.rank;
-  row.tensor = t.name;
-  row.op_name = op;
-  row.layer = layer;
-  row.dtype = t.dtype;
+  row.tensor = out_->texts->Store(t.name);
+  row.op_name = Keep(op, &kept_op_);
+  row.layer = Keep(layer, &kept_layer_);
+  row.dtype = KeepDtype(t.dtype);
   row.exact = t.exact;
   row.nonfinite = t.nonfinite;
   row.max_abs = t.max_abs;
@@ -667,6 +682,7 @@ void ScanAssembler::AddStep(std::vector<RankScan> ranks) {
     r.warnings.clear();
     std::move(r.hits.begin(), r.hits.end(), std::back_inserter(report_.hits));
     r.hits.clear();
+    if (!r.headroom.empty()) report_.headroom_texts.push_back(r.texts);
     std::move(r.headroom.begin(), r.headroom.end(), std::back_inserter(report_.headroom));
     r.headroom.clear();
     std::vector<int> ids;

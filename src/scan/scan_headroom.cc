@@ -40,12 +40,12 @@ std::vector<HeadroomSummary> SummarizeHeadroom(const std::vector<HeadroomRow>& r
     std::map<std::string, size_t> under_index;
     auto add = [](std::vector<LayerHeadroom>* layers, std::map<std::string, size_t>* index,
                   const HeadroomRow& row, const TargetFit& fit) {
-      auto [it, inserted] = index->try_emplace(row.layer, layers->size());
+      auto [it, inserted] = index->try_emplace(std::string(row.layer), layers->size());
       if (inserted) {
         LayerHeadroom layer;
-        layer.layer = row.layer;
+        layer.layer = std::string(row.layer);
         layer.worst_headroom_log2 = fit.headroom_log2;
-        layer.worst_tensor = row.tensor;
+        layer.worst_tensor = std::string(row.tensor);
         layers->push_back(std::move(layer));
       }
       LayerHeadroom& layer = (*layers)[it->second];
@@ -53,7 +53,7 @@ std::vector<HeadroomSummary> SummarizeHeadroom(const std::vector<HeadroomRow>& r
       layer.max_abs = std::max(layer.max_abs, row.max_abs);
       if (fit.headroom_log2 < layer.worst_headroom_log2) {
         layer.worst_headroom_log2 = fit.headroom_log2;
-        layer.worst_tensor = row.tensor;
+        layer.worst_tensor = std::string(row.tensor);
       }
     };
     for (const HeadroomRow& row : rows) {

@@ -27,6 +27,7 @@
 #include "numprobe/result.h"
 #include "numprobe/scan.h"
 
+#include "core/text_arena.h"
 #include "scan/scan_internal.h"
 
 namespace numprobe::detail {
@@ -68,6 +69,7 @@ struct RankScan {
   int64_t range_warning_at = -1;
   std::vector<WatchpointHit> hits;
   std::vector<HeadroomRow> headroom;
+  std::shared_ptr<TextArena> texts = std::make_shared<TextArena>();  // headroom's texts
   std::vector<AnomalyNode> births;   // kCompute / kInheritedInput, time not set yet
   std::vector<int> birth_segment;    // communication ops before each birth on this rank
   std::vector<CommNode> comm_nodes;  // this rank's, in execution order (not levelled yet)

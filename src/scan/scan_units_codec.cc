@@ -164,16 +164,17 @@ class Reader : public ByteReader {
     h.detail = Str();
     return h;
   }
-  HeadroomRow Headroom() {
+  // The row's texts go into `texts`.
+  HeadroomRow Headroom(TextArena* texts) {
     HeadroomRow r;
-    r.scope = Str();
+    r.scope = texts->Store(Str());
     r.step = I64();
-    r.rank_folder = Str();
+    r.rank_folder = texts->Store(Str());
     r.rank = I64();
-    r.tensor = Str();
-    r.op_name = Str();
-    r.layer = Str();
-    r.dtype = Str();
+    r.tensor = texts->Store(Str());
+    r.op_name = texts->Store(Str());
+    r.layer = texts->Store(Str());
+    r.dtype = texts->Store(Str());
     r.exact = Bool();
     r.nonfinite = Bool();
     r.max_abs = F64();
@@ -272,7 +273,7 @@ Result<RankScan> DecodeRankScan(std::string_view bytes) {
   r.hits.resize(in.Count(8));
   for (WatchpointHit& h : r.hits) h = in.Hit();
   r.headroom.resize(in.Count(8));
-  for (HeadroomRow& h : r.headroom) h = in.Headroom();
+  for (HeadroomRow& h : r.headroom) h = in.Headroom(r.texts.get());
   const size_t births = in.Count(8);
   for (size_t b = 0; b < births && in.ok(); ++b) {
     r.births.push_back(in.Node());

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -160,6 +161,33 @@ TEST_F(ScanDumpTest, TensorFilesGiveExactStatistics) {
     EXPECT_EQ(row.min_nonzero_abs, 0.25);
   }
   EXPECT_TRUE(seen);
+}
+
+// Headroom rows view texts the report holds: a copy of the report keeps them after the scan's
+// own report is gone (ASan reads freed memory otherwise).
+TEST_F(ScanDumpTest, HeadroomTextsLiveAsLongAsACopyOfTheReport) {
+  WriteDump("step0/rank1", Op("Functional.linear.0.forward",
+                              Tensor("2.0", "-1.0", "torch.bfloat16"), Tensor("7e4", "-3.0")));
+  std::optional<ScanReport> copy;
+  {
+    auto report = ScanDump(root_);
+    ASSERT_TRUE(report.ok()) << report.error().ToString();
+    copy = *report;
+  }
+  ASSERT_EQ(copy->headroom.size(), 2u);
+  const HeadroomRow& in = copy->headroom[0];
+  EXPECT_EQ(in.scope, "step0");
+  EXPECT_EQ(in.rank_folder, "rank1");
+  EXPECT_EQ(in.tensor, "Functional.linear.0.forward.input.0");
+  EXPECT_EQ(in.op_name, "Functional.linear.0.forward");
+  EXPECT_EQ(in.layer, "Functional.linear");
+  EXPECT_EQ(in.dtype, "torch.bfloat16");
+  const HeadroomRow& out = copy->headroom[1];
+  EXPECT_EQ(out.tensor, "Functional.linear.0.forward.output.0");
+  EXPECT_EQ(out.op_name.data(), in.op_name.data());  // an entry's op stored once
+  EXPECT_EQ(out.dtype, "torch.float32");
+  ASSERT_FALSE(out.fits.empty());
+  EXPECT_TRUE(out.fits[0].overflow);  // 7e4 > fp16's 65504
 }
 
 TEST_F(ScanDumpTest, Md5ModeComparesWeightsByChecksum) {
