@@ -917,7 +917,7 @@ struct Dumper::Impl {
       return *finished ? detail::SyncFolderContents(tensor_dir) : Status::Ok();
     }
     std::vector<detail::FileContent> files;
-    files.push_back({current_dir / "dump.json", ToJson(entries.ToDumpJson(header), 1)});
+    files.push_back({current_dir / "dump.json", entries.DumpJsonText(header, 1)});
     if (config.extra_info) {
       files.push_back({current_dir / "stack.json", ToJson(stacks.ToJson(), 1)});
       files.push_back({current_dir / "construct.json", ToJson(construct.ToJson(), 1)});
