@@ -90,6 +90,16 @@ std::string ForwardCounterpart(std::string_view name) {
   return out;
 }
 
+// An object of the given members, moved in: MakeObject({{key, value}, ...}) would copy every value
+// (a whole tree) out of its initializer list.
+template <typename... Members>
+JsonValue ObjectOf(Members&&... members) {
+  JsonValue::Object out;
+  out.reserve(sizeof...(members));
+  (out.push_back(std::forward<Members>(members)), ...);
+  return JsonValue::MakeObject(std::move(out));
+}
+
 // "Module.fc1.Linear." of "Module.fc1.Linear.forward.0" or "...parameters_grad.0".
 std::string ModulePrefix(std::string_view name) {
   for (std::string_view marker : {".forward.", ".backward.", ".parameters_grad."}) {
@@ -629,8 +639,8 @@ struct Dumper::Impl {
       case DumpValue::Kind::kNone:
         return JsonValue();
       case DumpValue::Kind::kPlain:
-        return JsonValue::MakeObject(
-            {{"type", JsonValue::String(v.plain_type())}, {"value", v.json()}});
+        return ObjectOf(JsonValue::Member("type", JsonValue::String(v.plain_type())),
+                        JsonValue::Member("value", v.json()));
       case DumpValue::Kind::kLiteral:
         return v.json();
       case DumpValue::Kind::kTensor:
@@ -813,7 +823,13 @@ struct Dumper::Impl {
   }
 
   Status CommitNow(std::string_view name, JsonValue part) {
-    NUMPROBE_RETURN_IF_ERROR(Journal(DumpJournalWriter::DataLine(name, part)));
+    // With no tensor file waiting, the line is formatted straight into the journal's own buffer
+    // (no string allocated and copied per record).
+    if (writer.Busy()) {
+      writer.EnqueueJournalLine(DumpJournalWriter::DataLine(name, part));
+    } else {
+      NUMPROBE_RETURN_IF_ERROR(journal.AppendData(name, part));
+    }
     entries.Merge(name, std::move(part));
     ++revision;
     return Status::Ok();
@@ -901,7 +917,7 @@ struct Dumper::Impl {
       return *finished ? detail::SyncFolderContents(tensor_dir) : Status::Ok();
     }
     std::vector<detail::FileContent> files;
-    files.push_back({current_dir / "dump.json", ToJson(entries.ToDumpJson(header), 1)});
+    files.push_back({current_dir / "dump.json", entries.DumpJsonText(header, 1)});
     if (config.extra_info) {
       files.push_back({current_dir / "stack.json", ToJson(stacks.ToJson(), 1)});
       files.push_back({current_dir / "construct.json", ToJson(construct.ToJson(), 1)});
@@ -1138,8 +1154,8 @@ Status Dumper::RecordForwardInputs(std::string_view name, const DumpValue& args,
   bool nonfinite = false;
   NUMPROBE_ASSIGN_OR_RETURN(JsonValue a, d.ConvertTop(args, name, "input", &nonfinite));
   NUMPROBE_ASSIGN_OR_RETURN(JsonValue k, d.ConvertTop(kwargs, name, "kwargs", &nonfinite));
-  JsonValue part =
-      JsonValue::MakeObject({{"input_args", std::move(a)}, {"input_kwargs", std::move(k)}});
+  JsonValue part = ObjectOf(JsonValue::Member("input_args", std::move(a)),
+                            JsonValue::Member("input_kwargs", std::move(k)));
   if (d.config.task == DumpTask::kOverflowCheck) {
     d.pending_inputs[std::string(name)] = {std::move(part), nonfinite};
     return Status::Ok();
@@ -1162,7 +1178,7 @@ Status Dumper::RecordForwardOutputs(std::string_view name, const DumpValue& outp
     if (!out) {
       st = out.error();
     } else {
-      JsonValue part = JsonValue::MakeObject({{"output", std::move(*out)}});
+      JsonValue part = ObjectOf(JsonValue::Member("output", std::move(*out)));
       bool params_ok = true;
       if (parameters != nullptr) {
         bool ignored = false;
@@ -1244,7 +1260,9 @@ Status Dumper::RecordParameterGrad(std::string_view entry, std::string_view para
   w.save_name = &save_name;
   NUMPROBE_ASSIGN_OR_RETURN(JsonValue g, d.Convert(grad, w, 0));
   JsonValue part = JsonValue::MakeObject();
-  part.Set(std::string(param), JsonValue::MakeArray({std::move(g)}));
+  JsonValue::Array grads;
+  grads.push_back(std::move(g));  // (MakeArray({g}) would copy g out of its initializer list)
+  part.Set(std::string(param), JsonValue::MakeArray(std::move(grads)));
   if (d.config.task == DumpTask::kOverflowCheck) {
     if (!w.nonfinite) return Status::Ok();
     d.NoteOverflow(entry, part);

@@ -29,6 +29,14 @@ JsonValue EntryTable::ToDumpJson(const JsonValue& header) const {
   return out;
 }
 
+std::string EntryTable::DumpJsonText(const JsonValue& header, int indent) {
+  JsonValue out = header;
+  out.Set("data", JsonValue::MakeObject(std::move(entries_)));
+  std::string text = ToJson(out, indent);
+  entries_ = std::move(out.Find("data")->object());
+  return text;
+}
+
 size_t StackTable::Add(std::string_view name, std::vector<std::string> frames) {
   std::string key;
   for (const std::string& f : frames) {

@@ -29,6 +29,9 @@ class EntryTable {
   // {"task":..,"level":..,"framework":..,"dump_data_dir":..,"data":{...}}; `header` holds the
   // first four members.
   JsonValue ToDumpJson(const JsonValue& header) const;
+  // ToJson(ToDumpJson(header), indent) without copying the entries: they are lent to the document
+  // being serialized and taken back (a step's records would otherwise be copied at every write).
+  std::string DumpJsonText(const JsonValue& header, int indent);
 
  private:
   std::vector<std::pair<std::string, JsonValue>> entries_;
