@@ -224,6 +224,15 @@ def test_sigkill_mid_step_in_tensor_mode_journals_only_complete_files(tmp_path, 
     for i in range(24):
         big = big * 1.0 + i
     print(dbg.dumper.entry_count, flush=True)
+    # The kill must find at least one record to check: on a loaded machine the writer may not
+    # have finished its first (fsync'ed) file when the loop ends, so wait for one in the journal.
+    import glob, time, numprobe
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        paths = glob.glob("dump/step0/*/dump.json.journal")
+        if paths and numprobe.read_journal(paths[0])["dump"]["data"]:
+            break
+        time.sleep(0.005)
     os.kill(os.getpid(), signal.SIGKILL)
     """
     proc = run_script(tmp_path, body, {"task": "tensor", "level": "L1",
