@@ -257,13 +257,33 @@ class Pairing {
       // Golden rows of each key, chained in order: the k-th target row of a key takes the k-th.
       // Keys get dense ids in a flat index (a large dump has millions of rows).
       constexpr uint32_t kEnd = UINT32_MAX;
-      NameIndex index(g_keys.size());
+      // Two runs of one model list the same rows in the same order: while the keys agree row for
+      // row, the k-th target row of a key meets the k-th golden row of that key and no index is
+      // needed. The index takes over at the first difference, over the rows after the agreeing
+      // prefix (every golden row in the prefix is taken). Not with -dm, which joins on a key's
+      // first golden row, taken or not.
+      uint32_t t_start = 0;
+      uint32_t g_start = 0;
+      if (!m_.data_mapping) {
+        for (;;) {
+          while (t_start < t_keys.size() && !t_keys.has(t_start)) ++t_start;
+          while (g_start < g_keys.size() && (!g_keys.has(g_start) || golden_taken[g_start])) {
+            ++g_start;
+          }
+          if (t_start == t_keys.size() || g_start == g_keys.size() ||
+              t_keys[t_start] != g_keys[g_start]) {
+            break;
+          }
+          partner[t_start++] = g_start++;
+        }
+      }
+      NameIndex index(g_keys.size() - g_start);
       std::vector<uint32_t> first;  // of each key: its first golden row (what -dm joins on)
       std::vector<uint32_t> head;   // its first golden row not taken yet
       std::vector<uint32_t> tail;   // its last golden row
       std::vector<uint32_t> next(g_keys.size(), kEnd);
       const auto key_of = [&](uint32_t id) { return g_keys[first[id]]; };
-      for (uint32_t r = 0; r < g_keys.size(); ++r) {
+      for (uint32_t r = g_start; r < g_keys.size(); ++r) {
         if (!g_keys.has(r) || golden_taken[r]) continue;
         const auto [id, inserted] = index.Insert(g_keys[r], key_of);
         if (inserted) {
@@ -275,7 +295,7 @@ class Pairing {
           tail[id] = r;
         }
       }
-      for (uint32_t r = 0; r < t_keys.size(); ++r) {
+      for (uint32_t r = t_start; r < t_keys.size(); ++r) {
         if (!t_keys.has(r) || partner[r] >= 0) continue;
         const uint32_t id = index.Find(t_keys[r], key_of);
         if (id == NameIndex::kNone) continue;

@@ -1,11 +1,14 @@
 #include "compare/compare_writer.h"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
-#include <functional>
+#include <mutex>
+#include <optional>
 #include <span>
 
-#include <fmt/format.h>
 #include <rapidjson/stringbuffer.h>
 
 #include "numprobe/thread_pool.h"
@@ -19,6 +22,9 @@ namespace numprobe {
 namespace fs = std::filesystem;
 
 namespace {
+
+// How many rows have each Verdict.
+using VerdictCounts = std::array<int64_t, std::size(kVerdictNames)>;
 
 // True when `s` is a number in JSON's grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
 bool IsJsonNumber(std::string_view s) {
@@ -46,8 +52,9 @@ bool IsJsonNumber(std::string_view s) {
   return i == s.size();
 }
 
-// The JSON twin, row by row: the header up to "rows" at construction, then Row() per table row,
-// then Finish() with the counts. Flushed in 1 MiB pieces like the CSV.
+// The JSON twin's text around its rows: the header up to "rows": [ at construction, the rows
+// (assembled by AppendJsonRow, written as raw text between the writer's StartArray and EndArray:
+// the compact writer writes "]" whatever it counted), then Finish() with the verdict counts.
 class JsonTwinWriter {
  public:
   JsonTwinWriter(detail::AtomicOutput file, const CompareTable& table,
@@ -70,23 +77,29 @@ class JsonTwinWriter {
     w_.StartArray();
   }
 
-  Status Row(const CompareRow& row, std::span<const std::string> cells) {
-    ++counts_[static_cast<size_t>(row.result)];
-    // The row's array is assembled here and written raw: cell by cell through the writer was the
-    // largest single cost of writing a large compare. The bytes are the writer's own.
-    row_.assign(1, '[');
+  // Row `index` of the table as the JSON array of its cells, after a comma unless it is the
+  // first. Assembled as text: cell by cell through the writer was the largest single cost of
+  // writing a large compare. The bytes are the writer's own.
+  static void AppendJsonRow(size_t index, std::span<const std::string> cells, std::string* out) {
+    if (index > 0) out->push_back(',');
+    out->push_back('[');
     for (size_t i = 0; i < cells.size(); ++i) {
-      if (i > 0) row_.push_back(',');
+      if (i > 0) out->push_back(',');
       // Python's repr of a finite number is a JSON number as it stands: no re-formatting.
       if (IsJsonNumber(cells[i])) {
-        row_.append(cells[i]);
+        out->append(cells[i]);
       } else {
-        AppendJsonWriterString(cells[i], &row_);
+        AppendJsonWriterString(cells[i], out);
       }
     }
-    row_.push_back(']');
-    w_.RawArray(row_);
-    return stream_.GetSize() > (1 << 20) ? Flush() : Status::Ok();
+    out->push_back(']');
+  }
+
+  // Rows assembled by AppendJsonRow, in table order, and their verdicts.
+  Status WriteRows(std::string_view rows, const VerdictCounts& counts) {
+    for (size_t v = 0; v < counts.size(); ++v) counts_[v] += counts[v];
+    if (stream_.GetSize() > 0) NUMPROBE_RETURN_IF_ERROR(FlushHeader());
+    return file_.Write(rows);
   }
 
   Status Finish() {
@@ -102,12 +115,12 @@ class JsonTwinWriter {
     }
     w_.EndObject();
     w_.EndObject();
-    NUMPROBE_RETURN_IF_ERROR(Flush());
+    NUMPROBE_RETURN_IF_ERROR(FlushHeader());
     return file_.Commit();
   }
 
  private:
-  Status Flush() {
+  Status FlushHeader() {
     const Status written = file_.Write(std::string_view(stream_.GetString(), stream_.GetSize()));
     stream_.Clear();
     return written;
@@ -116,75 +129,99 @@ class JsonTwinWriter {
   detail::AtomicOutput file_;
   rapidjson::StringBuffer stream_;
   JsonWriter<rapidjson::StringBuffer> w_;
-  std::array<int64_t, std::size(kVerdictNames)> counts_{};  // by Verdict
-  std::string row_;                                         // the row being assembled
+  VerdictCounts counts_{};
 };
+
+// Lets the chunks of a ParallelFor write in chunk order: a chunk formats its rows in parallel
+// with the others, then waits for the chunk before it to have written. ParallelFor claims indices
+// in increasing order, so the chunk waited for is always running (or done): no deadlock, and
+// formatting one chunk overlaps writing the one before it.
+class ChunkTurns {
+ public:
+  void WaitFor(int64_t chunk) {
+    std::unique_lock<std::mutex> lock(mu_);
+    turn_cv_.wait(lock, [&] { return next_ == chunk; });
+  }
+  void Pass() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++next_;
+    }
+    turn_cv_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable turn_cv_;
+  int64_t next_ = 0;
+};
+
+// The one writer of the CSV, the JSON twin or both (either path may be empty): rows in chunks
+// over `pool` (may be null), each row's cells formatted once for both files, and each chunk's
+// text written in table order; memory stays a few chunks whatever the table.
+Status WriteTable(const CompareTable& table, const fs::path& csv_path, const fs::path& json_path,
+                  const std::string& target_label, const std::string& golden_label,
+                  ThreadPool* pool) {
+  std::optional<detail::AtomicOutput> csv;
+  if (!csv_path.empty()) {
+    NUMPROBE_ASSIGN_OR_RETURN(csv, detail::AtomicOutput::Create(csv_path));
+    std::string header;
+    detail::AppendCsvLine(table.Header(), &header);
+    NUMPROBE_RETURN_IF_ERROR(csv->Write(header));
+  }
+  std::optional<JsonTwinWriter> json;
+  if (!json_path.empty()) {
+    NUMPROBE_ASSIGN_OR_RETURN(detail::AtomicOutput file, detail::AtomicOutput::Create(json_path));
+    json.emplace(std::move(file), table, target_label, golden_label);
+  }
+  constexpr size_t kChunk = 1024;
+  const size_t rows = table.rows.size();
+  const auto chunks = static_cast<int64_t>((rows + kChunk - 1) / kChunk);
+  ChunkTurns turns;
+  Status failed;  // the first write error; later chunks skip their writes
+  auto write_chunk = [&](int64_t c) {
+    const size_t begin = static_cast<size_t>(c) * kChunk;
+    const size_t end = std::min(rows, begin + kChunk);
+    std::vector<std::string> cells;
+    std::string csv_text;
+    std::string json_text;
+    VerdictCounts counts{};
+    for (size_t i = begin; i < end; ++i) {
+      table.CsvCells(i, &cells);
+      if (csv) detail::AppendCsvLine(cells, &csv_text);
+      if (json) JsonTwinWriter::AppendJsonRow(i, cells, &json_text);
+      ++counts[static_cast<size_t>(table.rows[i].result)];
+    }
+    turns.WaitFor(c);
+    if (failed.ok() && csv) failed = csv->Write(csv_text);
+    if (failed.ok() && json) failed = json->WriteRows(json_text, counts);
+    turns.Pass();
+  };
+  if (pool != nullptr) {
+    pool->ParallelFor(chunks, write_chunk);
+  } else {
+    for (int64_t c = 0; c < chunks; ++c) write_chunk(c);
+  }
+  NUMPROBE_RETURN_IF_ERROR(failed);
+  if (csv) NUMPROBE_RETURN_IF_ERROR(csv->Commit());
+  return json ? json->Finish() : Status::Ok();
+}
 
 }  // namespace
 
 Status WriteCompareCsv(const CompareTable& table, const fs::path& path) {
-  NUMPROBE_ASSIGN_OR_RETURN(detail::CsvFileWriter file, detail::CsvFileWriter::Create(path));
-  NUMPROBE_RETURN_IF_ERROR(file.Line(table.Header()));
-  std::vector<std::string> cells;
-  for (size_t i = 0; i < table.rows.size(); ++i) {
-    table.CsvCells(i, &cells);
-    NUMPROBE_RETURN_IF_ERROR(file.Line(cells));
-  }
-  return file.Commit();
+  return WriteTable(table, path, {}, "", "", nullptr);
 }
 
 Status WriteCompareJson(const CompareTable& table, const fs::path& path,
                         const std::string& target_label, const std::string& golden_label) {
-  NUMPROBE_ASSIGN_OR_RETURN(detail::AtomicOutput file, detail::AtomicOutput::Create(path));
-  JsonTwinWriter json(std::move(file), table, target_label, golden_label);
-  std::vector<std::string> cells;
-  for (size_t i = 0; i < table.rows.size(); ++i) {
-    table.CsvCells(i, &cells);
-    NUMPROBE_RETURN_IF_ERROR(json.Row(table.rows[i], cells));
-  }
-  return json.Finish();
+  return WriteTable(table, {}, path, target_label, golden_label, nullptr);
 }
 
 Status WriteCompareCsvAndJson(const CompareTable& table, const fs::path& csv_path,
                               const fs::path& json_path, const std::string& target_label,
                               const std::string& golden_label, ThreadPool* pool) {
-  NUMPROBE_ASSIGN_OR_RETURN(detail::CsvFileWriter csv, detail::CsvFileWriter::Create(csv_path));
-  NUMPROBE_ASSIGN_OR_RETURN(detail::AtomicOutput json_file,
-                            detail::AtomicOutput::Create(json_path));
-  JsonTwinWriter json(std::move(json_file), table, target_label, golden_label);
-  NUMPROBE_RETURN_IF_ERROR(csv.Line(table.Header()));
-  auto spread = [pool](int64_t count, const std::function<void(int64_t)>& fn) {
-    if (pool != nullptr) {
-      pool->ParallelFor(count, fn);
-    } else {
-      for (int64_t i = 0; i < count; ++i) fn(i);
-    }
-  };
-  // A block of rows is formatted (in chunks over the pool), then its cells go to both files side
-  // by side: each float is formatted once, and a block's cells stay a few MB whatever the table.
-  constexpr size_t kBlock = 4096;
-  constexpr size_t kChunk = 256;
-  std::vector<std::vector<std::string>> cells(std::min(kBlock, table.rows.size()));
-  for (size_t begin = 0; begin < table.rows.size(); begin += kBlock) {
-    const size_t length = std::min(kBlock, table.rows.size() - begin);
-    spread(static_cast<int64_t>((length + kChunk - 1) / kChunk), [&](int64_t c) {
-      const size_t first = static_cast<size_t>(c) * kChunk;
-      for (size_t k = first; k < std::min(length, first + kChunk); ++k) {
-        table.CsvCells(begin + k, &cells[k]);
-      }
-    });
-    std::array<Status, 2> written;
-    spread(2, [&](int64_t which) {
-      for (size_t k = 0; k < length && written[which].ok(); ++k) {
-        written[which] =
-            which == 0 ? csv.Line(cells[k]) : json.Row(table.rows[begin + k], cells[k]);
-      }
-    });
-    NUMPROBE_RETURN_IF_ERROR(written[0]);
-    NUMPROBE_RETURN_IF_ERROR(written[1]);
-  }
-  NUMPROBE_RETURN_IF_ERROR(csv.Commit());
-  return json.Finish();
+  return WriteTable(table, csv_path, json_path, target_label, golden_label, pool);
 }
 
 }  // namespace numprobe

@@ -179,6 +179,31 @@ TEST_F(ComparePairingTest, ApiMappingUsesTheBuiltInTableMintAndUserYaml) {
             "NPU.npu_attention.0.forward.output.0");
 }
 
+// Rows pair by name in order while both dumps list the same names; after the first difference
+// (the golden run has an extra op, and lists relu.1 before add.0), by name wherever they are.
+TEST_F(ComparePairingTest, PairsByNameAfterTheRowsStopAgreeing) {
+  const std::string a = Tensor("torch.float32", 1);
+  const auto t =
+      Write("t", {Fwd("Functional.linear.0.forward", a, a), Fwd("Functional.relu.0.forward", a, a),
+                  Fwd("Functional.add.0.forward", a, a), Fwd("Functional.relu.1.forward", a, a),
+                  Fwd("Functional.mul.0.forward", a, a), Fwd("Functional.tanh.0.forward", a, a)});
+  const auto g =
+      Write("g", {Fwd("Functional.linear.0.forward", a, a), Fwd("Functional.relu.0.forward", a, a),
+                  Fwd("Functional.sub.0.forward", a, a), Fwd("Functional.relu.1.forward", a, a),
+                  Fwd("Functional.add.0.forward", a, a), Fwd("Functional.mul.0.forward", a, a)});
+  LoadedMapping none;
+  none.align = false;
+  const auto p = Pairs(t, g, none);
+  ASSERT_EQ(p.size(), 12U);
+  for (const std::string op : {"linear.0", "relu.0", "add.0", "relu.1", "mul.0"}) {
+    for (const std::string row : {".forward.input.0", ".forward.output.0"}) {
+      EXPECT_EQ(p.at("Functional." + op + row), "Functional." + op + row);
+    }
+  }
+  EXPECT_EQ(p.at("Functional.tanh.0.forward.input.0"), "N/A");
+  EXPECT_EQ(p.at("Functional.tanh.0.forward.output.0"), "N/A");
+}
+
 TEST_F(ComparePairingTest, AlignmentOnlyTakesRowsLeftUnpairedByName) {
   // The target ran one extra relu before the rest, so every later relu's call count is one higher.
   const std::string a = Tensor("torch.float32", 1);

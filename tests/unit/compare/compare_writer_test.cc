@@ -1,6 +1,7 @@
-// WriteCompareCsvAndJson (each row formatted once, in blocks, for both files) writes exactly the
-// files WriteCompareCsv and WriteCompareJson write one by one: on a table of several blocks with
-// a partial last one, with and without a pool, whatever its size.
+// WriteCompareCsvAndJson (each row formatted once for both files, in chunks written in table order
+// over a pool) writes exactly the files WriteCompareCsv and WriteCompareJson write one by one on
+// the calling thread: on a table of several chunks with a partial last one, with and without a
+// pool, whatever its size; and the JSON twin is one valid document with every row and its counts.
 #include "compare/compare_writer.h"
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include "numprobe/dump_layout.h"
 #include "numprobe/thread_pool.h"
 
+#include "core/json.h"
 #include "testing/dump_builder.h"
 #include "testing/temp_dir.h"
 
@@ -56,6 +58,21 @@ TEST(CompareWriterTest, OnePassWritesTheFilesOfTheTwoWriters) {
   const std::string json = test::ReadFile(root / "one.json");
   ASSERT_EQ(std::count(csv.begin(), csv.end(), '\n'), 5201);
   ASSERT_NE(csv.find("\"Functional.a,b.5.forward.input.0\""), std::string::npos);
+  auto doc = ParseJson(json);
+  ASSERT_TRUE(doc.ok()) << doc.error().ToString();
+  const JsonValue* rows = doc->Find("rows");
+  ASSERT_NE(rows, nullptr);
+  ASSERT_EQ(rows->array().size(), 5200u);
+  EXPECT_EQ(rows->array()[5199].array()[0].string_value(), "Functional.op.2599.forward.output.0");
+  const JsonValue* counts = doc->Find("counts");
+  ASSERT_NE(counts, nullptr);
+  int64_t counted = 0;
+  for (const char* v : {"pass", "warning", "error", "unmatched"}) {
+    ASSERT_NE(counts->Find(v), nullptr) << v;
+    counted += counts->Find(v)->int_value();
+  }
+  EXPECT_EQ(counted, 5200);
+  EXPECT_GT(counts->Find("unmatched")->int_value(), 0);
 
   ThreadPool pool(3);
   for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
