@@ -5,6 +5,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <string_view>
+
+#include <fmt/compile.h>
+#include <fmt/format.h>
 
 namespace numprobe::detail {
 
@@ -14,77 +18,65 @@ std::string PyFloatRepr(double v) {
   return out;
 }
 
-namespace {
-
-// Lays out shortest round-trip digits given in scientific form ("-d.ddde-XX") as Python's repr
-// does (numpy's str of a float32 follows the same rules with float32's digits).
-template <typename F>
-void AppendRepr(F v, std::string* out) {
+void AppendPyFloatRepr(double v, std::string* out) {
   if (std::isnan(v)) {
-    *out += "nan";
+    out->append("nan");
     return;
   }
-  if (std::isinf(v)) {
-    *out += v > 0 ? "inf" : "-inf";
-    return;
-  }
-  if (v == 0) {
-    *out += std::signbit(v) ? "-0.0" : "0.0";
-    return;
-  }
-  // Shortest round-trip digits in scientific form: "-d.ddde-XX".
-  char sci[64];
-  const auto [end, ec] = std::to_chars(sci, sci + sizeof(sci), v, std::chars_format::scientific);
-  const char* p = sci;
-  char buf[64];
-  size_t n = 0;
-  if (*p == '-') {
-    buf[n++] = '-';
-    ++p;
-  }
-  char digits[32] = {};
-  int ndigits = 0;
-  while (p < end && *p != 'e') {
-    if (*p != '.') digits[ndigits++] = *p;
-    ++p;
-  }
-  int exponent = 0;
-  std::from_chars(p + 1 + (p[1] == '+' ? 1 : 0), end, exponent);
-  const int decpt = exponent + 1;  // value = 0.DIGITS x 10^decpt
-  if (decpt <= -4 || decpt > 16) {
-    buf[n++] = digits[0];
-    if (ndigits > 1) {
-      buf[n++] = '.';
-      for (int i = 1; i < ndigits; ++i) buf[n++] = digits[i];
-    }
-    n += static_cast<size_t>(std::snprintf(buf + n, sizeof(buf) - n, "e%c%02d",
-                                           exponent < 0 ? '-' : '+',
-                                           exponent < 0 ? -exponent : exponent));
-  } else if (decpt <= 0) {
-    buf[n++] = '0';
-    buf[n++] = '.';
-    for (int i = 0; i < -decpt; ++i) buf[n++] = '0';
-    for (int i = 0; i < ndigits; ++i) buf[n++] = digits[i];
-  } else if (decpt >= ndigits) {
-    for (int i = 0; i < ndigits; ++i) buf[n++] = digits[i];
-    for (int i = ndigits; i < decpt; ++i) buf[n++] = '0';
-    buf[n++] = '.';
-    buf[n++] = '0';
-  } else {
-    for (int i = 0; i < decpt; ++i) buf[n++] = digits[i];
-    buf[n++] = '.';
-    for (int i = decpt; i < ndigits; ++i) buf[n++] = digits[i];
-  }
-  out->append(buf, n);
+  // fmt's shortest form is Python's repr (the same shortest round-trip digits, exponent form
+  // below 1e-4 and from 1e16 by those digits, "e-05"), except that it writes a whole number in
+  // fixed form without ".0" ("100", "-0"). Its Dragonbox digits take a third of the time of
+  // std::to_chars's, and a large compare writes tens of millions of these.
+  char text[32];
+  char* const end = fmt::format_to(text, FMT_COMPILE("{}"), v);
+  const std::string_view written(text, static_cast<size_t>(end - text));
+  out->append(written);
+  if (std::isfinite(v) && written.find_first_of(".e") == std::string_view::npos) out->append(".0");
 }
-
-}  // namespace
-
-void AppendPyFloatRepr(double v, std::string* out) { AppendRepr(v, out); }
 
 std::string PyFloat32Repr(float v) {
   std::string out;
-  AppendRepr(v, &out);
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  if (v == 0) return std::signbit(v) ? "-0.0" : "0.0";
+  // numpy picks the form by the value, not by its shortest digits as Python's repr does: a
+  // float32 just under 1e-4 whose shortest digits are "1e-4" is "1e-04", not "0.0001".
+  const float magnitude = std::fabs(v);
+  const bool positional = 1e-4L <= magnitude && magnitude < 1e16L;
+  // Shortest round-trip digits in scientific form: "-d.ddde-XX".
+  char sci[32];
+  const auto [sci_end, ec] =
+      std::to_chars(sci, sci + sizeof(sci), v, std::chars_format::scientific);
+  std::string_view text(sci, static_cast<size_t>(sci_end - sci));
+  if (text.front() == '-') {
+    out.push_back('-');
+    text.remove_prefix(1);
+  }
+  const size_t e = text.find('e');
+  std::string digits;
+  for (const char c : text.substr(0, e)) {
+    if (c != '.') digits.push_back(c);
+  }
+  int exponent = 0;
+  const std::string_view exp_text = text.substr(e + 1);
+  std::from_chars(exp_text.data() + (exp_text.front() == '+' ? 1 : 0),
+                  exp_text.data() + exp_text.size(), exponent);
+  const auto ndigits = static_cast<int>(digits.size());
+  if (!positional) {
+    out += digits.front();
+    if (ndigits > 1) out += "." + digits.substr(1);
+    out += fmt::format("e{}{:02d}", exponent < 0 ? '-' : '+', std::abs(exponent));
+    return out;
+  }
+  const int decpt = exponent + 1;  // value = 0.DIGITS x 10^decpt
+  if (decpt <= 0) {
+    out += "0." + std::string(static_cast<size_t>(-decpt), '0') + digits;
+  } else if (decpt >= ndigits) {
+    out += digits + std::string(static_cast<size_t>(decpt - ndigits), '0') + ".0";
+  } else {
+    out += digits.substr(0, static_cast<size_t>(decpt)) + "." +
+           digits.substr(static_cast<size_t>(decpt));
+  }
   return out;
 }
 

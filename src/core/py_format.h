@@ -17,7 +17,8 @@ namespace numprobe::detail {
 // ("0.0001", "2.0"), scientific otherwise ("1e-05", "1.5e+16"); "inf", "-inf", "nan".
 std::string PyFloatRepr(double v);
 void AppendPyFloatRepr(double v, std::string* out);
-// str(numpy.float32(v)): the same layout with float32's shortest digits ("0.0010000467").
+// str(numpy.float32(v)): float32's shortest digits, laid out as repr does but with the form
+// chosen by the value ("0.0010000467"; a float32 just under 1e-4 is "1e-04").
 std::string PyFloat32Repr(float v);
 
 // round(v, digits) for digits >= 0: the correctly rounded decimal (ties to even on the exact

@@ -1,5 +1,6 @@
 // f16/bf16 conversions against real numpy (f16) and torch (bf16): every decode and a few million
 // encodes must be bit-identical. Data written by gen_float16.py (ctest fixture golden.generate).
+// Float-to-text against CPython's repr (float64) and numpy's str (float32), from gen_repr.py.
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -12,20 +13,23 @@
 
 #include "numprobe/float_convert.h"
 
+#include "core/py_format.h"
+
 namespace numprobe {
 namespace {
 
-std::string GoldenPath(const std::string& file) {
+std::string GoldenPath(const std::string& file, const std::string& folder = "float16") {
   const char* env = std::getenv("NUMPROBE_GOLDEN_DIR");
   const std::string dir = env != nullptr && *env != '\0' ? env : NUMPROBE_GOLDEN_DIR;
-  return dir + "/float16/" + file;
+  return dir + "/" + folder + "/" + file;
 }
 
 // Reads a little-endian array of T (the host is little-endian, as numprobe requires).
 template <typename T>
-std::vector<T> ReadArray(const std::string& file) {
-  std::ifstream in(GoldenPath(file), std::ios::binary | std::ios::ate);
-  EXPECT_TRUE(in.good()) << "cannot open " << GoldenPath(file) << " (run ctest -R golden)";
+std::vector<T> ReadArray(const std::string& file, const std::string& folder = "float16") {
+  const std::string path = GoldenPath(file, folder);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  EXPECT_TRUE(in.good()) << "cannot open " << path << " (run ctest -R golden)";
   if (!in.good()) return {};
   const auto size = static_cast<size_t>(in.tellg());
   EXPECT_EQ(size % sizeof(T), 0u) << file;
@@ -130,6 +134,35 @@ TEST(FloatConvertGoldenTest, RoundToDTypeMatchesReferenceEncodes) {
     }
   }
   EXPECT_EQ(mismatches, 0);
+}
+
+// Each value's text must be the reference's, line for line.
+template <typename T, typename Format>
+void CheckTexts(const char* bin, const char* txt, const Format& format) {
+  const std::vector<T> values = ReadArray<T>(bin, "repr");
+  std::ifstream texts(GoldenPath(txt, "repr"));
+  ASSERT_TRUE(texts.good()) << txt;
+  ASSERT_GT(values.size(), 100000u) << bin;
+  int mismatches = 0;
+  std::string expected;
+  for (const T value : values) {
+    ASSERT_TRUE(std::getline(texts, expected)) << txt << " has fewer lines than " << bin;
+    const std::string got = format(value);
+    if (got != expected && ++mismatches <= 10) {
+      ADD_FAILURE() << bin << ": got " << got << ", expected " << expected;
+    }
+  }
+  EXPECT_EQ(mismatches, 0) << bin;
+}
+
+TEST(FloatTextGoldenTest, ReprOfFloat64MatchesCPython) {
+  CheckTexts<double>("f64.bin", "f64.txt", [](double v) { return detail::PyFloatRepr(v); });
+}
+
+TEST(FloatTextGoldenTest, StrOfFloat32MatchesNumpy) {
+  CheckTexts<uint32_t>("f32.bin", "f32.txt", [](uint32_t bits) {
+    return detail::PyFloat32Repr(std::bit_cast<float>(bits));
+  });
 }
 
 }  // namespace
