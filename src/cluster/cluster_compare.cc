@@ -293,7 +293,7 @@ Result<ClusterCompareResult> ClusterCompareDumpTrees(const ClusterSession& sessi
         }
         detail::ApplyTensorOutcomes(&s.table, s.jobs, done);
       }
-      detail::FinishTable(&s.table);
+      detail::FinishTable(&s.table, nullptr);
       RankCompare rank;
       std::string warning;
       assembled = detail::MakeRank(plan.pairs[plan.complete[s.index]], std::move(s.table), options,

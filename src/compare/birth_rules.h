@@ -20,6 +20,10 @@ std::optional<DType> DtypeOfName(const std::string& text);
 // The end of the rows of table.rows that belong to the same target entry as rows[begin].
 size_t EntryEnd(const CompareTable& table, size_t begin);
 
+// AssessRows (include/numprobe/divergence.h) for one entry's rows, table rows [begin, end): they
+// look at no other entry's rows.
+void AssessEntryRows(CompareTable* table, size_t begin, size_t end);
+
 // The unit roundoff of an op's working precision: the largest among the float tensors of its
 // paired rows [begin, end), on both sides (0 when it has none).
 double WorkingUnitRoundoff(const CompareTable& table, size_t begin, size_t end);

@@ -2,6 +2,7 @@
 // cells, judge. Tensor-mode metrics live in compare_tensor.cc.
 #include "numprobe/compare.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <string>
@@ -13,6 +14,7 @@
 #include "numprobe/divergence.h"
 #include "numprobe/thread_pool.h"
 
+#include "compare/birth_rules.h"
 #include "compare/compare_internal.h"
 #include "compare/compare_split.h"
 #include "compare/loaded_mapping.h"
@@ -455,21 +457,50 @@ Result<CompareTable> PairDumps(const DumpLocation& target, const DumpLocation& g
   return table;
 }
 
-void FinishTable(CompareTable* table) {
-  ApplyResultRules(table);
-  AssessRows(table);
+void FinishTable(CompareTable* table, ThreadPool* pool) {
+  // Entries in chunks of a fixed count (the result does not depend on the pool): each row is
+  // written by its own entry's work only.
+  std::vector<size_t> starts;
+  for (size_t begin = 0; begin < table->rows.size(); begin = EntryEnd(*table, begin)) {
+    starts.push_back(begin);
+  }
+  starts.push_back(table->rows.size());
+  constexpr size_t kEntriesPerChunk = 2048;
+  const size_t entries = starts.size() - 1;
+  const auto chunks = static_cast<int64_t>((entries + kEntriesPerChunk - 1) / kEntriesPerChunk);
+  auto finish_chunk = [&](int64_t c) {
+    const size_t first = static_cast<size_t>(c) * kEntriesPerChunk;
+    for (size_t e = first; e < std::min(entries, first + kEntriesPerChunk); ++e) {
+      ApplyResultRules(table, starts[e], starts[e + 1]);
+      AssessEntryRows(table, starts[e], starts[e + 1]);
+    }
+  };
+  if (pool != nullptr) {
+    pool->ParallelFor(chunks, finish_chunk);
+  } else {
+    for (int64_t c = 0; c < chunks; ++c) finish_chunk(c);
+  }
 }
 
 Result<CompareTable> CompareWithMapping(const DumpLocation& target, const DumpLocation& golden,
                                         const LoadedMapping& loaded, ThreadPool* pool,
                                         const ProgressCallback& progress, uint64_t max_memory) {
   NUMPROBE_ASSIGN_OR_RETURN(CompareTable table, PairDumps(target, golden, loaded, pool));
+  ThreadPool& workers = pool != nullptr ? *pool : ThreadPool::Default();
   if (table.mode == CompareMode::kStatistics) {
-    for (CompareRow& row : table.rows) FillStatisticsCells(table, &row);
+    constexpr size_t kRowsPerChunk = 8192;
+    const auto chunks =
+        static_cast<int64_t>((table.rows.size() + kRowsPerChunk - 1) / kRowsPerChunk);
+    workers.ParallelFor(chunks, [&](int64_t c) {
+      const size_t first = static_cast<size_t>(c) * kRowsPerChunk;
+      for (size_t i = first; i < std::min(table.rows.size(), first + kRowsPerChunk); ++i) {
+        FillStatisticsCells(table, &table.rows[i]);
+      }
+    });
   } else if (table.mode == CompareMode::kTensor) {
     FillTensorCells(&table, target, golden, pool, progress, max_memory);
   }
-  FinishTable(&table);
+  FinishTable(&table, &workers);
   return table;
 }
 

@@ -129,8 +129,9 @@ void FillStatisticsCells(const CompareTable& table, CompareRow* row);
 void FillTensorCells(CompareTable* table, const DumpLocation& target, const DumpLocation& golden,
                      ThreadPool* pool, const ProgressCallback& progress, uint64_t max_memory);
 
-// msprobe's pass/warning/error rules over every API's rows, then numprobe's "unmatched".
-void ApplyResultRules(CompareTable* table);
+// msprobe's pass/warning/error rules over one API's rows, table rows [begin, end) (an entry's
+// rows, EntryEnd), then numprobe's "unmatched". They look at no other entry's rows.
+void ApplyResultRules(CompareTable* table, size_t begin, size_t end);
 
 // Text of the requires_grad cell ("True", "False", "N/A").
 std::string RequiresGradText(const DumpFile& file, const DumpRow& row);

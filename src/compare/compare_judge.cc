@@ -314,19 +314,10 @@ std::string RequiresGradText(const DumpFile& file, const DumpRow& row) {
   return row.requires_grad.is_none() ? "N/A" : SummaryOf(file, row.requires_grad).Text();
 }
 
-void ApplyResultRules(CompareTable* table) {
-  size_t begin = 0;
-  while (begin < table->rows.size()) {
-    const uint32_t entry = table->target->rows[table->rows[begin].target].entry;
-    size_t end = begin + 1;
-    while (end < table->rows.size() &&
-           table->target->rows[table->rows[end].target].entry == entry) {
-      ++end;
-    }
-    ApiRules(table, begin, end).Run();
-    begin = end;
-  }
-  for (CompareRow& row : table->rows) {
+void ApplyResultRules(CompareTable* table, size_t begin, size_t end) {
+  ApiRules(table, begin, end).Run();
+  for (size_t i = begin; i < end; ++i) {
+    CompareRow& row = table->rows[i];
     if (row.paired()) continue;
     row.result = Verdict::kUnmatched;
     row.messages.push_front(row.match == MatchKind::kDtypeMismatch ? kMsgDtypeIncomparable

@@ -34,8 +34,9 @@ struct LoadedMapping;
 Result<CompareTable> PairDumps(const DumpLocation& target, const DumpLocation& golden,
                                const LoadedMapping& mapping, ThreadPool* pool);
 
-// The last steps: msprobe's result rules, then the row assessment (divergence.h).
-void FinishTable(CompareTable* table);
+// The last steps: msprobe's result rules, then the row assessment (divergence.h), entry by entry
+// over `pool` (may be null): both look only at an entry's own rows.
+void FinishTable(CompareTable* table, ThreadPool* pool);
 
 // One tensor pair to read and compare: a row of the table with a data file on both sides.
 struct TensorJob {

@@ -66,38 +66,45 @@ double StatsError(const DumpFile& tf, const DumpRow& t, const DumpFile& gf, cons
 
 }  // namespace
 
+namespace detail {
+
+void AssessEntryRows(CompareTable* table, size_t begin, size_t end) {
+  // Judged at the op's working precision: an fp32 output computed from bf16 inputs carries
+  // bf16 rounding.
+  const double working = detail::WorkingUnitRoundoff(*table, begin, end);
+  for (size_t i = begin; i < end; ++i) {
+    CompareRow& row = table->rows[i];
+    if (!row.paired()) continue;
+    const DumpRow& t = table->target->rows[row.target];
+    const DumpRow& g = table->golden->rows[static_cast<size_t>(row.golden)];
+    if (!t.is_tensor || !g.is_tensor) continue;
+    if (table->mode == CompareMode::kMd5) {
+      row.error = t.md5 == g.md5 ? 0 : kInf;
+      row.tolerance = 0;
+      continue;
+    }
+    const auto td = ParseDtype(table->target->Text(t.dtype));
+    const auto gd = ParseDtype(table->golden->Text(g.dtype));
+    if (!td.has_value() || !gd.has_value()) continue;
+    const auto low = LowerPrecision(*td, *gd);
+    row.tolerance = low.has_value() ? kToleranceUlps * std::max(UnitRoundoff(*low), working) : 0.0;
+    // Tensor mode: a row without a tensor file on a side (an incremental dump writes files
+    // only where the run left its bench_path: docs/capture.md) is judged on its statistics.
+    const bool no_files = t.data_name.empty() || g.data_name.empty();
+    if (table->mode == CompareMode::kStatistics ||
+        (table->mode == CompareMode::kTensor && no_files && std::isnan(row.error))) {
+      row.error = StatsError(*table->target, t, *table->golden, g);
+    }
+    if (std::isnan(row.error)) row.tolerance = std::nan("");
+  }
+}
+
+}  // namespace detail
+
 void AssessRows(CompareTable* table) {
   for (size_t begin = 0; begin < table->rows.size();) {
     const size_t end = detail::EntryEnd(*table, begin);
-    // Judged at the op's working precision: an fp32 output computed from bf16 inputs carries
-    // bf16 rounding.
-    const double working = detail::WorkingUnitRoundoff(*table, begin, end);
-    for (size_t i = begin; i < end; ++i) {
-      CompareRow& row = table->rows[i];
-      if (!row.paired()) continue;
-      const DumpRow& t = table->target->rows[row.target];
-      const DumpRow& g = table->golden->rows[static_cast<size_t>(row.golden)];
-      if (!t.is_tensor || !g.is_tensor) continue;
-      if (table->mode == CompareMode::kMd5) {
-        row.error = t.md5 == g.md5 ? 0 : kInf;
-        row.tolerance = 0;
-        continue;
-      }
-      const auto td = ParseDtype(table->target->Text(t.dtype));
-      const auto gd = ParseDtype(table->golden->Text(g.dtype));
-      if (!td.has_value() || !gd.has_value()) continue;
-      const auto low = LowerPrecision(*td, *gd);
-      row.tolerance =
-          low.has_value() ? kToleranceUlps * std::max(UnitRoundoff(*low), working) : 0.0;
-      // Tensor mode: a row without a tensor file on a side (an incremental dump writes files
-      // only where the run left its bench_path: docs/capture.md) is judged on its statistics.
-      const bool no_files = t.data_name.empty() || g.data_name.empty();
-      if (table->mode == CompareMode::kStatistics ||
-          (table->mode == CompareMode::kTensor && no_files && std::isnan(row.error))) {
-        row.error = StatsError(*table->target, t, *table->golden, g);
-      }
-      if (std::isnan(row.error)) row.tolerance = std::nan("");
-    }
+    detail::AssessEntryRows(table, begin, end);
     begin = end;
   }
 }
