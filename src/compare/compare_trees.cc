@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <system_error>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -33,7 +34,7 @@ std::string PairLabel(const DumpPair& p) {
 }
 
 Status MakeRank(const DumpPair& p, CompareTable table, const CompareTreesOptions& tree_options,
-                RankCompare* out, std::string* warning) {
+                RankCompare* out, std::string* warning, RankVerdict verdict) {
   RankCompare rank;
   if (!p.target->construct_json.empty()) {
     auto c = ReadConstructJson(p.target->construct_json);
@@ -48,16 +49,20 @@ Status MakeRank(const DumpPair& p, CompareTable table, const CompareTreesOptions
   }
   rank.pair = p;
   rank.label = PairLabel(p);
-  rank.report = FindDivergence(table, &rank.construct);
   rank.table = std::move(table);
+  if (verdict == RankVerdict::kNow) FindRankDivergence(&rank);
   *out = std::move(rank);
   return Status::Ok();
+}
+
+void FindRankDivergence(RankCompare* rank) {
+  rank->report = FindDivergence(rank->table, &rank->construct);
 }
 
 // The first error in rank order wins.
 Status CompareTreePairs(const std::vector<const DumpPair*>& pairs, const LoadedMapping& mapping,
                         const CompareTreesOptions& tree_options, std::vector<RankCompare>* out,
-                        size_t* failed) {
+                        size_t* failed, RankVerdict verdict) {
   const CompareOptions& options = tree_options.compare;
   std::vector<std::optional<RankCompare>> results(pairs.size());
   std::vector<Status> errors(pairs.size());
@@ -72,7 +77,7 @@ Status CompareTreePairs(const std::vector<const DumpPair*>& pairs, const LoadedM
       return;
     }
     RankCompare rank;
-    errors[i] = MakeRank(p, std::move(*table), tree_options, &rank, &warnings[i]);
+    errors[i] = MakeRank(p, std::move(*table), tree_options, &rank, &warnings[i], verdict);
     if (errors[i].ok()) results[i] = std::move(rank);
   };
   ThreadPool& pool = options.pool != nullptr ? *options.pool : ThreadPool::Default();
@@ -192,12 +197,9 @@ Result<TreePlan> PlanTreeCompare(const fs::path& target, const fs::path& golden,
 
 namespace {
 
-// Writes each rank's table and twin, then divergence_{ts}.json (and diff_analyze_{ts}.json).
-Status WriteFiles(const CompareTreesOptions& options, const std::vector<RankDivergence>& ranks,
-                  CompareTreesResult* result) {
-  for (RankCompare& r : result->ranks) {
-    NUMPROBE_RETURN_IF_ERROR(detail::WriteRankFiles(options, &r));
-  }
+// divergence_{ts}.json (and diff_analyze_{ts}.json), after the ranks' files.
+Status WriteDivergenceFiles(const CompareTreesOptions& options,
+                            const std::vector<RankDivergence>& ranks, CompareTreesResult* result) {
   std::vector<std::string> members;
   if (options.diff_analyze) {
     members.reserve(ranks.size());
@@ -221,7 +223,10 @@ Status WriteCompareTreesFiles(const CompareTreesOptions& options, CompareTreesRe
         "compare: writing the results needs an output folder and a "
         "timestamp for file names");
   }
-  return WriteFiles(options, DivergencesOf(result->ranks), result);
+  for (RankCompare& r : result->ranks) {
+    NUMPROBE_RETURN_IF_ERROR(detail::WriteRankFiles(options, &r));
+  }
+  return WriteDivergenceFiles(options, DivergencesOf(result->ranks), result);
 }
 
 std::string MissingRank::Text() const {
@@ -241,12 +246,33 @@ Result<CompareTreesResult> CompareDumpTrees(const fs::path& target, const fs::pa
   for (const size_t i : plan.complete) complete.push_back(&plan.pairs[i]);
 
   CompareTreesResult result;
-  NUMPROBE_RETURN_IF_ERROR(
-      detail::CompareTreePairs(complete, plan.mapping, options, &result.ranks));
+  if (options.output.empty()) {
+    NUMPROBE_RETURN_IF_ERROR(
+        detail::CompareTreePairs(complete, plan.mapping, options, &result.ranks));
+    result.missing = std::move(plan.missing);
+    result.earliest = EarliestDivergence(DivergencesOf(result.ranks));
+    return result;
+  }
+  NUMPROBE_RETURN_IF_ERROR(detail::CompareTreePairs(complete, plan.mapping, options, &result.ranks,
+                                                    nullptr, detail::RankVerdict::kLater));
   result.missing = std::move(plan.missing);
+  // The verdicts (one thread, rank after rank) run while the ranks' tables are written (over the
+  // pool): writing a large table leaves a core partly idle, and neither needs the other.
+  Status tables_written;
+  {
+    std::thread verdicts([&result] {
+      for (RankCompare& r : result.ranks) detail::FindRankDivergence(&r);
+    });
+    for (RankCompare& r : result.ranks) {
+      tables_written = detail::WriteRankFiles(options, &r);
+      if (!tables_written.ok()) break;
+    }
+    verdicts.join();
+  }
+  NUMPROBE_RETURN_IF_ERROR(tables_written);
   const std::vector<RankDivergence> ranks = DivergencesOf(result.ranks);
   result.earliest = EarliestDivergence(ranks);
-  if (!options.output.empty()) NUMPROBE_RETURN_IF_ERROR(WriteFiles(options, ranks, &result));
+  NUMPROBE_RETURN_IF_ERROR(WriteDivergenceFiles(options, ranks, &result));
   return result;
 }
 

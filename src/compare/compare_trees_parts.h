@@ -5,6 +5,7 @@
 #define NUMPROBE_COMPARE_COMPARE_TREES_PARTS_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -36,18 +37,26 @@ Result<TreePlan> PlanTreeCompare(const std::filesystem::path& target,
 // "step0/rank1", "rank1", "step2"; "dump.json" for a pair of files.
 std::string PairLabel(const DumpPair& pair);
 
+// When a rank's divergence is found: as it is made, or later by FindRankDivergence (so that the
+// verdict can run while the rank's files are written).
+enum class RankVerdict : uint8_t { kNow, kLater };
+
 // Compares and analyses `pairs` (in parallel over ranks when there are at least as many as
 // threads) into `out`, in their order. On failure, `*failed` (when given) is the index in `pairs`
 // of the first that failed, whose error is returned.
 Status CompareTreePairs(const std::vector<const DumpPair*>& pairs, const LoadedMapping& mapping,
                         const CompareTreesOptions& options, std::vector<RankCompare>* out,
-                        size_t* failed = nullptr);
+                        size_t* failed = nullptr, RankVerdict verdict = RankVerdict::kNow);
 
 // A compared table made into a rank (as CompareTreePairs does): its construct.json read (with
 // options.construct_errors_warn a failure to read it is `*warning` instead of the error), its
-// divergence found.
+// divergence found (with kLater, not yet: FindRankDivergence does it).
 Status MakeRank(const DumpPair& pair, CompareTable table, const CompareTreesOptions& options,
-                RankCompare* out, std::string* warning);
+                RankCompare* out, std::string* warning, RankVerdict verdict = RankVerdict::kNow);
+
+// The divergence of a rank made with RankVerdict::kLater: reads only its table and construct, and
+// writes only its report.
+void FindRankDivergence(RankCompare* rank);
 
 // Writes one rank's table (.csv or .xlsx) and its .json twin into options.output, recording
 // their paths in `rank`.
