@@ -367,6 +367,28 @@ bool NeedData(const Dumper& d) {
          d.config().summary_mode == SummaryMode::kMd5;
 }
 
+// Runs `work` (returning a Status) without the GIL, so that other Python threads run while the
+// Dumper writes; a failure becomes the Python exception.
+template <typename Work>
+void RunWithoutGil(const Work& work) {
+  Status st;
+  {
+    py::gil_scoped_release release;
+    st = work();
+  }
+  ThrowIfError(st);
+}
+
+// Converts `values` (under the GIL: they are Python objects; with tensor data when `need_data`),
+// then hands the converted values to `record` without the GIL. Every record_* binding is this.
+template <typename Record>
+void ConvertAndRecord(std::initializer_list<py::handle> values, bool need_data,
+                      const Record& record) {
+  Converter conv(need_data);
+  std::vector<DumpValue> v = ConvertAll(values, need_data, &conv);
+  RunWithoutGil([&] { return record(v); });
+}
+
 // A view of tensor memory handed over from Python (torch's data_ptr, shape and strides).
 TensorView ViewOfMemory(uintptr_t data_ptr, int dtype, std::vector<int64_t> shape,
                         std::vector<int64_t> strides) {
@@ -403,26 +425,16 @@ py::dict StatsToDict(const TensorStats& s) {
 }  // namespace
 
 void RecordForwardInputsOf(Dumper& d, std::string_view name, py::handle args, py::handle kwargs) {
-  Converter conv(NeedData(d));
-  auto v = ConvertAll({args, kwargs}, NeedData(d), &conv);
-  Status st;
-  {
-    py::gil_scoped_release release;
-    st = d.RecordForwardInputs(name, v[0], v[1]);
-  }
-  ThrowIfError(st);
+  ConvertAndRecord({args, kwargs}, NeedData(d), [&](std::vector<DumpValue>& v) {
+    return d.RecordForwardInputs(name, v[0], v[1]);
+  });
 }
 
 void RecordForwardOutputsOf(Dumper& d, std::string_view name, py::handle output,
                             py::handle params) {
-  Converter conv(NeedData(d));
-  auto v = ConvertAll({output, params}, NeedData(d), &conv);
-  Status st;
-  {
-    py::gil_scoped_release release;
-    st = d.RecordForwardOutputs(name, v[0], params.is_none() ? nullptr : &v[1]);
-  }
-  ThrowIfError(st);
+  ConvertAndRecord({output, params}, NeedData(d), [&](std::vector<DumpValue>& v) {
+    return d.RecordForwardOutputs(name, v[0], params.is_none() ? nullptr : &v[1]);
+  });
 }
 
 void AddCallStackOf(Dumper& d, std::string_view name, int skip, py::handle format) {
@@ -576,39 +588,14 @@ PYBIND11_MODULE(_numprobe, m) {
               for (py::handle x : stats) v.push_back(PyToJson(x, 0));
               slots.push_back(std::move(v));
             }
-            py::gil_scoped_release release;
-            ThrowIfError(d.ResolvePending(slots));
+            RunWithoutGil([&] { return d.ResolvePending(slots); });
           },
           "async_dump: the statistics of the pending slots, [[Max, Min, Mean, Norm], ...].")
       .def_property_readonly("pending_records", &Dumper::pending_records)
       .def("start", [](Dumper& d) { ThrowIfError(d.Start()); })
-      .def("stop",
-           [](Dumper& d) {
-             Status st;
-             {
-               py::gil_scoped_release release;
-               st = d.Stop();
-             }
-             ThrowIfError(st);
-           })
-      .def("step_forward",
-           [](Dumper& d) {
-             Status st;
-             {
-               py::gil_scoped_release release;
-               st = d.Step();
-             }
-             ThrowIfError(st);
-           })
-      .def("close",
-           [](Dumper& d) {
-             Status st;
-             {
-               py::gil_scoped_release release;
-               st = d.Close();
-             }
-             ThrowIfError(st);
-           })
+      .def("stop", [](Dumper& d) { RunWithoutGil([&] { return d.Stop(); }); })
+      .def("step_forward", [](Dumper& d) { RunWithoutGil([&] { return d.Step(); }); })
+      .def("close", [](Dumper& d) { RunWithoutGil([&] { return d.Close(); }); })
       .def("enter", [](Dumper& d, const std::string& n) { d.Enter(n); })
       .def("leave", [](Dumper& d, const std::string& n) { d.Leave(n); })
       .def("selected", [](Dumper& d, const std::string& n) { return d.Selected(n); })
@@ -630,63 +617,39 @@ PYBIND11_MODULE(_numprobe, m) {
           "record_forward",
           [](Dumper& d, const std::string& name, py::tuple args, py::dict kwargs, py::handle output,
              py::object params) {
-            Converter conv(NeedData(d));
-            auto v = ConvertAll({args, kwargs, output, params}, NeedData(d), &conv);
-            Status st;
-            {
-              py::gil_scoped_release release;
-              st = d.RecordForward(name, v[0], v[1], v[2], params.is_none() ? nullptr : &v[3]);
-            }
-            ThrowIfError(st);
+            ConvertAndRecord({args, kwargs, output, params}, NeedData(d),
+                             [&](std::vector<DumpValue>& v) {
+                               return d.RecordForward(name, v[0], v[1], v[2],
+                                                      params.is_none() ? nullptr : &v[3]);
+                             });
           },
           py::arg("name"), py::arg("args"), py::arg("kwargs"), py::arg("output"),
           py::arg("params") = py::none())
       .def("record_backward",
            [](Dumper& d, const std::string& name, py::handle grad_outputs, py::handle grad_inputs) {
-             Converter conv(NeedData(d));
-             auto v = ConvertAll({grad_outputs, grad_inputs}, NeedData(d), &conv);
-             Status st;
-             {
-               py::gil_scoped_release release;
-               st = d.RecordBackward(name, v[0], v[1]);
-             }
-             ThrowIfError(st);
+             ConvertAndRecord(
+                 {grad_outputs, grad_inputs}, NeedData(d),
+                 [&](std::vector<DumpValue>& v) { return d.RecordBackward(name, v[0], v[1]); });
            })
       .def("record_param_grad",
            [](Dumper& d, const std::string& entry, const std::string& param, py::handle grad) {
-             Converter conv(NeedData(d));
-             auto v = ConvertAll({grad}, NeedData(d), &conv);
-             Status st;
-             {
-               py::gil_scoped_release release;
-               st = d.RecordParameterGrad(entry, param, v[0]);
-             }
-             ThrowIfError(st);
+             ConvertAndRecord({grad}, NeedData(d), [&](std::vector<DumpValue>& v) {
+               return d.RecordParameterGrad(entry, param, v[0]);
+             });
            })
       .def("record_debug",
            [](Dumper& d, const std::string& name, py::handle value) {
-             Converter conv(NeedData(d));
-             auto v = ConvertAll({value}, NeedData(d), &conv);
-             Status st;
-             {
-               py::gil_scoped_release release;
-               st = d.RecordDebug(name, v[0]);
-             }
-             ThrowIfError(st);
+             ConvertAndRecord({value}, NeedData(d),
+                              [&](std::vector<DumpValue>& v) { return d.RecordDebug(name, v[0]); });
            })
       .def("track_casts", [](Dumper& d) { d.TrackCasts(); })
       .def(
           "add_cast",
           [](Dumper& d, const std::string& name, py::handle input, py::handle output,
              const std::vector<std::string>& stack) {
-            Converter conv(false);
-            auto v = ConvertAll({input, output}, false, &conv);
-            Status st;
-            {
-              py::gil_scoped_release release;
-              st = d.AddCast(name, v[0], v[1], stack);
-            }
-            ThrowIfError(st);
+            ConvertAndRecord({input, output}, /*need_data=*/false, [&](std::vector<DumpValue>& v) {
+              return d.AddCast(name, v[0], v[1], stack);
+            });
           },
           "casts.json: one narrowing cast (statistics of its input and output tensors).")
       .def("add_stack",
