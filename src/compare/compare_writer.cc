@@ -3,9 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <condition_variable>
 #include <cstdio>
-#include <mutex>
 #include <optional>
 #include <span>
 
@@ -16,6 +14,7 @@
 #include "core/atomic_file.h"
 #include "core/csv.h"
 #include "core/json_writer.h"
+#include "core/ordered_chunks.h"
 #include "core/py_format.h"
 
 namespace numprobe {
@@ -132,33 +131,8 @@ class JsonTwinWriter {
   VerdictCounts counts_{};
 };
 
-// Lets the chunks of a ParallelFor write in chunk order: a chunk formats its rows in parallel
-// with the others, then waits for the chunk before it to have written. ParallelFor claims indices
-// in increasing order, so the chunk waited for is always running (or done): no deadlock, and
-// formatting one chunk overlaps writing the one before it.
-class ChunkTurns {
- public:
-  void WaitFor(int64_t chunk) {
-    std::unique_lock<std::mutex> lock(mu_);
-    turn_cv_.wait(lock, [&] { return next_ == chunk; });
-  }
-  void Pass() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      ++next_;
-    }
-    turn_cv_.notify_all();
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable turn_cv_;
-  int64_t next_ = 0;
-};
-
-// The one writer of the CSV, the JSON twin or both (either path may be empty): rows in chunks
-// over `pool` (may be null), each row's cells formatted once for both files, and each chunk's
-// text written in table order; memory stays a few chunks whatever the table.
+// The one writer of the CSV, the JSON twin or both (either path may be empty): each row's cells
+// formatted once for both files, in chunks over `pool` (may be null) written in table order.
 Status WriteTable(const CompareTable& table, const fs::path& csv_path, const fs::path& json_path,
                   const std::string& target_label, const std::string& golden_label,
                   ThreadPool* pool) {
@@ -174,35 +148,31 @@ Status WriteTable(const CompareTable& table, const fs::path& csv_path, const fs:
     NUMPROBE_ASSIGN_OR_RETURN(detail::AtomicOutput file, detail::AtomicOutput::Create(json_path));
     json.emplace(std::move(file), table, target_label, golden_label);
   }
+  // One chunk's lines of the CSV and rows of the twin, and the verdicts of its rows.
+  struct ChunkText {
+    std::string csv;
+    std::string json;
+    VerdictCounts counts{};
+  };
   constexpr size_t kChunk = 1024;
   const size_t rows = table.rows.size();
   const auto chunks = static_cast<int64_t>((rows + kChunk - 1) / kChunk);
-  ChunkTurns turns;
-  Status failed;  // the first write error; later chunks skip their writes
-  auto write_chunk = [&](int64_t c) {
+  auto format = [&](int64_t c, ChunkText* out) {
     const size_t begin = static_cast<size_t>(c) * kChunk;
     const size_t end = std::min(rows, begin + kChunk);
     std::vector<std::string> cells;
-    std::string csv_text;
-    std::string json_text;
-    VerdictCounts counts{};
     for (size_t i = begin; i < end; ++i) {
       table.CsvCells(i, &cells);
-      if (csv) detail::AppendCsvLine(cells, &csv_text);
-      if (json) JsonTwinWriter::AppendJsonRow(i, cells, &json_text);
-      ++counts[static_cast<size_t>(table.rows[i].result)];
+      if (csv) detail::AppendCsvLine(cells, &out->csv);
+      if (json) JsonTwinWriter::AppendJsonRow(i, cells, &out->json);
+      ++out->counts[static_cast<size_t>(table.rows[i].result)];
     }
-    turns.WaitFor(c);
-    if (failed.ok() && csv) failed = csv->Write(csv_text);
-    if (failed.ok() && json) failed = json->WriteRows(json_text, counts);
-    turns.Pass();
   };
-  if (pool != nullptr) {
-    pool->ParallelFor(chunks, write_chunk);
-  } else {
-    for (int64_t c = 0; c < chunks; ++c) write_chunk(c);
-  }
-  NUMPROBE_RETURN_IF_ERROR(failed);
+  auto write = [&](const ChunkText& text) {
+    if (csv) NUMPROBE_RETURN_IF_ERROR(csv->Write(text.csv));
+    return json ? json->WriteRows(text.json, text.counts) : Status::Ok();
+  };
+  NUMPROBE_RETURN_IF_ERROR(detail::WriteChunksInOrder<ChunkText>(pool, chunks, format, write));
   if (csv) NUMPROBE_RETURN_IF_ERROR(csv->Commit());
   return json ? json->Finish() : Status::Ok();
 }

@@ -48,23 +48,4 @@ std::string CsvLine(std::span<const std::string> cells, std::string_view line_en
   return out;
 }
 
-Result<CsvFileWriter> CsvFileWriter::Create(const std::filesystem::path& path) {
-  NUMPROBE_ASSIGN_OR_RETURN(AtomicOutput file, AtomicOutput::Create(path));
-  return CsvFileWriter(std::move(file));
-}
-
-Status CsvFileWriter::Line(std::span<const std::string> cells) {
-  AppendCsvLine(cells, &pending_);
-  if (pending_.size() < (size_t{1} << 20)) return Status::Ok();
-  const Status written = file_.Write(pending_);
-  pending_.clear();
-  return written;
-}
-
-Status CsvFileWriter::Commit() {
-  NUMPROBE_RETURN_IF_ERROR(file_.Write(pending_));
-  pending_.clear();
-  return file_.Commit();
-}
-
 }  // namespace numprobe::detail

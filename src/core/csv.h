@@ -4,15 +4,10 @@
 #ifndef NUMPROBE_CORE_CSV_H_
 #define NUMPROBE_CORE_CSV_H_
 
-#include <filesystem>
 #include <initializer_list>
 #include <span>
 #include <string>
 #include <string_view>
-
-#include "numprobe/result.h"
-
-#include "core/atomic_file.h"
 
 namespace numprobe::detail {
 
@@ -29,21 +24,6 @@ inline std::string CsvLine(std::initializer_list<std::string> cells,
                            std::string_view line_end = "\n") {
   return CsvLine(std::span<const std::string>(cells.begin(), cells.size()), line_end);
 }
-
-// A CSV file written line by line through an AtomicOutput, in 1 MiB pieces: a table of millions
-// of rows is never held whole in memory, and the file appears complete or not at all.
-class CsvFileWriter {
- public:
-  static Result<CsvFileWriter> Create(const std::filesystem::path& path);
-  Status Line(std::span<const std::string> cells);
-  // Writes what is buffered and puts the file in place.
-  Status Commit();
-
- private:
-  explicit CsvFileWriter(AtomicOutput file) : file_(std::move(file)) {}
-  AtomicOutput file_;
-  std::string pending_;
-};
 
 }  // namespace numprobe::detail
 

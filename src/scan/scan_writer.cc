@@ -7,14 +7,17 @@
 #include <map>
 #include <string>
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 #include <rapidjson/stringbuffer.h>
 
 #include "numprobe/scan.h"
+#include "numprobe/thread_pool.h"
 
 #include "core/atomic_file.h"
 #include "core/csv.h"
 #include "core/json_writer.h"
+#include "core/ordered_chunks.h"
 #include "scan/scan_internal.h"
 
 namespace numprobe {
@@ -302,7 +305,7 @@ std::string ScanJson(const ScanReport& r) {
 std::string CsvNumber(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  return fmt::format("{}", v);
+  return fmt::format(FMT_COMPILE("{}"), v);
 }
 
 std::string TensorBrief(const ScanTensor& t) {
@@ -346,41 +349,51 @@ std::string WatchpointsCsv(const ScanReport& r) {
   return out;
 }
 
-// The headroom table has a row per tensor (hundreds of MB for a large dump): it is written in
-// pieces as it is formatted, not built whole in memory first.
+// The headroom table has a row per tensor (hundreds of MB for a large dump): it is formatted in
+// chunks over the pool and written in table order, never built whole in memory.
 Status WriteHeadroomCsv(const ScanReport& r, const fs::path& path) {
-  NUMPROBE_ASSIGN_OR_RETURN(detail::CsvFileWriter file, detail::CsvFileWriter::Create(path));
-  std::vector<std::string> cells = {"Step",  "Rank",  "Rank Folder", "Op Name", "Tensor",
-                                    "Layer", "Dtype", "Exact",       "Max Abs", "Min Nonzero Abs"};
+  NUMPROBE_ASSIGN_OR_RETURN(detail::AtomicOutput file, detail::AtomicOutput::Create(path));
+  std::vector<std::string> header = {"Step",  "Rank",  "Rank Folder", "Op Name", "Tensor",
+                                     "Layer", "Dtype", "Exact",       "Max Abs", "Min Nonzero Abs"};
   for (DType t : r.options.targets) {
-    cells.push_back(fmt::format("{} Status", HeadroomTargetName(t)));
-    cells.push_back(fmt::format("{} Headroom Log2", HeadroomTargetName(t)));
+    header.push_back(fmt::format("{} Status", HeadroomTargetName(t)));
+    header.push_back(fmt::format("{} Headroom Log2", HeadroomTargetName(t)));
   }
-  NUMPROBE_RETURN_IF_ERROR(file.Line(cells));
-  for (const auto& row : r.headroom) {
-    cells.resize(10);
-    cells[0] = std::to_string(row.step);
-    cells[1] = std::to_string(row.rank);
-    cells[2] = row.rank_folder;
-    cells[3] = row.op_name;
-    cells[4] = row.tensor;
-    cells[5] = row.layer;
-    cells[6] = row.dtype;
-    cells[7] = row.exact ? "True" : "False";
-    cells[8] = row.nonfinite ? "" : CsvNumber(row.max_abs);
-    cells[9] = std::isnan(row.min_nonzero_abs) ? "" : CsvNumber(row.min_nonzero_abs);
-    for (size_t t = 0; t < r.options.targets.size(); ++t) {
-      if (row.nonfinite || t >= row.fits.size()) {
-        cells.emplace_back("nonfinite");
-        cells.emplace_back("");
-        continue;
+  NUMPROBE_RETURN_IF_ERROR(file.Write(CsvLine(header)));
+  constexpr size_t kChunk = 4096;
+  const size_t rows = r.headroom.size();
+  auto format = [&](int64_t c, std::string* out) {
+    const size_t begin = static_cast<size_t>(c) * kChunk;
+    std::vector<std::string> cells;
+    for (size_t i = begin; i < std::min(rows, begin + kChunk); ++i) {
+      const auto& row = r.headroom[i];
+      cells.resize(10);
+      cells[0] = std::to_string(row.step);
+      cells[1] = std::to_string(row.rank);
+      cells[2] = row.rank_folder;
+      cells[3] = row.op_name;
+      cells[4] = row.tensor;
+      cells[5] = row.layer;
+      cells[6] = row.dtype;
+      cells[7] = row.exact ? "True" : "False";
+      cells[8] = row.nonfinite ? "" : CsvNumber(row.max_abs);
+      cells[9] = std::isnan(row.min_nonzero_abs) ? "" : CsvNumber(row.min_nonzero_abs);
+      for (size_t t = 0; t < r.options.targets.size(); ++t) {
+        if (row.nonfinite || t >= row.fits.size()) {
+          cells.emplace_back("nonfinite");
+          cells.emplace_back("");
+          continue;
+        }
+        cells.push_back(Status4(row.fits[t]));
+        cells.push_back(
+            std::isnan(row.fits[t].headroom_log2) ? "" : CsvNumber(row.fits[t].headroom_log2));
       }
-      cells.push_back(Status4(row.fits[t]));
-      cells.push_back(std::isnan(row.fits[t].headroom_log2) ? ""
-                                                            : CsvNumber(row.fits[t].headroom_log2));
+      detail::AppendCsvLine(cells, out);
     }
-    NUMPROBE_RETURN_IF_ERROR(file.Line(cells));
-  }
+  };
+  NUMPROBE_RETURN_IF_ERROR(detail::WriteChunksInOrder<std::string>(
+      &ThreadPool::Default(), static_cast<int64_t>((rows + kChunk - 1) / kChunk), format,
+      [&](const std::string& text) { return file.Write(text); }));
   return file.Commit();
 }
 

@@ -1,6 +1,6 @@
-// core/atomic_file: the one atomic writer (and CsvFileWriter, which writes tables through it). A
-// file appears under its final name only complete, nothing is left behind on failure, and a library
-// that writes by file name gets the same guarantees through LibraryPath().
+// core/atomic_file: the one atomic writer (and core/ordered_chunks, which writes large tables
+// through it). A file appears under its final name only complete, nothing is left behind on
+// failure, and a library that writes by file name gets the same guarantees through LibraryPath().
 #include "core/atomic_file.h"
 
 #include <cstdio>
@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/csv.h"
+#include "core/ordered_chunks.h"
 #include "testing/temp_dir.h"
 
 namespace numprobe::detail {
@@ -111,37 +112,68 @@ TEST(WriteFilesAtomicallyTest, ARefusedFileLeavesEveryFileAsItWas) {
   EXPECT_EQ(dir.EntryCount(), 2u);
 }
 
-// Lines written through CsvFileWriter, several MiB of them so that pieces are flushed before the
-// end, make the same bytes as AppendCsvLine over the whole table; nothing appears before Commit.
-TEST(CsvFileWriterTest, LargeTableMatchesTheWholeTableFormattedAtOnce) {
-  TempDir dir;
-  const fs::path path = dir / "table.csv";
-  auto writer = CsvFileWriter::Create(path);
-  ASSERT_TRUE(writer) << writer.error().message();
+// A table of several MiB written through WriteChunksInOrder over a pool of 3 threads, into an
+// AtomicOutput: the same bytes as AppendCsvLine over the whole table in turn, whatever the pool;
+// nothing appears before Commit.
+TEST(OrderedChunksTest, LargeTableMatchesTheWholeTableFormattedAtOnce) {
+  constexpr int kRows = 60000;
+  constexpr int kChunk = 1000;
+  auto format_row = [](int i, std::string* out) {
+    const std::vector<std::string> cells = {
+        std::to_string(i), "Functional.linear." + std::to_string(i) + ".forward.input.0",
+        i % 7 == 0 ? "a, \"quoted\" cell" : "torch.float32",
+        std::string(static_cast<size_t>(i % 50), 'x')};
+    AppendCsvLine(cells, out);
+  };
   std::string expected;
-  std::vector<std::string> cells(4);
-  for (int i = 0; i < 60000; ++i) {
-    cells[0] = std::to_string(i);
-    cells[1] = "Functional.linear." + std::to_string(i) + ".forward.input.0";
-    cells[2] = i % 7 == 0 ? "a, \"quoted\" cell" : "torch.float32";
-    cells[3] = std::string(static_cast<size_t>(i % 50), 'x');
-    AppendCsvLine(cells, &expected);
-    ASSERT_TRUE(writer->Line(cells).ok());
-  }
+  for (int i = 0; i < kRows; ++i) format_row(i, &expected);
   ASSERT_GT(expected.size(), size_t{3} << 20);
-  EXPECT_FALSE(fs::exists(path));
-  ASSERT_TRUE(writer->Commit().ok());
-  EXPECT_EQ(ReadFile(path), expected);
-  EXPECT_EQ(dir.EntryCount(), 1u);
+  ThreadPool pool(3);
+  for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
+    SCOPED_TRACE(p == nullptr ? "no pool" : "3 threads");
+    TempDir dir;
+    const fs::path path = dir / "table.csv";
+    auto file = AtomicOutput::Create(path);
+    ASSERT_TRUE(file) << file.error().message();
+    const Status written = WriteChunksInOrder<std::string>(
+        p, kRows / kChunk,
+        [&](int64_t c, std::string* out) {
+          for (int i = static_cast<int>(c) * kChunk; i < (static_cast<int>(c) + 1) * kChunk; ++i) {
+            format_row(i, out);
+          }
+        },
+        [&](const std::string& text) { return file->Write(text); });
+    ASSERT_TRUE(written.ok()) << written.ToString();
+    EXPECT_FALSE(fs::exists(path));
+    ASSERT_TRUE(file->Commit().ok());
+    EXPECT_EQ(ReadFile(path), expected);
+    EXPECT_EQ(dir.EntryCount(), 1u);
+  }
 }
 
-TEST(CsvFileWriterTest, AbandonedWriterLeavesNothing) {
+// The first write error is returned, and no chunk after it is written.
+TEST(OrderedChunksTest, FirstWriteErrorStopsLaterWrites) {
+  ThreadPool pool(3);
+  std::vector<int64_t> written;
+  const Status s = WriteChunksInOrder<int64_t>(
+      &pool, 50, [](int64_t c, int64_t* out) { *out = c; },
+      [&](const int64_t& c) {
+        if (c == 20) return Status::IoError("disk full at chunk 20");
+        written.push_back(c);
+        return Status::Ok();
+      });
+  EXPECT_EQ(s.code(), ErrorCode::kIoError);
+  EXPECT_NE(s.message().find("chunk 20"), std::string::npos);
+  ASSERT_EQ(written.size(), 20u);
+  for (int64_t c = 0; c < 20; ++c) EXPECT_EQ(written[static_cast<size_t>(c)], c);
+}
+
+TEST(AtomicOutputTest, AbandonedOutputLeavesNothing) {
   TempDir dir;
   {
-    auto writer = CsvFileWriter::Create(dir / "table.csv");
-    ASSERT_TRUE(writer);
-    const std::vector<std::string> cells = {"a", "b"};
-    ASSERT_TRUE(writer->Line(cells).ok());
+    auto file = AtomicOutput::Create(dir / "table.csv");
+    ASSERT_TRUE(file);
+    ASSERT_TRUE(file->Write(std::string(size_t{1} << 17, 'a')).ok());
   }
   EXPECT_EQ(dir.EntryCount(), 0u);
 }
