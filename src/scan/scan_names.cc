@@ -2,7 +2,6 @@
 // gradients or activations, and how rows map to layers and parameters.
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <charconv>
 #include <string>
 #include <string_view>
@@ -29,9 +28,13 @@ bool AllDigits(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
+// ASCII only, as the names and dtypes it is used on are (std::tolower is a locale call per
+// character, and this runs for every row of a large scan).
 std::string Lower(std::string_view s) {
   std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
   return out;
 }
 

@@ -31,7 +31,9 @@ bool NumberOf(const DumpFile& file, const PyValue& value, double* out) {
       return true;
     case PyValue::Kind::kStr: {
       std::string text = file.Text(value.text_id());
-      for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      for (char& c : text) {
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');  // ASCII words only
+      }
       if (text == "nan") {
         *out = kNaN;
       } else if (text == "inf" || text == "infinity" || text == "+inf") {
