@@ -28,6 +28,10 @@ class ThreadPool {
   // serially on the calling thread.
   void ParallelFor(int64_t count, const std::function<void(int64_t)>& fn);
 
+  // True while the calling thread runs a ParallelFor body (of any pool): work it starts on more
+  // threads would compete with the pool's.
+  static bool InParallelFor();
+
   // The process-wide pool, created on first use.
   static ThreadPool& Default();
   // Replaces the default pool's size (e.g. from --threads); call before heavy work starts.

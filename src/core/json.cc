@@ -12,13 +12,17 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -294,6 +298,44 @@ enum class Destination { kMember, kRootMember, kDiscard };
 
 // Builds tapes (json_tape.h) from events: one token per value, text copied into an arena of
 // chunks that are kept from one value to the next.
+// Copies of texts in 64 KiB chunks that are kept and reused after Reset(): a tape's texts, valid
+// until the next Reset.
+class ReusedTextChunks {
+ public:
+  void Reset() {
+    chunk_ = 0;
+    used_ = 0;
+  }
+
+  std::string_view Copy(std::string_view s) {
+    if (s.empty()) return {};
+    while (chunk_ < chunks_.size() && used_ + s.size() > chunks_[chunk_].size) {
+      ++chunk_;
+      used_ = 0;
+    }
+    if (chunk_ == chunks_.size()) {
+      const size_t size = std::max(kChunkBytes, s.size());
+      chunks_.push_back({std::make_unique<char[]>(size), size});
+      used_ = 0;
+    }
+    char* at = chunks_[chunk_].bytes.get() + used_;
+    std::memcpy(at, s.data(), s.size());
+    used_ += s.size();
+    return {at, s.size()};
+  }
+
+ private:
+  struct Chunk {
+    std::unique_ptr<char[]> bytes;
+    size_t size;
+  };
+  static constexpr size_t kChunkBytes = size_t{1} << 16;
+
+  std::vector<Chunk> chunks_;
+  size_t chunk_ = 0;  // the chunk being filled
+  size_t used_ = 0;   // bytes used in it
+};
+
 class JsonTapeBuilder {
  public:
   bool building() const { return !frames_.empty(); }
@@ -355,18 +397,12 @@ class JsonTapeBuilder {
     uint32_t index;
     bool repeated;  // a container inside repeats a key
   };
-  struct Chunk {
-    std::unique_ptr<char[]> bytes;
-    size_t size;
-  };
-  static constexpr size_t kChunkBytes = size_t{1} << 16;
 
   // A new token in the open container, or the first of a new tape.
   JsonTapeValue& Push() {
     if (frames_.empty()) {
       tokens_.clear();
-      chunk_ = 0;
-      used_ = 0;
+      text_.Reset();
     }
     JsonTapeValue& v = tokens_.emplace_back();
     if (!frames_.empty()) {
@@ -396,29 +432,12 @@ class JsonTapeBuilder {
     return false;
   }
 
-  std::string_view Copy(std::string_view s) {
-    if (s.empty()) return {};
-    while (chunk_ < chunks_.size() && used_ + s.size() > chunks_[chunk_].size) {
-      ++chunk_;
-      used_ = 0;
-    }
-    if (chunk_ == chunks_.size()) {
-      const size_t size = std::max(kChunkBytes, s.size());
-      chunks_.push_back({std::make_unique<char[]>(size), size});
-      used_ = 0;
-    }
-    char* at = chunks_[chunk_].bytes.get() + used_;
-    std::memcpy(at, s.data(), s.size());
-    used_ += s.size();
-    return {at, s.size()};
-  }
+  std::string_view Copy(std::string_view s) { return text_.Copy(s); }
 
   std::vector<JsonTapeValue> tokens_;
   std::vector<Frame> frames_;
   std::string_view pending_key_;
-  std::vector<Chunk> chunks_;
-  size_t chunk_ = 0;  // the chunk being filled
-  size_t used_ = 0;   // bytes used in it
+  ReusedTextChunks text_;
 };
 
 JsonValue ToJsonValue(const JsonTapeValue& value) {
@@ -684,6 +703,150 @@ Status StreamJsonTape(std::span<const char> bytes, const JsonTapeStreamSpec& spe
 Status StreamJsonFileTape(const std::filesystem::path& path, const JsonTapeStreamSpec& spec,
                           const JsonReadOptions& options) {
   return StreamMembersOfFile<JsonTapeBuilder>(path, spec, options);
+}
+
+// Members' tapes copied out of the parser's reused tape (tokens and texts), for the thread that
+// runs the callbacks.
+class JsonTapeBatch {
+ public:
+  size_t size() const { return members_.size(); }
+  size_t text_bytes() const { return text_bytes_; }
+
+  // Empty again, keeping its memory for the next batch.
+  void Clear() {
+    tokens_.clear();
+    members_.clear();
+    text_.Reset();
+    text_bytes_ = 0;
+  }
+
+  void Add(std::string_view key, const JsonTapeValue& value, uint64_t offset, bool root) {
+    members_.push_back({Store(key), tokens_.size(), offset, root});
+    for (const JsonTapeValue* t = &value; t != value.next(); ++t) {
+      JsonTapeValue& copy = tokens_.emplace_back(*t);
+      copy.key_ = Store(t->key_);
+      copy.text_ = Store(t->text_);
+    }
+  }
+
+  // Runs the spec's callbacks over the members, in order; the first error stops them.
+  Status Deliver(const JsonTapeStreamSpec& spec) const {
+    for (const Member& m : members_) {
+      const JsonTapeValue& value = tokens_[m.token];
+      Status s;
+      if (m.root) {
+        if (spec.on_root_member) s = spec.on_root_member(m.key, value);
+      } else if (spec.on_member) {
+        s = spec.on_member(m.key, value, m.offset);
+      }
+      NUMPROBE_RETURN_IF_ERROR(s);
+    }
+    return Status::Ok();
+  }
+
+ private:
+  struct Member {
+    std::string_view key;
+    size_t token;
+    uint64_t offset;
+    bool root;
+  };
+
+  std::string_view Store(std::string_view text) {
+    text_bytes_ += text.size();
+    return text_.Copy(text);
+  }
+
+  std::vector<JsonTapeValue> tokens_;
+  std::vector<Member> members_;
+  ReusedTextChunks text_;
+  size_t text_bytes_ = 0;
+};
+
+Status StreamJsonFileTapeOnTwoThreads(const std::filesystem::path& path,
+                                      const JsonTapeStreamSpec& spec,
+                                      const JsonReadOptions& options) {
+  // Batches of a few hundred members, at most kInFlight of them waiting: memory stays a few MB
+  // whatever the file, and the parser waits when the callbacks fall behind.
+  constexpr size_t kMembersPerBatch = 256;
+  constexpr size_t kTextPerBatch = size_t{1} << 20;
+  constexpr size_t kInFlight = 4;
+  std::mutex mu;
+  std::condition_variable changed;
+  std::deque<std::unique_ptr<JsonTapeBatch>> queue;
+  std::vector<std::unique_ptr<JsonTapeBatch>> spare;  // delivered batches, for reuse
+  bool parsed = false;                                // the parser has handed over its last batch
+  Status callbacks_failed;  // written by the callback thread, read after it stopped or under mu
+  bool failed = false;      // callbacks_failed is an error (under mu)
+
+  std::thread callbacks([&] {
+    for (;;) {
+      std::unique_ptr<JsonTapeBatch> batch;
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        changed.wait(lock, [&] { return !queue.empty() || parsed; });
+        if (queue.empty()) return;
+        batch = std::move(queue.front());
+        queue.pop_front();
+      }
+      changed.notify_all();
+      Status s = batch->Deliver(spec);
+      std::lock_guard<std::mutex> lock(mu);
+      if (!s.ok()) {
+        callbacks_failed = std::move(s);
+        failed = true;
+        changed.notify_all();
+        return;
+      }
+      batch->Clear();
+      spare.push_back(std::move(batch));
+    }
+  });
+
+  auto batch = std::make_unique<JsonTapeBatch>();
+  // Hands the batch over; false once the callbacks have failed (the parse then stops).
+  auto hand_over = [&]() {
+    std::unique_lock<std::mutex> lock(mu);
+    changed.wait(lock, [&] { return queue.size() < kInFlight || failed; });
+    if (failed) return false;
+    queue.push_back(std::move(batch));
+    if (spare.empty()) {
+      batch = std::make_unique<JsonTapeBatch>();
+    } else {
+      batch = std::move(spare.back());
+      spare.pop_back();
+    }
+    lock.unlock();
+    changed.notify_all();
+    return true;
+  };
+  const Status stopped = Status::Internal("the callbacks failed");  // never returned: they win
+  auto add = [&](std::string_view key, const JsonTapeValue& value, uint64_t offset, bool root) {
+    batch->Add(key, value, offset, root);
+    if (batch->size() < kMembersPerBatch && batch->text_bytes() < kTextPerBatch) {
+      return Status::Ok();
+    }
+    return hand_over() ? Status::Ok() : stopped;
+  };
+  JsonTapeStreamSpec copying;
+  copying.stream_path = spec.stream_path;
+  copying.reached_stream_object = spec.reached_stream_object;
+  copying.on_member = [&](std::string_view key, const JsonTapeValue& value, uint64_t offset) {
+    return add(key, value, offset, false);
+  };
+  copying.on_root_member = [&](std::string_view key, const JsonTapeValue& value) {
+    return add(key, value, 0, true);
+  };
+  Status parse = StreamJsonFileTape(path, copying, options);
+  if (batch->size() > 0) (void)hand_over();  // also the members before a parse error
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    parsed = true;
+  }
+  changed.notify_all();
+  callbacks.join();
+  // Every member before a parse error was delivered: a callback's error came first in the file.
+  return failed ? callbacks_failed : parse;
 }
 
 }  // namespace numprobe

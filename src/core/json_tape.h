@@ -52,6 +52,7 @@ class JsonTapeValue {
 
  private:
   friend class JsonTapeBuilder;
+  friend class JsonTapeBatch;
   JsonValue::Kind kind_ = JsonValue::Kind::kNull;
   bool repeated_keys_ = false;
   uint32_t span_ = 1;   // tokens in this subtree, itself included
@@ -112,6 +113,15 @@ Status StreamJsonTape(std::span<const char> bytes, const JsonTapeStreamSpec& spe
                       const JsonReadOptions& options = {});
 Status StreamJsonFileTape(const std::filesystem::path& path, const JsonTapeStreamSpec& spec,
                           const JsonReadOptions& options = {});
+
+// StreamJsonFileTape on two threads: this one parses, a second one runs the callbacks (both
+// kinds, in document order, a few hundred members behind the parser on copies of their tapes).
+// For a large file read by one caller: parsing and what the callbacks build from the tapes take
+// about as long as each other. The same results and errors as StreamJsonFileTape: a callback's
+// error wins over a parse error later in the file.
+Status StreamJsonFileTapeOnTwoThreads(const std::filesystem::path& path,
+                                      const JsonTapeStreamSpec& spec,
+                                      const JsonReadOptions& options = {});
 
 }  // namespace numprobe
 

@@ -102,6 +102,8 @@ ThreadPool::~ThreadPool() {
 
 int ThreadPool::threads() const { return impl_->threads; }
 
+bool ThreadPool::InParallelFor() { return tls_in_parallel_for; }
+
 void ThreadPool::ParallelFor(int64_t count, const std::function<void(int64_t)>& fn) {
   if (count <= 0) return;
   if (count == 1 || impl_->workers.empty() || tls_in_parallel_for) {

@@ -13,6 +13,7 @@
 
 #include "numprobe/dump.h"
 #include "numprobe/memory_limit.h"
+#include "numprobe/thread_pool.h"
 
 #include "core/crc32.h"
 #include "core/json.h"
@@ -636,8 +637,16 @@ Result<DumpFile> ReadDumpJson(const std::filesystem::path& path) {
   // beside the model built from it.
   std::error_code size_error;
   const uintmax_t file_bytes = std::filesystem::file_size(path, size_error);
+  // A large file read on its own (scan, inspect, report; not compare's two sides, read side by
+  // side over the pool) is parsed on one thread and made into rows on another.
+  constexpr uintmax_t kTwoThreadsFrom = uintmax_t{16} << 20;
+  const bool two_threads = !size_error && file_bytes >= kTwoThreadsFrom &&
+                           !ThreadPool::InParallelFor() && ThreadPool::Default().threads() > 1;
   auto file = ParseDumpJsonWith(
-      [&](const JsonTapeStreamSpec& spec) { return StreamJsonFileTape(path, spec, kPythonJson); },
+      [&](const JsonTapeStreamSpec& spec) {
+        return two_threads ? StreamJsonFileTapeOnTwoThreads(path, spec, kPythonJson)
+                           : StreamJsonFileTape(path, spec, kPythonJson);
+      },
       size_error ? 0 : static_cast<uint64_t>(file_bytes));
   if (!file) return file.error().WithContext(path.string());
   return file;
