@@ -51,9 +51,69 @@ bool IsJsonNumber(std::string_view s) {
   return i == s.size();
 }
 
+// What a cell's bytes need: CSV quoting (a comma, a quote or a line break) and JSON escaping (a
+// quote, a backslash or a control byte); one table lookup per byte for both.
+constexpr uint8_t kCsvQuote = 1;
+constexpr uint8_t kJsonEscape = 2;
+constexpr std::array<uint8_t, 256> kCellByteNeeds = [] {
+  std::array<uint8_t, 256> needs{};
+  for (int c = 0; c < 0x20; ++c) needs[static_cast<size_t>(c)] = kJsonEscape;
+  for (const char c : {',', '\n', '\r'}) needs[static_cast<uint8_t>(c)] |= kCsvQuote;
+  needs['"'] = kCsvQuote | kJsonEscape;
+  needs['\\'] = kJsonEscape;
+  return needs;
+}();
+
+// One cell into the CSV line (detail::AppendCsvField's bytes) and into the JSON row (a JSON number
+// as it stands, else AppendJsonWriterString's bytes), either may be null: one pass over the cell
+// finds what both need, and a plain cell is copied as it is.
+void AppendCell(std::string_view cell, std::string* csv, std::string* json) {
+  uint8_t needs = 0;
+  for (const char c : cell) needs |= kCellByteNeeds[static_cast<uint8_t>(c)];
+  if (csv != nullptr) {
+    if ((needs & kCsvQuote) != 0) {
+      detail::AppendCsvField(cell, csv);
+    } else {
+      csv->append(cell);
+    }
+  }
+  if (json != nullptr) {
+    if (IsJsonNumber(cell)) {
+      // Python's repr of a finite number is a JSON number as it stands: no re-formatting.
+      json->append(cell);
+    } else if ((needs & kJsonEscape) != 0) {
+      AppendJsonWriterString(cell, json);
+    } else {
+      json->push_back('"');
+      json->append(cell);
+      json->push_back('"');
+    }
+  }
+}
+
+// Row `index` of the table: its CSV line and its JSON array (after a comma unless it is the
+// first), either may be null. Assembled as text: cell by cell through the JSON writer was the
+// largest single cost of writing a large compare; the bytes are the writer's own.
+void AppendRow(size_t index, std::span<const std::string> cells, std::string* csv,
+               std::string* json) {
+  if (json != nullptr) {
+    if (index > 0) json->push_back(',');
+    json->push_back('[');
+  }
+  for (size_t i = 0; i < cells.size(); ++i) {
+    if (i > 0) {
+      if (csv != nullptr) csv->push_back(',');
+      if (json != nullptr) json->push_back(',');
+    }
+    AppendCell(cells[i], csv, json);
+  }
+  if (csv != nullptr) csv->push_back('\n');
+  if (json != nullptr) json->push_back(']');
+}
+
 // The JSON twin's text around its rows: the header up to "rows": [ at construction, the rows
-// (assembled by AppendJsonRow, written as raw text between the writer's StartArray and EndArray:
-// the compact writer writes "]" whatever it counted), then Finish() with the verdict counts.
+// (assembled as text by AppendRow, written as raw text between the writer's StartArray and
+// EndArray: the compact writer writes "]" whatever it counted), then Finish() with the counts.
 class JsonTwinWriter {
  public:
   JsonTwinWriter(detail::AtomicOutput file, const CompareTable& table,
@@ -76,25 +136,7 @@ class JsonTwinWriter {
     w_.StartArray();
   }
 
-  // Row `index` of the table as the JSON array of its cells, after a comma unless it is the
-  // first. Assembled as text: cell by cell through the writer was the largest single cost of
-  // writing a large compare. The bytes are the writer's own.
-  static void AppendJsonRow(size_t index, std::span<const std::string> cells, std::string* out) {
-    if (index > 0) out->push_back(',');
-    out->push_back('[');
-    for (size_t i = 0; i < cells.size(); ++i) {
-      if (i > 0) out->push_back(',');
-      // Python's repr of a finite number is a JSON number as it stands: no re-formatting.
-      if (IsJsonNumber(cells[i])) {
-        out->append(cells[i]);
-      } else {
-        AppendJsonWriterString(cells[i], out);
-      }
-    }
-    out->push_back(']');
-  }
-
-  // Rows assembled by AppendJsonRow, in table order, and their verdicts.
+  // Rows assembled by AppendRow, in table order, and their verdicts.
   Status WriteRows(std::string_view rows, const VerdictCounts& counts) {
     for (size_t v = 0; v < counts.size(); ++v) counts_[v] += counts[v];
     if (stream_.GetSize() > 0) NUMPROBE_RETURN_IF_ERROR(FlushHeader());
@@ -163,8 +205,7 @@ Status WriteTable(const CompareTable& table, const fs::path& csv_path, const fs:
     std::vector<std::string> cells;
     for (size_t i = begin; i < end; ++i) {
       table.CsvCells(i, &cells);
-      if (csv) detail::AppendCsvLine(cells, &out->csv);
-      if (json) JsonTwinWriter::AppendJsonRow(i, cells, &out->json);
+      AppendRow(i, cells, csv ? &out->csv : nullptr, json ? &out->json : nullptr);
       ++out->counts[static_cast<size_t>(table.rows[i].result)];
     }
   };
