@@ -23,7 +23,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def timed(args):
-    """(seconds, peak RSS in bytes, exit code) of one run of `args`."""
+    """(seconds, peak RSS in bytes, exit code) of one run of `args`. The previous run's output
+    (gigabytes at 1M entries) is flushed first, so that no run waits for another's writeback."""
+    os.sync()
     t0 = time.perf_counter()
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
