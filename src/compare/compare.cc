@@ -443,7 +443,7 @@ Result<CompareTable> PairDumps(const DumpLocation& target, const DumpLocation& g
     auto data_map = LayerDataMapping(*table.target, table.stack.get(), constructs[0], *table.golden,
                                      golden_stack.get(), constructs[1], mapping.layer_map);
     if (data_map.empty()) {
-      table.warnings.push_back(
+      table.warnings.emplace_back(
           "-lm: stack.json or construct.json is missing or empty on a side (a dump at level L1?), "
           "so, as in msprobe, no layer mapping applies");
     } else {

@@ -162,7 +162,7 @@ class JsonTwinWriter {
 
  private:
   Status FlushHeader() {
-    const Status written = file_.Write(std::string_view(stream_.GetString(), stream_.GetSize()));
+    Status written = file_.Write(std::string_view(stream_.GetString(), stream_.GetSize()));
     stream_.Clear();
     return written;
   }

@@ -443,7 +443,7 @@ class JsonTapeBuilder {
 JsonValue ToJsonValue(const JsonTapeValue& value) {
   switch (value.kind()) {
     case JsonValue::Kind::kNull:
-      return JsonValue();
+      return {};
     case JsonValue::Kind::kBool:
       return JsonValue::Bool(value.bool_value());
     case JsonValue::Kind::kInt:
@@ -590,9 +590,11 @@ class StreamHandler final : public JsonEvents {
   bool Deliver(Value&& value) {
     Status s;
     if (destination_ == Destination::kMember) {
-      if (spec_.on_member) s = spec_.on_member(member_key_, std::move(value), member_offset_);
+      if (spec_.on_member) {
+        s = spec_.on_member(member_key_, std::forward<Value>(value), member_offset_);
+      }
     } else if (destination_ == Destination::kRootMember) {
-      if (spec_.on_root_member) s = spec_.on_root_member(member_key_, std::move(value));
+      if (spec_.on_root_member) s = spec_.on_root_member(member_key_, std::forward<Value>(value));
     }
     if (!s.ok()) return Fail(std::move(s));
     return true;

@@ -481,10 +481,10 @@ class DumpFileBuilder {
     entry.first_row = static_cast<uint32_t>(file_.rows.size());
     entry.row_count = static_cast<uint32_t>(scratch_.size());
     const auto index = static_cast<uint32_t>(file_.entries.size());
-    file_.entries.push_back(std::move(entry));
+    file_.entries.push_back(entry);  // DumpEntry and DumpRow are trivially copyable
     for (DumpRow& r : scratch_) {
       r.entry = index;
-      file_.rows.push_back(std::move(r));
+      file_.rows.push_back(r);
     }
   }
 
@@ -504,15 +504,15 @@ class DumpFileBuilder {
     for (size_t e = 0; e < file_.entries.size(); ++e) {
       DumpEntry& entry = file_.entries[e];
       const auto it = replaced_.find(e);
-      const uint32_t first = static_cast<uint32_t>(file_.rows.size());
+      const auto first = static_cast<uint32_t>(file_.rows.size());
       if (it != replaced_.end()) {
         for (DumpRow& r : it->second) {
           r.entry = static_cast<uint32_t>(e);
-          file_.rows.push_back(std::move(r));
+          file_.rows.push_back(r);
         }
       } else {
         for (uint32_t r = entry.first_row; r < entry.first_row + entry.row_count; ++r) {
-          file_.rows.push_back(std::move(old[r]));
+          file_.rows.push_back(old[r]);
         }
       }
       entry.first_row = first;
@@ -531,8 +531,9 @@ class DumpFileBuilder {
     // No JSON row or entry takes fewer than 24 bytes ({"type": "int", "value": 1}), and the
     // reservation stays within the memory limit: a dense sample followed by padding cannot make
     // it exceed what the file could hold or what the machine has.
-    const double most = std::min(static_cast<double>(file_bytes_ / 24),
-                                 static_cast<double>(DefaultMaxMemory() / sizeof(DumpRow)));
+    const uint64_t most_rows =
+        std::min<uint64_t>(file_bytes_ / 24, DefaultMaxMemory() / sizeof(DumpRow));
+    const auto most = static_cast<double>(most_rows);
     file_.rows.reserve(
         static_cast<size_t>(std::min(most, scale * static_cast<double>(file_.rows.size()))));
     file_.entries.reserve(
