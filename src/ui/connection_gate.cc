@@ -245,6 +245,52 @@ void GatedServer::PollLoop() {
     waiting.pop_back();
     return c;
   };
+  // Reads what the waiting connection at `i` has received, then dispatches it (a whole request
+  // head arrived) or drops it (closed, or a head too large); true when it left `waiting`.
+  auto settle = [&](size_t i) {
+    Connection& c = waiting[i];
+    char buf[4096];
+    bool gone = false;
+    while (c.buffered.size() < limits_.max_head_bytes) {
+      const ssize_t n = ::recv(c.fd, buf, sizeof(buf), MSG_DONTWAIT);
+      if (n > 0) {
+        c.buffered.append(buf, static_cast<size_t>(n));
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      gone = n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK);
+      break;
+    }
+    if (HeadEnd(c.buffered) != std::string::npos) {
+      Dispatch(take(i));
+      return true;
+    }
+    if (gone) {
+      drop(i);
+      return true;
+    }
+    if (c.buffered.size() >= limits_.max_head_bytes) {
+      static constexpr char kTooLarge[] =
+          "HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\n"
+          "Content-Length: 0\r\n\r\n";
+      [[maybe_unused]] const ssize_t n =
+          ::send(c.fd, kTooLarge, sizeof(kTooLarge) - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+      drop(i);
+      return true;
+    }
+    return false;
+  };
+  // The client's connections that are waiting for a first request: how many, and the oldest.
+  auto unserved_of = [&](const std::string& peer) {
+    size_t count = 0;
+    size_t oldest = waiting.size();
+    for (size_t i = 0; i < waiting.size(); ++i) {
+      if (waiting[i].peer != peer || waiting[i].served != 0) continue;
+      ++count;
+      if (oldest == waiting.size() || waiting[i].order < waiting[oldest].order) oldest = i;
+    }
+    return std::pair{count, oldest};
+  };
   for (;;) {
     std::deque<Connection> arrived;
     {
@@ -269,15 +315,16 @@ void GatedServer::PollLoop() {
         }
         // A client holds at most max_per_client connections that have not sent a request yet:
         // its oldest such one (a browser's idle spare, or an attack) makes room for the new one.
-        // Kept-alive connections that have been served are not touched.
-        size_t unserved = 0;
-        size_t oldest = waiting.size();
-        for (size_t i = 0; i < waiting.size(); ++i) {
-          if (waiting[i].peer != c.peer || waiting[i].served != 0) continue;
-          ++unserved;
-          if (oldest == waiting.size() || waiting[i].order < waiting[oldest].order) oldest = i;
+        // Kept-alive connections that have been served are not touched. Before any is dropped,
+        // the client's waiting connections are read: on a busy machine their requests may have
+        // arrived since the last poll (50 clients connecting at once lost a request that way).
+        if (unserved_of(c.peer).first >= limits_.max_per_client) {
+          for (size_t i = waiting.size(); i-- > 0;) {
+            if (waiting[i].peer == c.peer && waiting[i].served == 0) (void)settle(i);
+          }
+          const auto [unserved, oldest] = unserved_of(c.peer);
+          if (unserved >= limits_.max_per_client) drop(oldest);
         }
-        if (unserved >= limits_.max_per_client) drop(oldest);
       }
       if (waiting.size() >= limits_.max_waiting) {
         const auto oldest = std::min_element(
@@ -307,37 +354,7 @@ void GatedServer::PollLoop() {
     // their pollfd entries (index + 1) in place.
     for (size_t i = waiting.size(); i-- > 0;) {
       Connection& c = waiting[i];
-      if (rc > 0 && fds[i + 1].revents != 0) {
-        char buf[4096];
-        bool gone = false;
-        while (c.buffered.size() < limits_.max_head_bytes) {
-          const ssize_t n = ::recv(c.fd, buf, sizeof(buf), MSG_DONTWAIT);
-          if (n > 0) {
-            c.buffered.append(buf, static_cast<size_t>(n));
-            continue;
-          }
-          if (n < 0 && errno == EINTR) continue;
-          gone = n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK);
-          break;
-        }
-        if (HeadEnd(c.buffered) != std::string::npos) {
-          Dispatch(take(i));
-          continue;
-        }
-        if (gone) {
-          drop(i);
-          continue;
-        }
-        if (c.buffered.size() >= limits_.max_head_bytes) {
-          static constexpr char kTooLarge[] =
-              "HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\n"
-              "Content-Length: 0\r\n\r\n";
-          [[maybe_unused]] const ssize_t n =
-              ::send(c.fd, kTooLarge, sizeof(kTooLarge) - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
-          drop(i);
-          continue;
-        }
-      }
+      if (rc > 0 && fds[i + 1].revents != 0 && settle(i)) continue;
       if (now >= c.deadline) drop(i);  // no complete request in time
     }
   }
