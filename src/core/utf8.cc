@@ -2,6 +2,8 @@
 // rule and do not report maximal subparts in a form a caller can choose what to do with.
 #include "core/utf8.h"
 
+#include <cstring>
+
 namespace numprobe::detail {
 
 Utf8Char DecodeUtf8(std::string_view text, size_t i, Utf8Rule rule) {
@@ -55,13 +57,36 @@ Utf8Char DecodeUtf8(std::string_view text, size_t i, Utf8Rule rule) {
   return out;
 }
 
-bool IsValidUtf8(std::string_view text, Utf8Rule rule) {
-  for (size_t i = 0; i < text.size();) {
+Utf8Prefix WellFormedUtf8Prefix(std::string_view text, Utf8Rule rule) {
+  const size_t n = text.size();
+  size_t i = 0;
+  while (i < n) {
+    // Text to check is mostly ASCII (JSON files, names): eight bytes at a time while it is.
+    constexpr uint64_t kHighBits = 0x8080808080808080u;
+    uint64_t word = 0;
+    while (i + sizeof word <= n) {
+      std::memcpy(&word, text.data() + i, sizeof word);
+      if ((word & kHighBits) != 0) break;
+      i += sizeof word;
+    }
+    if (i == n) break;
+    if (static_cast<unsigned char>(text[i]) < 0x80) {
+      ++i;
+      continue;
+    }
     const Utf8Char c = DecodeUtf8(text, i, rule);
-    if (!c.valid) return false;
+    if (!c.valid) {
+      // DecodeUtf8 stops at the end of `text` only for a lead byte whose sequence it cuts.
+      const unsigned lead = static_cast<unsigned char>(text[i]);
+      return {i, lead >= 0xC2 && lead <= 0xF4 && i + c.length == n};
+    }
     i += c.length;
   }
-  return true;
+  return {n, false};
+}
+
+bool IsValidUtf8(std::string_view text, Utf8Rule rule) {
+  return WellFormedUtf8Prefix(text, rule).length == text.size();
 }
 
 uint32_t NextCodePoint(std::string_view text, size_t* i, Utf8Rule rule, Utf8Invalid invalid) {

@@ -39,6 +39,15 @@ struct Utf8Char {
 // Decodes the sequence at text[i] (i < text.size()) under `rule`.
 Utf8Char DecodeUtf8(std::string_view text, size_t i, Utf8Rule rule = Utf8Rule::kStrict);
 
+// How much of `text` is well-formed under `rule`: the length of its longest well-formed prefix,
+// and whether the bytes after it begin a sequence that `text` only cuts short (more bytes could
+// still complete it: a reader of a stream waits for them before calling them ill-formed).
+struct Utf8Prefix {
+  size_t length = 0;
+  bool cut_short = false;
+};
+Utf8Prefix WellFormedUtf8Prefix(std::string_view text, Utf8Rule rule = Utf8Rule::kStrict);
+
 // True when all of `text` is well-formed under `rule` (the empty string is).
 bool IsValidUtf8(std::string_view text, Utf8Rule rule = Utf8Rule::kStrict);
 

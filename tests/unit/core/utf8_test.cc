@@ -116,6 +116,60 @@ TEST(Utf8Test, DecodeReportsLengthAndCode) {
   EXPECT_EQ(cut.length, 2);
 }
 
+// WellFormedUtf8Prefix's answer the slow way: DecodeUtf8 byte after byte.
+Utf8Prefix PrefixByDecoding(std::string_view text, Utf8Rule rule) {
+  for (size_t i = 0; i < text.size();) {
+    const Utf8Char c = DecodeUtf8(text, i, rule);
+    if (!c.valid) {
+      const auto lead = static_cast<unsigned char>(text[i]);
+      return {i, lead >= 0xc2 && lead <= 0xf4 && i + c.length == text.size()};
+    }
+    i += c.length;
+  }
+  return {text.size(), false};
+}
+
+TEST(Utf8Test, WellFormedPrefixFindsTheFirstIllFormedByteAtEveryAlignment) {
+  // Each case after 0..17 ASCII bytes (the ASCII words of eight bytes fall on every position
+  // around it), alone and followed by ASCII.
+  for (const Case& c : Cases()) {
+    for (size_t lead_in = 0; lead_in < 18; ++lead_in) {
+      for (const std::string_view tail : {"", "z", "tail of ascii text"}) {
+        const std::string text =
+            std::string(lead_in, 'a') + std::string(c.bytes) + std::string(tail);
+        for (const Utf8Rule rule : {Utf8Rule::kStrict, Utf8Rule::kSurrogatePass}) {
+          const Utf8Prefix got = WellFormedUtf8Prefix(text, rule);
+          const Utf8Prefix want = PrefixByDecoding(text, rule);
+          ASSERT_EQ(got.length, want.length) << Hex(text);
+          ASSERT_EQ(got.cut_short, want.cut_short) << Hex(text);
+        }
+        ASSERT_EQ(WellFormedUtf8Prefix(text).length == text.size(), c.strict) << Hex(text);
+      }
+    }
+  }
+}
+
+TEST(Utf8Test, WellFormedPrefixTellsACutSequenceFromAnIllFormedOne) {
+  const std::string ascii(40, 'a');
+  // Cut short: the lead byte of a sequence, and then its right bytes, until the end.
+  for (const std::string_view cut : {"\xc3", "\xe2\x82", "\xf0\x9f\x98", "\xf4\x8f", "\xe0\xa0"}) {
+    const Utf8Prefix p = WellFormedUtf8Prefix(ascii + std::string(cut));
+    EXPECT_EQ(p.length, ascii.size()) << Hex(cut);
+    EXPECT_TRUE(p.cut_short) << Hex(cut);
+  }
+  // Ill-formed at the end whatever follows: no sequence starts so, or its second byte is wrong.
+  for (const std::string_view bad :
+       {"\xff", "\x80", "\xc0", "\xc1", "\xf5", "\xe0\x80", "\xf4\x90", "\xed\xa0", "\xc3("}) {
+    const Utf8Prefix p = WellFormedUtf8Prefix(ascii + std::string(bad));
+    EXPECT_EQ(p.length, ascii.size()) << Hex(bad);
+    EXPECT_FALSE(p.cut_short) << Hex(bad);
+  }
+  EXPECT_TRUE(WellFormedUtf8Prefix(ascii + "\xed\xa0", Utf8Rule::kSurrogatePass).cut_short);
+  const Utf8Prefix whole = WellFormedUtf8Prefix(ascii + "\xc3\xa9");
+  EXPECT_EQ(whole.length, ascii.size() + 2);
+  EXPECT_FALSE(whole.cut_short);
+}
+
 TEST(Utf8Test, EncodeRoundTripsEveryScalarValueAndSurrogates) {
   for (uint32_t cp = 0; cp <= kMaxCodePoint; ++cp) {
     std::string s;
