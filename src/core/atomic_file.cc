@@ -120,6 +120,8 @@ AtomicOutput::AtomicOutput(AtomicOutput&& other) noexcept
       temp_path_(std::move(other.temp_path_)),
       offset_(other.offset_),
       pending_(std::move(other.pending_)),
+      handed_over_(other.handed_over_),
+      writeback_from_(other.writeback_from_),
       written_by_name_(other.written_by_name_),
       sync_(other.sync_),
       error_(std::move(other.error_)) {
@@ -136,6 +138,8 @@ AtomicOutput& AtomicOutput::operator=(AtomicOutput&& other) noexcept {
     other.temp_path_.clear();
     offset_ = other.offset_;
     pending_ = std::move(other.pending_);
+    handed_over_ = other.handed_over_;
+    writeback_from_ = other.writeback_from_;
     written_by_name_ = other.written_by_name_;
     sync_ = other.sync_;
     error_ = std::move(other.error_);
@@ -229,6 +233,17 @@ Status AtomicOutput::WriteAll(std::span<const std::byte> bytes) {
     }
     p += n;
     left -= static_cast<size_t>(n);
+  }
+  handed_over_ += bytes.size();
+  // A large file made durable by Commit() has its writeback started every few MiB as it grows:
+  // Commit()'s fsync then waits for the last of them only (it waited 0.17 s for each 300 MB table
+  // of a large compare). Advisory: a failure shows at the fsync.
+  constexpr uint64_t kWritebackEvery = uint64_t{8} << 20;
+  if (sync_ == FileSync::kNow && handed_over_ - writeback_from_ >= kWritebackEvery) {
+    (void)::sync_file_range(fd_, static_cast<off_t>(writeback_from_),
+                            static_cast<off_t>(handed_over_ - writeback_from_),
+                            SYNC_FILE_RANGE_WRITE);
+    writeback_from_ = handed_over_;
   }
   return Status::Ok();
 }

@@ -87,7 +87,9 @@ class AtomicOutput {
   std::filesystem::path target_;      // where the rename goes: final_path_ with links resolved
   std::string temp_path_;
   uint64_t offset_ = 0;
-  std::string pending_;  // small writes not yet in the file
+  std::string pending_;          // small writes not yet in the file
+  uint64_t handed_over_ = 0;     // bytes given to write(2)
+  uint64_t writeback_from_ = 0;  // where writeback has not been started yet (see WriteAll)
   bool written_by_name_ = false;
   FileSync sync_ = FileSync::kNow;
   Status error_;
