@@ -10,6 +10,7 @@
 #define NUMPROBE_DUMP_H_
 
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -38,14 +39,18 @@ class PyValue {
   static PyValue Bool(bool b) { return {Kind::kBool, b ? 1U : 0U}; }
   static PyValue Int(int64_t i) { return {Kind::kInt, static_cast<uint64_t>(i)}; }
   static PyValue BigInt(uint32_t text_id) { return {Kind::kBigInt, text_id}; }
-  static PyValue Float(double f);
+  static PyValue Float(double f) { return {Kind::kFloat, std::bit_cast<uint64_t>(f)}; }
   static PyValue Str(uint32_t text_id) { return {Kind::kStr, text_id}; }
 
   Kind kind() const { return kind_; }
   bool is_none() const { return kind_ == Kind::kNone; }
   bool as_bool() const { return bits() != 0; }
   int64_t as_int() const { return static_cast<int64_t>(bits()); }
-  double as_float() const;
+  double as_float() const {  // kFloat's value, or an int or a bool as a float
+    if (kind_ == Kind::kInt) return static_cast<double>(as_int());
+    if (kind_ == Kind::kBool) return bits() != 0 ? 1.0 : 0.0;
+    return std::bit_cast<double>(bits());
+  }
   uint32_t text_id() const { return low_; }  // kBigInt and kStr
 
  private:

@@ -1,7 +1,7 @@
 // dump.json -> DumpFile: the flattening follows msprobe's compare (core/compare/utils.py read_op,
 // op_item_parse and gen_op_item) so that row names, dtypes, shapes and values read as msprobe's.
 #include <algorithm>
-#include <bit>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -25,14 +25,6 @@
 #include "msprobe/entry_name.h"
 
 namespace numprobe {
-
-PyValue PyValue::Float(double f) { return {Kind::kFloat, std::bit_cast<uint64_t>(f)}; }
-
-double PyValue::as_float() const {
-  if (kind_ == Kind::kInt) return static_cast<double>(as_int());
-  if (kind_ == Kind::kBool) return bits() != 0 ? 1.0 : 0.0;
-  return std::bit_cast<double>(bits());
-}
 
 uint32_t DumpFile::Intern(std::string_view text) {
   auto it = text_ids_.find(text);
@@ -206,6 +198,80 @@ std::string NumpyShapeText(const Node* n) {
   return fmt::format("({})", fmt::join(dims, ", "));
 }
 
+// The members of an argument's object that the flattening reads, found in one pass over its
+// members, the last of repeated keys winning as in Python's dict (a Find per field walked every
+// member about ten times per row of a large dump).
+template <typename Node>
+struct LeafFields {
+  const Node* type = nullptr;
+  const Node* data_name = nullptr;
+  const Node* requires_grad = nullptr;
+  std::array<const Node*, 4> stats{};  // Max, Min, Mean, Norm
+  const Node* md5 = nullptr;
+  const Node* dtype = nullptr;
+  const Node* value = nullptr;
+  const Node* shape = nullptr;
+  const Node* group_ranks = nullptr;
+  const Node* class_type = nullptr;
+  const Node* tensor = nullptr;
+};
+
+template <typename Node>
+LeafFields<Node> FieldsOf(const Node& object) {
+  LeafFields<Node> f;
+  for (const auto& member : Members(object)) {
+    const std::string_view key = KeyOf(member);
+    const Node* v = &ValueOf(member);
+    switch (key.size()) {  // compares only keys of the right length
+      case 3:
+        if (key == "Max") {
+          f.stats[0] = v;
+        } else if (key == "Min") {
+          f.stats[1] = v;
+        } else if (key == "md5") {
+          f.md5 = v;
+        }
+        break;
+      case 4:
+        if (key == "type") {
+          f.type = v;
+        } else if (key == "Mean") {
+          f.stats[2] = v;
+        } else if (key == "Norm") {
+          f.stats[3] = v;
+        }
+        break;
+      case 5:
+        if (key == "dtype") {
+          f.dtype = v;
+        } else if (key == "shape") {
+          f.shape = v;
+        } else if (key == "value") {
+          f.value = v;
+        }
+        break;
+      case 6:
+        if (key == "tensor") f.tensor = v;
+        break;
+      case 9:
+        if (key == "data_name") f.data_name = v;
+        break;
+      case 10:
+        if (key == "class_type") f.class_type = v;
+        break;
+      case 11:
+        if (key == "group_ranks") f.group_ranks = v;
+        break;
+      case 13:
+        if (key == "requires_grad") f.requires_grad = v;
+        break;
+      default:
+        break;
+    }
+  }
+  return f;
+}
+
 class Flattener {
  public:
   explicit Flattener(DumpFile* file) : file_(file) {}
@@ -266,18 +332,19 @@ class Flattener {
       return;
     }
     if (!node.is_object() || Members(node).empty()) return;  // scalars and empty containers
-    if (const Node* cls = node.Find("class_type");
+    const LeafFields<Node> fields = FieldsOf(node);
+    if (const Node* cls = fields.class_type;
         cls != nullptr && cls->is_string() && cls->string_value() == "torch.distributed.P2POp") {
-      const Node* tensor = node.Find("tensor");
+      const Node* tensor = fields.tensor;
       if (tensor != nullptr && tensor->is_object()) {
-        rows_->push_back(LeafRow(*tensor, op_name, state));
+        rows_->push_back(LeafRow(FieldsOf(*tensor), op_name, state));
       } else {
         rows_->push_back(DefaultRow(op_name, state));
       }
       return;
     }
-    if (const Node* type = node.Find("type"); type != nullptr && type->is_string()) {
-      rows_->push_back(LeafRow(node, op_name, state));
+    if (const Node* type = fields.type; type != nullptr && type->is_string()) {
+      rows_->push_back(LeafRow(fields, op_name, state));
       return;
     }
     for (const auto& member : Members(node)) {
@@ -323,10 +390,10 @@ class Flattener {
   }
 
   template <typename Node>
-  DumpRow LeafRow(const Node& leaf, const std::string& op_name, RowState state) {
+  DumpRow LeafRow(const LeafFields<Node>& leaf, const std::string& op_name, RowState state) {
     DumpRow row;
     row.state = state;
-    const Node* data_name = leaf.Find("data_name");
+    const Node* data_name = leaf.data_name;
     if (data_name != nullptr && Truthy(*data_name)) {
       row.data_name = data_name->is_string() ? file_->Store(data_name->string_value())
                                              : Store(PyStr(data_name));
@@ -337,24 +404,23 @@ class Flattener {
       const size_t dot = row.data_name.rfind('.');
       row.name = dot == std::string::npos ? row.data_name : row.data_name.substr(0, dot);
     }
-    if (const Node* rg = leaf.Find("requires_grad")) row.requires_grad = PyValueOf(rg, true);
-    static constexpr std::string_view kStatKeys[4] = {"Max", "Min", "Mean", "Norm"};
-    for (int k = 0; k < 4; ++k) row.stats[k] = PyValueOf(leaf.Find(kStatKeys[k]), true);
-    const Node* md5 = leaf.Find("md5");
+    if (const Node* rg = leaf.requires_grad) row.requires_grad = PyValueOf(rg, true);
+    for (size_t k = 0; k < 4; ++k) row.stats[k] = PyValueOf(leaf.stats[k], true);
+    const Node* md5 = leaf.md5;
     if (md5 != nullptr && Truthy(*md5)) {
       row.md5 = md5->is_string() ? file_->Store(md5->string_value()) : Store(PyStr(md5));
     }
 
-    const Node* dtype = leaf.Find("dtype");
-    const Node* value = leaf.Find("value");
+    const Node* dtype = leaf.dtype;
+    const Node* value = leaf.value;
     if (dtype != nullptr && Truthy(*dtype)) {
       row.is_tensor = true;
       if (md5 != nullptr) file_->has_md5 = true;  // msprobe's md5 mode switch
       row.dtype = file_->Intern(dtype->is_string() ? std::string_view{dtype->string_value()}
                                                    : PyStr(dtype));
-      row.shape = file_->Intern(PyStr(leaf.Find("shape")));
+      row.shape = file_->Intern(PyStr(leaf.shape));
     } else {
-      const Node* type = leaf.Find("type");
+      const Node* type = leaf.type;
       const std::string type_text =
           type != nullptr && type->is_string() ? std::string(type->string_value()) : "";
       const std::string_view last = detail::LastTwoParts(op_name).first;
@@ -375,7 +441,7 @@ class Flattener {
         row.stats.fill(PyValue::Str(file_->Intern(text)));
         row.md5 = Store(text);
       } else if (type_text == "torch.ProcessGroup") {
-        const std::string ranks = PyStr(leaf.Find("group_ranks"));
+        const std::string ranks = PyStr(leaf.group_ranks);
         row.dtype = file_->Intern(type_text);
         row.shape = file_->Intern("[]");
         row.stats.fill(PyValue::Str(file_->Intern(ranks)));
