@@ -7,6 +7,7 @@
 #include <cmath>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -18,6 +19,7 @@
 #include "compare/compare_internal.h"
 #include "compare/compare_split.h"
 #include "compare/loaded_mapping.h"
+#include "compare/row_cells.h"
 #include "core/py_format.h"
 #include "msprobe/dump_journal.h"
 #include "msprobe/entry_name.h"
@@ -252,116 +254,45 @@ std::vector<std::string> CompareTable::CsvCells(size_t i) const {
   return cells;
 }
 
-void CompareTable::CsvCells(size_t i, std::vector<std::string>* out) const {
-  // Cells are written into the strings already in *out, so that a writer reusing one vector
-  // allocates nothing per row once the strings have grown.
-  size_t k = 0;
-  auto next = [&]() -> std::string& {
-    if (k == out->size()) out->emplace_back();
-    std::string& cell = (*out)[k++];
-    cell.clear();
-    return cell;
-  };
-  auto put = [&](std::string_view text) { next().append(text); };
-  const std::string_view na = "N/A";
-  const CompareRow& row = rows[i];
-  const DumpRow& t = target->rows[row.target];
-  const DumpRow* g = row.paired() ? &golden->rows[static_cast<size_t>(row.golden)] : nullptr;
-  put(t.name);
-  put(g != nullptr ? std::string_view{g->name} : na);
-  put(target->Text(t.dtype));
-  put(g != nullptr ? std::string_view{golden->Text(g->dtype)} : na);
-  put(target->Text(t.shape));
-  put(g != nullptr ? std::string_view{golden->Text(g->shape)} : na);
-  const std::string t_rg = detail::RequiresGradText(*target, t);
-  const std::string g_rg = g != nullptr ? detail::RequiresGradText(*golden, *g) : std::string(na);
-  put(t_rg);
-  put(g_rg);
-  auto summary = [&] {
-    for (int s = 0; s < 4; ++s) detail::AppendSummaryCsv(SummaryOf(*target, t.stats[s]), &next());
-    for (int s = 0; s < 4; ++s) {
-      if (g != nullptr) {
-        detail::AppendSummaryCsv(SummaryOf(*golden, g->stats[s]), &next());
-      } else {
-        put(na);
-      }
-    }
-  };
-  switch (mode) {
-    case CompareMode::kStatistics:
-      for (int m = 0; m < 8; ++m) row.metrics[m].AppendText(&next());
-      summary();
-      break;
-    case CompareMode::kTensor:
-      for (int m = 0; m < 6; ++m) row.metrics[m].AppendText(&next());
-      summary();
-      break;
-    case CompareMode::kMd5:
-      put(t.md5.has_value() ? std::string_view{*t.md5} : na);
-      put((g != nullptr) && g->md5.has_value() ? std::string_view{*g->md5} : na);
-      break;
-  }
-  put(t_rg == g_rg ? "True" : "False");
-  put(EnumName(row.result));
-  if (row.messages.empty()) {
-    put("[]");
-  } else {
-    std::vector<std::string> messages;
-    for (size_t m = 0; m < row.messages.size(); ++m) {
-      messages.emplace_back(MessageText(row.messages[m]));
-    }
-    put(detail::JsonStringList(messages));
-  }
-  if (has_stack()) {
-    const DumpEntry& entry = target->entries[t.entry];
-    const std::vector<std::string>* lines =
-        row.target == entry.first_row ? stack->Find(entry.name) : nullptr;
-    if (lines != nullptr) {
-      put(detail::PyStrListRepr(*lines));
-    } else {
-      put(na);
-    }
-  }
-  auto num = [&](double v) {
-    std::string& cell = next();
+namespace {
+
+// ForEachCell's sink for CsvCells: the cells into the strings already in *out, so that a caller
+// reusing one vector allocates nothing per row once the strings have grown.
+class CellStrings {
+ public:
+  explicit CellStrings(std::vector<std::string>* out) : out_(out) {}
+  void Text(std::string_view text) { Next().append(text); }
+  void Float(double v) {
+    std::string& cell = Next();
     if (std::isnan(v)) {
-      cell.append(na);
+      cell.append("N/A");
     } else {
       detail::AppendPyFloatRepr(v, &cell);
     }
-  };
-  if (mode == CompareMode::kTensor) {
-    const std::string t_data(t.data_name.empty() ? "-1" : t.data_name);
-    const std::string g_data(g != nullptr ? (g->data_name.empty() ? "-1" : g->data_name)
-                                          : std::string_view(na));
-    put(detail::PyStrListRepr({t_data, g_data}));
-    if (row.extras != nullptr) {
-      const TensorExtras& e = *row.extras;
-      num(e.mean_abs_err);
-      num(e.mean_rel_err);
-      num(e.rmse);
-      num(e.sqnr_db);
-      num(e.max_ulp);
-      num(e.mean_ulp);
-      put(e.ulp_dtype.empty() ? na : std::string_view{e.ulp_dtype});
-      num(e.allclose_ratio);
-      put(std::to_string(e.nan_mismatch));
-      put(std::to_string(e.pos_inf_mismatch));
-      put(std::to_string(e.neg_inf_mismatch));
-      put(std::to_string(e.worst_index));
-    } else {
-      for (int m = 0; m < 12; ++m) put(na);
-    }
   }
-  num(row.error);
-  num(row.tolerance);
-  if (std::isnan(row.error) || std::isnan(row.tolerance)) {
-    put(na);
-  } else {
-    put(row.over_tolerance() ? "differs" : "ok");
+  template <typename Fn>
+  void Write(Fn&& fn) {
+    std::forward<Fn>(fn)(&Next());
   }
-  put(EnumName(row.match));
-  out->resize(k);
+  size_t count() const { return count_; }
+
+ private:
+  std::string& Next() {
+    if (count_ == out_->size()) out_->emplace_back();
+    std::string& cell = (*out_)[count_++];
+    cell.clear();
+    return cell;
+  }
+  std::vector<std::string>* out_;
+  size_t count_ = 0;
+};
+
+}  // namespace
+
+void CompareTable::CsvCells(size_t i, std::vector<std::string>* out) const {
+  CellStrings cells(out);
+  detail::ForEachCell(*this, i, cells);
+  out->resize(cells.count());
 }
 
 namespace detail {

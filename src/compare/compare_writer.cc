@@ -5,12 +5,13 @@
 #include <cmath>
 #include <cstdio>
 #include <optional>
-#include <span>
+#include <utility>
 
 #include <rapidjson/stringbuffer.h>
 
 #include "numprobe/thread_pool.h"
 
+#include "compare/row_cells.h"
 #include "core/atomic_file.h"
 #include "core/csv.h"
 #include "core/json_writer.h"
@@ -91,25 +92,75 @@ void AppendCell(std::string_view cell, std::string* csv, std::string* json) {
   }
 }
 
-// Row `index` of the table: its CSV line and its JSON array (after a comma unless it is the
-// first), either may be null. Assembled as text: cell by cell through the JSON writer was the
-// largest single cost of writing a large compare; the bytes are the writer's own.
-void AppendRow(size_t index, std::span<const std::string> cells, std::string* csv,
-               std::string* json) {
-  if (json != nullptr) {
-    if (index > 0) json->push_back(',');
-    json->push_back('[');
-  }
-  for (size_t i = 0; i < cells.size(); ++i) {
-    if (i > 0) {
-      if (csv != nullptr) csv->push_back(',');
-      if (json != nullptr) json->push_back(',');
+// ForEachCell's sink for the writer: each cell straight into the CSV line and the JSON row
+// (either may be null), with no string per cell; a number is formatted once, into the CSV, and
+// copied to the JSON row without a look at its bytes. Assembled as text: cell by cell through the
+// JSON writer was the largest single cost of writing a large compare; the bytes are the writer's
+// own.
+class RowText {
+ public:
+  RowText(std::string* csv, std::string* json) : csv_(csv), json_(json) {}
+
+  // Row `index` begins (its JSON array after a comma unless it is the first) / ends.
+  void Begin(size_t index) {
+    first_ = true;
+    if (json_ != nullptr) {
+      if (index > 0) json_->push_back(',');
+      json_->push_back('[');
     }
-    AppendCell(cells[i], csv, json);
   }
-  if (csv != nullptr) csv->push_back('\n');
-  if (json != nullptr) json->push_back(']');
-}
+  void End() {
+    if (csv_ != nullptr) csv_->push_back('\n');
+    if (json_ != nullptr) json_->push_back(']');
+  }
+
+  void Text(std::string_view cell) {
+    Separate();
+    AppendCell(cell, csv_, json_);
+  }
+  void Float(double v) {
+    Separate();
+    if (std::isnan(v)) {
+      AppendCell("N/A", csv_, json_);
+      return;
+    }
+    std::string* out = csv_ != nullptr ? csv_ : &scratch_;
+    const size_t at = out->size();
+    detail::AppendPyFloatRepr(v, out);  // digits, '.', 'e', signs; "inf" or "-inf"
+    if (json_ != nullptr) {
+      const std::string_view text(out->data() + at, out->size() - at);
+      // Python's repr of a finite number is a JSON number as it stands.
+      if (std::isfinite(v)) {
+        json_->append(text);
+      } else {
+        json_->push_back('"');
+        json_->append(text);
+        json_->push_back('"');
+      }
+    }
+    if (out == &scratch_) scratch_.clear();
+  }
+  template <typename Fn>
+  void Write(Fn&& fn) {
+    scratch_.clear();
+    std::forward<Fn>(fn)(&scratch_);
+    Text(scratch_);
+  }
+
+ private:
+  void Separate() {
+    if (!first_) {
+      if (csv_ != nullptr) csv_->push_back(',');
+      if (json_ != nullptr) json_->push_back(',');
+    }
+    first_ = false;
+  }
+
+  std::string* csv_;
+  std::string* json_;
+  std::string scratch_;
+  bool first_ = true;
+};
 
 // The JSON twin's text around its rows: the header up to "rows": [ at construction, the rows
 // (assembled as text by AppendRow, written as raw text between the writer's StartArray and
@@ -202,10 +253,11 @@ Status WriteTable(const CompareTable& table, const fs::path& csv_path, const fs:
   auto format = [&](int64_t c, ChunkText* out) {
     const size_t begin = static_cast<size_t>(c) * kChunk;
     const size_t end = std::min(rows, begin + kChunk);
-    std::vector<std::string> cells;
+    RowText row(csv ? &out->csv : nullptr, json ? &out->json : nullptr);
     for (size_t i = begin; i < end; ++i) {
-      table.CsvCells(i, &cells);
-      AppendRow(i, cells, csv ? &out->csv : nullptr, json ? &out->json : nullptr);
+      row.Begin(i);
+      detail::ForEachCell(table, i, row);
+      row.End();
       ++out->counts[static_cast<size_t>(table.rows[i].result)];
     }
   };
