@@ -246,6 +246,11 @@ Status WriteTable(const CompareTable& table, const fs::path& csv_path, const fs:
     std::string csv;
     std::string json;
     VerdictCounts counts{};
+    void clear() {  // for reuse: the strings keep their memory
+      csv.clear();
+      json.clear();
+      counts = {};
+    }
   };
   constexpr size_t kChunk = 1024;
   const size_t rows = table.rows.size();

@@ -3,10 +3,13 @@
 // failure, and a library that writes by file name gets the same guarantees through LibraryPath().
 #include "core/atomic_file.h"
 
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -177,6 +180,48 @@ TEST(OrderedChunksTest, LargeTableMatchesTheWholeTableFormattedAtOnce) {
     EXPECT_EQ(ReadFile(path), expected);
     EXPECT_EQ(dir.EntryCount(), 1u);
   }
+}
+
+// A thread that has formatted a chunk does not wait for the chunk before it to be written: while
+// chunk 0 is slow to format, the other threads format the chunks after it, as many as
+// ChunksAhead allows and no more. Texts given to format are empty (reused ones are cleared).
+TEST(OrderedChunksTest, FinishedChunksDoNotWaitForTheirTurn) {
+  ThreadPool pool(3);
+  const int64_t ahead = ChunksAhead(pool);
+  std::atomic<int64_t> formatted_while_first_ran{0};
+  std::atomic<int64_t> highest{-1};
+  std::atomic<bool> first_done{false};
+  std::atomic<bool> given_dirty{false};
+  std::vector<int64_t> written;
+  const Status s = WriteChunksInOrder<std::string>(
+      &pool, 40,
+      [&](int64_t c, std::string* out) {
+        if (!out->empty()) given_dirty = true;
+        if (c == 0) {
+          // Long enough for the other threads to format every chunk the window allows.
+          for (int i = 0; i < 200 && formatted_while_first_ran < ahead - 1; ++i) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+          }
+          std::this_thread::sleep_for(std::chrono::milliseconds(50));
+          first_done = true;
+        } else if (!first_done) {
+          ++formatted_while_first_ran;
+          int64_t h = highest;
+          while (c > h && !highest.compare_exchange_weak(h, c)) {
+          }
+        }
+        *out = std::to_string(c) + ";";
+      },
+      [&](const std::string& text) {
+        written.push_back(std::stoll(text));
+        return Status::Ok();
+      });
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(formatted_while_first_ran.load(), ahead - 1);  // chunks 1 .. ahead - 1
+  EXPECT_EQ(highest.load(), ahead - 1);                    // and none beyond the window
+  EXPECT_FALSE(given_dirty.load());
+  ASSERT_EQ(written.size(), 40u);
+  for (int64_t c = 0; c < 40; ++c) EXPECT_EQ(written[static_cast<size_t>(c)], c);
 }
 
 // The first write error is returned, and no chunk after it is written.
