@@ -314,6 +314,21 @@ class Pairing {
                                : MatchKind::kExact;
     const bool cross =
         tf.framework != gf.framework && !tf.framework.empty() && !gf.framework.empty();
+    // Whether two dtypes compare, by their ids in the two files: a dump has a handful of dtypes
+    // and a large one millions of rows.
+    std::unordered_map<uint64_t, bool> comparable_dtypes;
+    const auto dtypes_comparable = [&](uint32_t t_dtype, uint32_t g_dtype) {
+      const uint64_t pair = (uint64_t{t_dtype} << 32) | g_dtype;
+      const auto found = comparable_dtypes.find(pair);
+      if (found != comparable_dtypes.end()) return found->second;
+      std::string a = tf.Text(t_dtype);
+      std::string b = gf.Text(g_dtype);
+      if (cross) {
+        a = CrossDtype(a);
+        b = CrossDtype(b);
+      }
+      return comparable_dtypes[pair] = DtypesComparable(a, b);
+    };
     t_.rows.reserve(t_.rows.size() + t_keys.size());
     for (uint32_t r = 0; r < t_keys.size(); ++r) {
       if (!t_keys.has(r)) continue;
@@ -322,14 +337,8 @@ class Pairing {
       if (partner[r] >= 0) {
         row.golden = partner[r];
         const DumpRow& g = gf.rows[static_cast<size_t>(partner[r])];
-        std::string a = tf.Text(tf.rows[r].dtype);
-        std::string b = gf.Text(g.dtype);
-        if (cross) {
-          a = CrossDtype(a);
-          b = CrossDtype(b);
-        }
         // A data mapping (-dm, and -lm, which msprobe turns into one) skips the dtype check.
-        const bool comparable = m_.data_mapping || DtypesComparable(a, b);
+        const bool comparable = m_.data_mapping || dtypes_comparable(tf.rows[r].dtype, g.dtype);
         if (!comparable) {
           row.match = MatchKind::kDtypeMismatch;
         } else {
