@@ -210,7 +210,7 @@ Status AtomicOutput::Write(std::span<const std::byte> bytes) {
 
 Status AtomicOutput::FlushPending() {
   if (pending_.empty()) return Status::Ok();
-  const Status st = WriteAll(std::as_bytes(std::span(pending_)));
+  Status st = WriteAll(std::as_bytes(std::span(pending_)));
   pending_.clear();
   return st;
 }
