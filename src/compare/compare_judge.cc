@@ -115,7 +115,11 @@ bool PyEqual(const SummaryValue& a, const SummaryValue& b) {
 
 class ApiRules {
  public:
-  ApiRules(CompareTable* table, size_t begin, size_t end) : t_(*table) {
+  ApiRules(CompareTable* table, size_t begin, size_t end)
+      : t_(*table), inputs_(Lists().inputs), outputs_(Lists().outputs), data_(Lists().data) {
+    inputs_.clear();
+    outputs_.clear();
+    data_.clear();
     for (size_t i = begin; i < end; ++i) {
       CompareRow& row = t_.rows[i];
       row.result = Verdict::kPass;
@@ -124,8 +128,12 @@ class ApiRules {
       (name.find(".output.") != std::string::npos ? outputs_ : inputs_).push_back(i);
     }
     if (!inputs_.empty()) {
-      const auto parts = SplitDots(t_.target->rows[t_.rows[inputs_[0]].target].name);
-      if (parts.size() >= 2) {
+      // The API: the second dot-separated part of the first input's name.
+      std::string_view api = t_.target->rows[t_.rows[inputs_[0]].target].name;
+      const size_t dot = api.find('.');
+      if (dot != std::string_view::npos) {
+        api.remove_prefix(dot + 1);
+        api = api.substr(0, api.find('.'));
         static constexpr std::string_view kAll[] = {"empty",
                                                     "empty_like",
                                                     "numpy",
@@ -137,15 +145,14 @@ class ApiRules {
                                                     "empty_strided"};
         static constexpr std::string_view kInputs[] = {"_reduce_scatter_base", "_all_gather_base",
                                                        "all_to_all_single", "batch_isend_irecv"};
-        if (std::find(std::begin(kAll), std::end(kAll), parts[1]) != std::end(kAll)) {
+        if (std::find(std::begin(kAll), std::end(kAll), api) != std::end(kAll)) {
           ignore_ = Ignore::kAll;
-        } else if (std::find(std::begin(kInputs), std::end(kInputs), parts[1]) !=
-                   std::end(kInputs)) {
+        } else if (std::find(std::begin(kInputs), std::end(kInputs), api) != std::end(kInputs)) {
           ignore_ = Ignore::kInputs;
         }
       }
     }
-    if (ignore_ == Ignore::kNone) data_ = inputs_;
+    if (ignore_ == Ignore::kNone) data_.assign(inputs_.begin(), inputs_.end());
     if (ignore_ != Ignore::kAll) data_.insert(data_.end(), outputs_.begin(), outputs_.end());
   }
 
@@ -302,9 +309,20 @@ class ApiRules {
   }
 
   CompareTable& t_;
-  std::vector<size_t> inputs_;
-  std::vector<size_t> outputs_;
-  std::vector<size_t> data_;
+  // The entry's rows by role, in lists each thread reuses from entry to entry: a large compare
+  // judges hundreds of thousands of entries, and allocated three vectors for each.
+  struct RowLists {
+    std::vector<size_t> inputs;
+    std::vector<size_t> outputs;
+    std::vector<size_t> data;
+  };
+  static RowLists& Lists() {
+    thread_local RowLists lists;
+    return lists;
+  }
+  std::vector<size_t>& inputs_;
+  std::vector<size_t>& outputs_;
+  std::vector<size_t>& data_;
   Ignore ignore_ = Ignore::kNone;
 };
 

@@ -406,6 +406,12 @@ class Pairing {
   // count, row suffix, shape, dtype) by a longest common subsequence, so that a drift in call
   // counts does not orphan the rest of the run.
   void Align(const RowKeys& g_keys, bool cross) {
+    // Only unpaired target rows are aligned: when every row found its golden row (two runs of one
+    // model), there is nothing to do.
+    if (std::none_of(t_.rows.begin(), t_.rows.end(),
+                     [](const CompareRow& row) { return row.golden < 0; })) {
+      return;
+    }
     const DumpFile& gf = *t_.golden;
     std::vector<bool> golden_used(gf.rows.size(), false);
     for (const CompareRow& row : t_.rows) {
