@@ -25,8 +25,6 @@
 #include <vector>
 
 #include <fmt/format.h>
-#include <rapidjson/encodings.h>
-#include <rapidjson/memorystream.h>
 #include <rapidjson/stringbuffer.h>
 
 #include "core/atomic_file.h"
@@ -444,12 +442,6 @@ class HeaderHandler final : public JsonEvents {
   std::vector<std::pair<std::string, std::string>> metadata_;
 };
 
-// Output stream that drops what rapidjson's UTF-8 validator copies.
-struct NullSink {
-  using Ch = char;
-  void Put(Ch /*c*/) {}
-};
-
 // Checks that the header is UTF-8 without NUL bytes. The reference decodes the whole header as
 // UTF-8 before parsing; doing the same gives an exact "where" for a bad byte. A NUL could never be
 // valid JSON, and ruling it out keeps the '\0' that ends rapidjson's input unambiguous.
@@ -458,14 +450,9 @@ Status CheckHeaderText(std::string_view header) {
     return Status::Corrupt(
         fmt::format("header contains a NUL byte at file offset {}", kLengthFieldBytes + nul));
   }
-  rapidjson::MemoryStream stream(header.data(), header.size());
-  NullSink sink;
-  while (stream.Tell() < header.size()) {
-    const size_t at = stream.Tell();
-    if (!rapidjson::UTF8<>::Validate(stream, sink)) {
-      return Status::Corrupt(
-          fmt::format("header is not valid UTF-8 at file offset {}", kLengthFieldBytes + at));
-    }
+  if (const size_t valid = detail::WellFormedUtf8Prefix(header).length; valid < header.size()) {
+    return Status::Corrupt(
+        fmt::format("header is not valid UTF-8 at file offset {}", kLengthFieldBytes + valid));
   }
   return Status::Ok();
 }
