@@ -103,6 +103,7 @@ class PackedTensorWriter {
   int data_fd_ = -1;
   int index_fd_ = -1;
   uint64_t end_ = 0;
+  uint64_t writeback_from_ = 0;  // container bytes whose writeback is not started yet
 };
 
 // Removes a container left in `tensor_dir` by an earlier run (a new step starts afresh).

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/atomic_file.h"
 #include "msprobe/data_file.h"
 #include "testing/temp_dir.h"
 
@@ -83,6 +84,32 @@ TEST_F(PackedFixture, WrittenTensorsReadBackByTheirDataNames) {
   ASSERT_FALSE(absent.ok());
   EXPECT_EQ(absent.error().code(), ErrorCode::kNotFound);
   EXPECT_EQ(ReadDataFile(tensors, "../x.pt").error().code(), ErrorCode::kRejected);
+}
+
+TEST_F(PackedFixture, DeferredTensorsPastTheWritebackStepReadBackWhole) {
+  // Three tensors of 3 MiB each: the container's writeback is started after the second
+  // (kWritebackEvery), in the middle of the appends; every byte still reads back.
+  constexpr size_t kFloats = size_t{3} << 18;
+  static_assert(2 * kFloats * sizeof(float) >= kWritebackEvery);
+  std::vector<std::vector<float>> values;
+  {
+    PackedTensorWriter writer;
+    for (int i = 0; i < 3; ++i) {
+      values.push_back(Iota(kFloats, static_cast<float>(i * 1000)));
+      const std::string name = "Functional.linear." + std::to_string(i) + ".forward.input.0.pt";
+      ASSERT_TRUE(
+          writer
+              .Append(tensors, name, ViewOf(values.back(), {int64_t{kFloats}}), FileSync::kDeferred)
+              .ok());
+    }
+  }
+  EXPECT_EQ(fs::file_size(tensors / "packed.data"), 3 * kFloats * sizeof(float));
+  for (int i = 0; i < 3; ++i) {
+    auto file =
+        ReadDataFile(tensors, "Functional.linear." + std::to_string(i) + ".forward.input.0.pt");
+    ASSERT_TRUE(file.ok()) << file.error().message();
+    EXPECT_EQ(ValuesOf(file->tensors[0].tensor), values[static_cast<size_t>(i)]) << i;
+  }
 }
 
 TEST_F(PackedFixture, ARenamedFolderIsContinuedAndANewOneStarted) {
