@@ -28,6 +28,10 @@
 
 namespace numprobe {
 
+namespace detail {
+class TextArena;  // core/text_arena.h: where a DumpFile's row names live
+}  // namespace detail
+
 // A scalar as Python's json module and msprobe's compare hold it. Text (strings, integers beyond
 // 64 bits, the repr of lists and dicts) lives in the owning DumpFile's string table.
 class PyValue {
@@ -105,10 +109,11 @@ struct DumpEntry {
 
 class DumpFile {
  public:
-  DumpFile() = default;
+  DumpFile();
+  ~DumpFile();
   // Rows and entries view the file's own text memory: a DumpFile moves, and is never copied.
-  DumpFile(DumpFile&&) = default;
-  DumpFile& operator=(DumpFile&&) = default;
+  DumpFile(DumpFile&&) noexcept;
+  DumpFile& operator=(DumpFile&&) noexcept;
   DumpFile(const DumpFile&) = delete;
   DumpFile& operator=(const DumpFile&) = delete;
 
@@ -134,25 +139,8 @@ class DumpFile {
   std::string_view Store(std::string_view text);
 
  private:
-  // Store's memory. A moved-from store is left empty, so that it never writes into blocks that
-  // another file now owns.
-  struct TextBlocks {
-    std::vector<std::unique_ptr<char[]>> blocks;
-    char* free = nullptr;  // the unused tail of the last shared block
-    size_t left = 0;
-    TextBlocks() = default;
-    TextBlocks(TextBlocks&& other) noexcept
-        : blocks(std::move(other.blocks)),
-          free(std::exchange(other.free, nullptr)),
-          left(std::exchange(other.left, 0)) {}
-    TextBlocks& operator=(TextBlocks&& other) noexcept {
-      blocks = std::move(other.blocks);
-      free = std::exchange(other.free, nullptr);
-      left = std::exchange(other.left, 0);
-      return *this;
-    }
-  };
-  TextBlocks store_;
+  // Store's memory (core/text_arena.h), made on first use: a moved-from file owns none.
+  std::unique_ptr<detail::TextArena> store_;
 
   // Looked up by string_view without building a string (C++20 heterogeneous lookup).
   struct TextHash {

@@ -39,6 +39,7 @@
 
 #include "core/json_tape.h"
 #include "core/regular_file.h"
+#include "core/text_arena.h"
 #include "core/utf8.h"
 
 namespace numprobe {
@@ -424,46 +425,10 @@ enum class Destination { kMember, kRootMember, kDiscard };
 
 }  // namespace
 
-// Builds tapes (json_tape.h) from events: one token per value, text copied into an arena of
-// chunks that are kept from one value to the next.
-// Copies of texts in 64 KiB chunks that are kept and reused after Reset(): a tape's texts, valid
-// until the next Reset.
-class ReusedTextChunks {
- public:
-  void Reset() {
-    chunk_ = 0;
-    used_ = 0;
-  }
+// A tape's texts: 64 KiB blocks of a TextArena, kept and reused from one value to the next.
+constexpr size_t kTextBlockBytes = size_t{1} << 16;
 
-  std::string_view Copy(std::string_view s) {
-    if (s.empty()) return {};
-    while (chunk_ < chunks_.size() && used_ + s.size() > chunks_[chunk_].size) {
-      ++chunk_;
-      used_ = 0;
-    }
-    if (chunk_ == chunks_.size()) {
-      const size_t size = std::max(kChunkBytes, s.size());
-      chunks_.push_back({std::make_unique<char[]>(size), size});
-      used_ = 0;
-    }
-    char* at = chunks_[chunk_].bytes.get() + used_;
-    std::memcpy(at, s.data(), s.size());
-    used_ += s.size();
-    return {at, s.size()};
-  }
-
- private:
-  struct Chunk {
-    std::unique_ptr<char[]> bytes;
-    size_t size;
-  };
-  static constexpr size_t kChunkBytes = size_t{1} << 16;
-
-  std::vector<Chunk> chunks_;
-  size_t chunk_ = 0;  // the chunk being filled
-  size_t used_ = 0;   // bytes used in it
-};
-
+// Builds tapes (json_tape.h) from events: one token per value, text copied into the arena.
 class JsonTapeBuilder {
  public:
   bool building() const { return !frames_.empty(); }
@@ -560,12 +525,12 @@ class JsonTapeBuilder {
     return false;
   }
 
-  std::string_view Copy(std::string_view s) { return text_.Copy(s); }
+  std::string_view Copy(std::string_view s) { return text_.Store(s); }
 
   std::vector<JsonTapeValue> tokens_;
   std::vector<Frame> frames_;
   std::string_view pending_key_;
-  ReusedTextChunks text_;
+  detail::TextArena text_{kTextBlockBytes};
 };
 
 JsonValue ToJsonValue(const JsonTapeValue& value) {
@@ -880,12 +845,12 @@ class JsonTapeBatch {
 
   std::string_view Store(std::string_view text) {
     text_bytes_ += text.size();
-    return text_.Copy(text);
+    return text_.Store(text);
   }
 
   std::vector<JsonTapeValue> tokens_;
   std::vector<Member> members_;
-  ReusedTextChunks text_;
+  detail::TextArena text_{kTextBlockBytes};
   size_t text_bytes_ = 0;
 };
 

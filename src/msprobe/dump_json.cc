@@ -20,6 +20,7 @@
 #include "core/json_tape.h"
 #include "core/name_index.h"
 #include "core/py_format.h"
+#include "core/text_arena.h"
 #include "core/text_file.h"
 #include "msprobe/dump_journal.h"
 #include "msprobe/entry_name.h"
@@ -35,26 +36,14 @@ uint32_t DumpFile::Intern(std::string_view text) {
   return id;
 }
 
+DumpFile::DumpFile() = default;
+DumpFile::~DumpFile() = default;
+DumpFile::DumpFile(DumpFile&&) noexcept = default;
+DumpFile& DumpFile::operator=(DumpFile&&) noexcept = default;
+
 std::string_view DumpFile::Store(std::string_view text) {
-  if (text.empty()) return {};
-  // Rows' names share 1 MiB blocks; a text larger than a quarter of one gets a block of its own,
-  // so that the shared block's tail is not given up for it.
-  constexpr size_t kBlock = size_t{1} << 20;
-  if (text.size() > kBlock / 4) {
-    store_.blocks.push_back(std::make_unique_for_overwrite<char[]>(text.size()));
-    std::memcpy(store_.blocks.back().get(), text.data(), text.size());
-    return {store_.blocks.back().get(), text.size()};
-  }
-  if (text.size() > store_.left) {
-    store_.blocks.push_back(std::make_unique_for_overwrite<char[]>(kBlock));
-    store_.free = store_.blocks.back().get();
-    store_.left = kBlock;
-  }
-  std::memcpy(store_.free, text.data(), text.size());
-  const std::string_view stored(store_.free, text.size());
-  store_.free += text.size();
-  store_.left -= text.size();
-  return stored;
+  if (store_ == nullptr) store_ = std::make_unique<detail::TextArena>();
+  return store_->Store(text);
 }
 
 namespace {
