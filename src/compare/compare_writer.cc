@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <optional>
 #include <utility>
 
@@ -65,38 +66,76 @@ constexpr std::array<uint8_t, 256> kCellByteNeeds = [] {
   return needs;
 }();
 
+// One output's bytes of the row being written (CSV line or JSON row), gathered in a fixed buffer
+// and handed to the chunk's text in one append per row: appending cell by cell, and separators
+// one push_back at a time, was a tenth of a large compare's writing. Absent when its text is null.
+class RowBytes {
+ public:
+  explicit RowBytes(std::string* text) : text_(text) {}
+  bool present() const { return text_ != nullptr; }
+
+  void Put(char c) {
+    if (used_ == buffer_.size()) Flush();
+    buffer_[used_++] = c;
+  }
+  void Put(std::string_view bytes) {
+    if (bytes.size() > buffer_.size() - used_) {
+      Flush();
+      if (bytes.size() > buffer_.size()) {
+        text_->append(bytes);
+        return;
+      }
+    }
+    std::memcpy(buffer_.data() + used_, bytes.data(), bytes.size());
+    used_ += bytes.size();
+  }
+  // The text itself, everything gathered so far in it, for a helper that appends to a string.
+  std::string* text() {
+    Flush();
+    return text_;
+  }
+  void Flush() {
+    text_->append(buffer_.data(), used_);
+    used_ = 0;
+  }
+
+ private:
+  std::string* text_;
+  std::array<char, 4096> buffer_;  // NOLINT(cppcoreguidelines-pro-type-member-init): filled by Put
+  size_t used_ = 0;
+};
+
 // One cell into the CSV line (detail::AppendCsvField's bytes) and into the JSON row (a JSON number
-// as it stands, else AppendJsonWriterString's bytes), either may be null: one pass over the cell
+// as it stands, else AppendJsonWriterString's bytes), either may be absent: one pass over the cell
 // finds what both need, and a plain cell is copied as it is.
-void AppendCell(std::string_view cell, std::string* csv, std::string* json) {
+void AppendCell(std::string_view cell, RowBytes& csv, RowBytes& json) {
   uint8_t needs = 0;
   for (const char c : cell) needs |= kCellByteNeeds[static_cast<uint8_t>(c)];
-  if (csv != nullptr) {
+  if (csv.present()) {
     if ((needs & kCsvQuote) != 0) {
-      detail::AppendCsvField(cell, csv);
+      detail::AppendCsvField(cell, csv.text());
     } else {
-      csv->append(cell);
+      csv.Put(cell);
     }
   }
-  if (json != nullptr) {
+  if (json.present()) {
     if (IsJsonNumber(cell)) {
       // Python's repr of a finite number is a JSON number as it stands: no re-formatting.
-      json->append(cell);
+      json.Put(cell);
     } else if ((needs & kJsonEscape) != 0) {
-      AppendJsonWriterString(cell, json);
+      AppendJsonWriterString(cell, json.text());
     } else {
-      json->push_back('"');
-      json->append(cell);
-      json->push_back('"');
+      json.Put('"');
+      json.Put(cell);
+      json.Put('"');
     }
   }
 }
 
 // ForEachCell's sink for the writer: each cell straight into the CSV line and the JSON row
-// (either may be null), with no string per cell; a number is formatted once, into the CSV, and
-// copied to the JSON row without a look at its bytes. Assembled as text: cell by cell through the
-// JSON writer was the largest single cost of writing a large compare; the bytes are the writer's
-// own.
+// (either may be null), with no string per cell; a number is formatted once, for both, without a
+// look at its bytes. Assembled as text: cell by cell through the JSON writer was the largest single
+// cost of writing a large compare; the bytes are the writer's own.
 class RowText {
  public:
   RowText(std::string* csv, std::string* json) : csv_(csv), json_(json) {}
@@ -104,14 +143,20 @@ class RowText {
   // Row `index` begins (its JSON array after a comma unless it is the first) / ends.
   void Begin(size_t index) {
     first_ = true;
-    if (json_ != nullptr) {
-      if (index > 0) json_->push_back(',');
-      json_->push_back('[');
+    if (json_.present()) {
+      if (index > 0) json_.Put(',');
+      json_.Put('[');
     }
   }
   void End() {
-    if (csv_ != nullptr) csv_->push_back('\n');
-    if (json_ != nullptr) json_->push_back(']');
+    if (csv_.present()) {
+      csv_.Put('\n');
+      csv_.Flush();
+    }
+    if (json_.present()) {
+      json_.Put(']');
+      json_.Flush();
+    }
   }
 
   void Text(std::string_view cell) {
@@ -124,21 +169,19 @@ class RowText {
       AppendCell("N/A", csv_, json_);
       return;
     }
-    std::string* out = csv_ != nullptr ? csv_ : &scratch_;
-    const size_t at = out->size();
-    detail::AppendPyFloatRepr(v, out);  // digits, '.', 'e', signs; "inf" or "-inf"
-    if (json_ != nullptr) {
-      const std::string_view text(out->data() + at, out->size() - at);
+    char buffer[detail::kPyFloatReprBytes];
+    const std::string_view text = detail::FormatPyFloatRepr(v, buffer);  // "inf" or "-inf" too
+    if (csv_.present()) csv_.Put(text);
+    if (json_.present()) {
       // Python's repr of a finite number is a JSON number as it stands.
       if (std::isfinite(v)) {
-        json_->append(text);
+        json_.Put(text);
       } else {
-        json_->push_back('"');
-        json_->append(text);
-        json_->push_back('"');
+        json_.Put('"');
+        json_.Put(text);
+        json_.Put('"');
       }
     }
-    if (out == &scratch_) scratch_.clear();
   }
   template <typename Fn>
   void Write(Fn&& fn) {
@@ -150,14 +193,14 @@ class RowText {
  private:
   void Separate() {
     if (!first_) {
-      if (csv_ != nullptr) csv_->push_back(',');
-      if (json_ != nullptr) json_->push_back(',');
+      if (csv_.present()) csv_.Put(',');
+      if (json_.present()) json_.Put(',');
     }
     first_ = false;
   }
 
-  std::string* csv_;
-  std::string* json_;
+  RowBytes csv_;
+  RowBytes json_;
   std::string scratch_;
   bool first_ = true;
 };

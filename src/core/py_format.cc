@@ -18,20 +18,24 @@ std::string PyFloatRepr(double v) {
   return out;
 }
 
-void AppendPyFloatRepr(double v, std::string* out) {
-  if (std::isnan(v)) {
-    out->append("nan");
-    return;
-  }
+std::string_view FormatPyFloatRepr(double v, char (&buffer)[kPyFloatReprBytes]) {
+  if (std::isnan(v)) return "nan";
   // fmt's shortest form is Python's repr (the same shortest round-trip digits, exponent form
   // below 1e-4 and from 1e16 by those digits, "e-05"), except that it writes a whole number in
   // fixed form without ".0" ("100", "-0"). Its Dragonbox digits take a third of the time of
   // std::to_chars's, and a large compare writes tens of millions of these.
-  char text[32];
-  char* const end = fmt::format_to(text, FMT_COMPILE("{}"), v);
-  const std::string_view written(text, static_cast<size_t>(end - text));
-  out->append(written);
-  if (std::isfinite(v) && written.find_first_of(".e") == std::string_view::npos) out->append(".0");
+  char* end = fmt::format_to(buffer, FMT_COMPILE("{}"), v);
+  const std::string_view written(buffer, static_cast<size_t>(end - buffer));
+  if (std::isfinite(v) && written.find_first_of(".e") == std::string_view::npos) {
+    *end++ = '.';
+    *end++ = '0';
+  }
+  return {buffer, static_cast<size_t>(end - buffer)};
+}
+
+void AppendPyFloatRepr(double v, std::string* out) {
+  char buffer[kPyFloatReprBytes];
+  out->append(FormatPyFloatRepr(v, buffer));
 }
 
 std::string PyFloat32Repr(float v) {

@@ -5,6 +5,7 @@
 #ifndef NUMPROBE_CORE_PY_FORMAT_H_
 #define NUMPROBE_CORE_PY_FORMAT_H_
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +18,9 @@ namespace numprobe::detail {
 // ("0.0001", "2.0"), scientific otherwise ("1e-05", "1.5e+16"); "inf", "-inf", "nan".
 std::string PyFloatRepr(double v);
 void AppendPyFloatRepr(double v, std::string* out);
+// The same text written into `buffer` (no allocation, for writers that gather a row's bytes).
+inline constexpr size_t kPyFloatReprBytes = 32;  // "-1.7976931348623157e+308" is 24
+std::string_view FormatPyFloatRepr(double v, char (&buffer)[kPyFloatReprBytes]);
 // str(numpy.float32(v)): float32's shortest digits, laid out as repr does but with the form
 // chosen by the value ("0.0010000467"; a float32 just under 1e-4 is "1e-04").
 std::string PyFloat32Repr(float v);
