@@ -53,6 +53,8 @@ struct SummaryValue {
 };
 SummaryValue SummaryOf(const DumpFile& file, const PyValue& value);
 SummaryValue SummaryNA();
+// SummaryOf(file, value).Text() without classifying the value (the requires_grad cells).
+std::string SummaryText(const DumpFile& file, const PyValue& value);
 
 // The CSV text of a summary value.
 std::string SummaryCsvText(const SummaryValue& v);

@@ -329,7 +329,7 @@ class ApiRules {
 }  // namespace
 
 std::string RequiresGradText(const DumpFile& file, const DumpRow& row) {
-  return row.requires_grad.is_none() ? "N/A" : SummaryOf(file, row.requires_grad).Text();
+  return row.requires_grad.is_none() ? "N/A" : SummaryText(file, row.requires_grad);
 }
 
 void ApplyResultRules(CompareTable* table, size_t begin, size_t end) {

@@ -74,20 +74,19 @@ SummaryValue SummaryOf(const DumpFile& file, const PyValue& value) {
   return v;
 }
 
-std::string SummaryValue::Text() const {
-  if (raw == nullptr) return "N/A";
-  switch (raw->kind()) {
+std::string SummaryText(const DumpFile& file, const PyValue& value) {
+  switch (value.kind()) {
     case PyValue::Kind::kNone:
       return "None";
     case PyValue::Kind::kBool:
-      return raw->as_bool() ? "True" : "False";
+      return value.as_bool() ? "True" : "False";
     case PyValue::Kind::kInt:
-      return std::to_string(raw->as_int());
+      return std::to_string(value.as_int());
     case PyValue::Kind::kBigInt:
     case PyValue::Kind::kStr:
-      return file->Text(raw->text_id());
+      return file.Text(value.text_id());
     case PyValue::Kind::kFloat: {
-      const double f = raw->as_float();
+      const double f = value.as_float();
       if (std::isnan(f)) return "Nan";
       if (std::isinf(f)) return f > 0 ? "inf" : "-inf";
       return PyFloatRepr(f);
@@ -95,6 +94,8 @@ std::string SummaryValue::Text() const {
   }
   return "";
 }
+
+std::string SummaryValue::Text() const { return raw == nullptr ? "N/A" : SummaryText(*file, *raw); }
 
 bool SummaryValue::SameText(const SummaryValue& o) const {
   if (raw == nullptr || o.raw == nullptr) return raw == nullptr && o.raw == nullptr;
