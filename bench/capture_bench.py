@@ -11,7 +11,8 @@ itself as skipped.
 Incremental dump (bench_path, docs/capture.md) on the demo model (scripts/demo/train.py, its
 planted GELU bug against its baseline's tensor dump): bytes written and training-loop wall time
 against a full tensor dump of the same run (goal: at least 70% fewer bytes, 3x less time),
-medians of 3. Then the slowdown table per mode (statistics, md5, tensor) and level (L1, mix), with
+medians of 3, and the time each dump adds to the same loop run without the debugger
+(--incremental-only runs these rows alone). Then the slowdown table per mode (statistics, md5, tensor) and level (L1, mix), with
 msprobe's column measured on the same block and config where msprobe is importable ("not
 installed" otherwise; a run that fails prints its last error line in the cell).
 
@@ -27,7 +28,7 @@ on torch < 2.0, aliases Tensor.untyped_storage to storage().untyped() (msprobe's
 modes call the torch 2 name; Debian's torch is 1.13).
 
   PYTHONPATH=BUILD/python /usr/bin/python3 bench/capture_bench.py [--tensor-only | --per-op |
-      --statistics]
+      --statistics | --incremental-only]
 
 The statistics rows are measured on two blocks: the mid-size one above (D=128, two threads; with
 a reference BLAS its matrix products dominate the step) and a small-op one (D=32, T=16, B=2, one
@@ -241,11 +242,20 @@ def incremental(folder):
         # statistics dump does (and judges it), so it cannot take less.
         stats = median_of_3(lambda: once("stats", "--variant", "target", "--task",
                                          "statistics"))
+        # The loop without the debugger: what the dumps' own time is measured above.
+        off = median_of_3(lambda: once("off", "--variant", "target", "--no-dump"))
     print(f"capture_bench: incremental vs full tensor dump (demo, mix, 6 steps): "
           f"full {full[1] / 2**20:.1f} MiB in {full[0]:.2f} s, incremental "
           f"{inc[1] / 2**20:.2f} MiB in {inc[0]:.2f} s: {1 - inc[1] / full[1]:.1%} fewer bytes "
           f"(goal >= 70%), {full[0] / inc[0]:.2f}x less time (goal >= 3x); a statistics dump "
           f"of the run takes {stats[0]:.2f} s ({full[0] / stats[0]:.2f}x less than full)")
+    # Loop times include the training itself; the time each dump adds is the loop time less the
+    # undumped loop's (the same run without the debugger).
+    added_full, added_inc = full[0] - off[0], inc[0] - off[0]
+    print(f"capture_bench: incremental, the time each dump adds to the undumped loop "
+          f"({off[0]:.2f} s): full {added_full:.2f} s, incremental {added_inc:.2f} s: "
+          f"{added_full / max(added_inc, 1e-9):.2f}x less; statistics "
+          f"{stats[0] - off[0]:.2f} s")
 
 
 def msprobe_env():
@@ -302,6 +312,9 @@ def mode_table(folder):
 def main():
     if "--tensor-only" in sys.argv[1:]:  # the tensor-mode rows alone (both layouts)
         tensor_mode(os.environ.get("NUMPROBE_BENCH_DIR") or tempfile.gettempdir())
+        return 0
+    if "--incremental-only" in sys.argv[1:]:
+        incremental(os.environ.get("NUMPROBE_BENCH_DIR") or tempfile.gettempdir())
         return 0
     per_op()
     if "--per-op" in sys.argv[1:]:

@@ -100,6 +100,19 @@ def synthetic_batches(steps, batch, seq, vocab, seed):
         yield tokens, torch.roll(tokens, shifts=-1, dims=1)
 
 
+class NoDebugger:
+    """--no-dump: the debugger's calls, doing nothing."""
+
+    def start(self, model):
+        pass
+
+    def stop(self):
+        pass
+
+    def step(self):
+        pass
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--variant", choices=["baseline", "target", "nan"], required=True)
@@ -123,6 +136,8 @@ def main(argv=None):
                    help="with --bench-path: how many diverging entries get tensor files (-1: all)")
     p.add_argument("--stop-at-first", action="store_true",
                    help="with --bench-path: stop the run at its first divergence")
+    p.add_argument("--no-dump", action="store_true",
+                   help="train without the debugger: the loop time that the benchmarks subtract")
     args = p.parse_args(argv)
     if args.variant == "nan" and args.nan_step >= args.steps:
         p.error("--nan-step must be below --steps")
@@ -148,8 +163,9 @@ def main(argv=None):
                        "step": dump_steps,
                        args.task: {"bench_path": args.bench_path, "diff_nums": args.diff_nums,
                                    "stop_at_first": args.stop_at_first}}, f, indent=1)
-    debugger = PrecisionDebugger(config_path=config_path, task=args.task, level="mix",
-                                 dump_path=dump_path, step=dump_steps)
+    debugger = NoDebugger() if args.no_dump else PrecisionDebugger(
+        config_path=config_path, task=args.task, level="mix", dump_path=dump_path,
+        step=dump_steps)
 
     losses = []
     t0 = time.perf_counter()

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <string_view>
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -24,6 +25,30 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string ErrnoText() { return std::strerror(errno); }
+
+// The line AppendWritten ends a journal with once the JSON files hold everything before it.
+constexpr std::string_view kWrittenMarker = R"({"k":"w"})";
+
+// True when the journal's last line is the written marker, read from its last bytes alone: a
+// finished dump's reader then skips parsing the journal (as large as dump.json) only to learn that
+// dump.json is current. Anything else (a zero-filled tail left by a killed writer, records after
+// the marker, an unreadable file) answers false and is left to the full read.
+bool JournalEndsWithWrittenMarker(const fs::path& journal) {
+  auto file = detail::OpenRegularFile(journal);
+  if (!file) return false;
+  // The marker, its newline and the newline that ends the line before it (if any).
+  constexpr size_t kTail = kWrittenMarker.size() + 2;
+  char tail[kTail];
+  const size_t want = static_cast<size_t>(std::min<uint64_t>(file->size(), kTail));
+  if (want < kWrittenMarker.size() + 1) return false;
+  const auto from = static_cast<off_t>(file->size() - want);
+  if (::pread(file->fd(), tail, want, from) != static_cast<ssize_t>(want)) return false;
+  const std::string_view got(tail, want);
+  if (got.back() != '\n') return false;
+  const std::string_view line = got.substr(want - 1 - kWrittenMarker.size(), kWrittenMarker.size());
+  const bool whole_line = want < kTail || got.front() == '\n';
+  return whole_line && line == kWrittenMarker;
+}
 
 // Appends `s` as a JSON string, spelled as JsonValue's serializer writes the rest of the line.
 void AppendJsonString(std::string_view s, std::string* out) {
@@ -185,7 +210,7 @@ Status DumpJournalWriter::AppendCast(const JsonValue& cast) {
 Status DumpJournalWriter::AppendWritten() {
   std::unique_lock lock = Lock();
   if (!Writable()) return Status::Ok();
-  line_.assign(R"({"k":"w"})");
+  line_.assign(kWrittenMarker);
   return AppendLine();
 }
 
@@ -351,10 +376,12 @@ bool HasDumpJournal(const std::filesystem::path& rank_dir) {
 Result<std::optional<RecoveredDump>> ReadJournalIfNewer(const std::filesystem::path& rank_dir) {
   if (!HasDumpJournal(rank_dir)) return std::optional<RecoveredDump>();
   const fs::path journal = rank_dir / std::string(kDumpJournalName);
+  std::error_code ec;
+  const bool has_dump_json = fs::exists(rank_dir / "dump.json", ec);
+  if (has_dump_json && JournalEndsWithWrittenMarker(journal)) return std::optional<RecoveredDump>();
   auto recovered = ReadDumpJournal(journal);
   if (!recovered) return recovered.error().WithContext(journal.string());
-  std::error_code ec;
-  if (fs::exists(rank_dir / "dump.json", ec) && recovered->dump_json_current) {
+  if (has_dump_json && recovered->dump_json_current) {
     return std::optional<RecoveredDump>();
   }
   return std::optional<RecoveredDump>(std::move(*recovered));

@@ -445,6 +445,28 @@ TEST_F(DumperTest, CorruptJournalLineIsReportedWithItsNumber) {
   EXPECT_NE(r.error().message().find("journal line 2"), std::string::npos);
 }
 
+// A finished dump's readers learn from the journal's last line alone that dump.json is current:
+// its earlier lines are not parsed (a damaged one is not reported), while a marker that is not a
+// whole last line sends them to the full read.
+TEST_F(DumperTest, JournalEndingInTheWrittenMarkerIsNotParsed) {
+  fs::create_directories(root_);
+  std::ofstream(root_ / "dump.json") << R"({"task": "statistics", "level": "L1", "data": {}})";
+  std::ofstream(root_ / "dump.json.journal")
+      << "{\"k\":\"h\",\"task\":\"statistics\"}\nnot json\n{\"k\":\"w\"}\n";
+  auto current = LoadDumpJson(root_);
+  ASSERT_TRUE(current.ok()) << current.error().ToString();
+  EXPECT_FALSE(current->from_journal);
+  EXPECT_NE(current->text.find("\"level\": \"L1\""), std::string::npos);
+
+  for (const char* tail : {"not json\nx{\"k\":\"w\"}\n", "not json\n{\"k\":\"w\"}",
+                           "not json\n{\"k\":\"w\"}\n{\"k\":\"g\",\"n\":\"a\",\"v\":1}\n"}) {
+    std::ofstream(root_ / "dump.json.journal") << "{\"k\":\"h\",\"task\":\"statistics\"}\n" << tail;
+    auto parsed = LoadDumpJson(root_);
+    ASSERT_FALSE(parsed.ok()) << tail;
+    EXPECT_NE(parsed.error().message().find("journal line 2"), std::string::npos) << tail;
+  }
+}
+
 std::string ReadText(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   std::stringstream s;
