@@ -14,6 +14,7 @@
 
 #include "compare/compare_internal.h"
 #include "compare/loaded_mapping.h"
+#include "core/huge_pages.h"
 #include "core/name_index.h"
 #include "msprobe/entry_name.h"
 
@@ -330,6 +331,7 @@ class Pairing {
       return comparable_dtypes[pair] = DtypesComparable(a, b);
     };
     t_.rows.reserve(t_.rows.size() + t_keys.size());
+    AdviseHugePages(t_.rows);
     for (uint32_t r = 0; r < t_keys.size(); ++r) {
       if (!t_keys.has(r)) continue;
       CompareRow row;

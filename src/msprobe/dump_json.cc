@@ -16,6 +16,7 @@
 #include "numprobe/thread_pool.h"
 
 #include "core/crc32.h"
+#include "core/huge_pages.h"
 #include "core/json.h"
 #include "core/json_tape.h"
 #include "core/name_index.h"
@@ -593,6 +594,8 @@ class DumpFileBuilder {
         static_cast<size_t>(std::min(most, scale * static_cast<double>(file_.rows.size()))));
     file_.entries.reserve(
         static_cast<size_t>(std::min(most, scale * static_cast<double>(file_.entries.size()))));
+    detail::AdviseHugePages(file_.rows);
+    detail::AdviseHugePages(file_.entries);
   }
 
   DumpFile file_;

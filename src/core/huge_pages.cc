@@ -1,0 +1,23 @@
+#include "core/huge_pages.h"
+
+#include <cstdint>
+
+#include <sys/mman.h>
+
+namespace numprobe::detail {
+
+void AdviseHugePages(const void* data, size_t bytes) {
+  constexpr uintptr_t kHugePage = uintptr_t{2} << 20;
+  const auto begin = reinterpret_cast<uintptr_t>(data);
+  if (data == nullptr || bytes < kHugePage || begin > UINTPTR_MAX - bytes) return;
+  const uintptr_t first = (begin + kHugePage - 1) & ~(kHugePage - 1);
+  const uintptr_t last = (begin + bytes) & ~(kHugePage - 1);
+  if (last <= first) return;
+  // The result is ignored on purpose: EINVAL where the kernel has no THP changes nothing.
+  // The address is reached from `data` (not cast from the integer), so the pointer keeps its
+  // origin.
+  char* at = const_cast<char*>(static_cast<const char*>(data)) + (first - begin);
+  (void)::madvise(at, last - first, MADV_HUGEPAGE);
+}
+
+}  // namespace numprobe::detail
