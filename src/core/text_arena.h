@@ -14,14 +14,11 @@
 #include <utility>
 #include <vector>
 
-#include "core/huge_pages.h"
-
 namespace numprobe::detail {
 
 class TextArena {
  public:
-  // Texts share blocks of `block_bytes` at first, larger ones as the arena grows; a longer text
-  // gets a block of its own size.
+  // Texts share blocks of `block_bytes`; a longer text gets a block of its own size.
   explicit TextArena(size_t block_bytes = size_t{1} << 20) : block_bytes_(block_bytes) {}
   TextArena(const TextArena&) = delete;
   TextArena& operator=(const TextArena&) = delete;
@@ -52,13 +49,8 @@ class TextArena {
       used_ = 0;
     }
     if (current_ == blocks_.size()) {
-      // Each new block doubles the last one's size, up to 8 blocks' worth: a large dump's names
-      // go into 8 MiB blocks, whole huge pages (core/huge_pages.h) rather than 4 KiB faults.
-      const size_t grown =
-          blocks_.empty() ? block_bytes_ : std::min(blocks_.back().size * 2, block_bytes_ * 8);
-      const size_t size = std::max({block_bytes_, grown, text.size()});
+      const size_t size = std::max(block_bytes_, text.size());
       blocks_.push_back({std::make_unique_for_overwrite<char[]>(size), size});
-      AdviseHugePages(blocks_.back().bytes.get(), size);
       used_ = 0;
     }
     char* at = blocks_[current_].bytes.get() + used_;
