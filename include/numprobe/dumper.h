@@ -151,10 +151,16 @@ class Dumper {
   Status Start();
   // Waits for pending tensor files, then writes dump.json, stack.json and construct.json of the
   // current step atomically (temporary file + rename). Recording stops until the next Start().
+  // Their sync (with the step's tensor files) runs in the background: the step's journal gains
+  // its written marker once they are durable, and the next Stop(), Flush() or Close() reports a
+  // failed sync. Until then a reader reads the step from the journal, with the same content.
   Status Stop();
   // Stop(), then moves to the next step (counters and in-memory entries start afresh).
   Status Step();
-  // Stop() and ends the background writer. Further calls are no-ops.
+  // Waits until everything recorded so far is written and the last step end's files are durable
+  // (for a reader in the same process: the closed loop's compare). Their first error.
+  Status Flush();
+  // Stop(), Flush() and ends the background writer. Further calls are no-ops.
   Status Close();
 
   // Range tracking for scope/list: an op or module named `name` starts / ends. Record* of a

@@ -595,6 +595,9 @@ PYBIND11_MODULE(_numprobe, m) {
       .def("start", [](Dumper& d) { ThrowIfError(d.Start()); })
       .def("stop", [](Dumper& d) { RunWithoutGil([&] { return d.Stop(); }); })
       .def("step_forward", [](Dumper& d) { RunWithoutGil([&] { return d.Step(); }); })
+      .def(
+          "flush", [](Dumper& d) { RunWithoutGil([&] { return d.Flush(); }); },
+          "Waits until everything recorded is written and the last step end's files are durable.")
       .def("close", [](Dumper& d) { RunWithoutGil([&] { return d.Close(); }); })
       .def("enter", [](Dumper& d, const std::string& n) { d.Enter(n); })
       .def("leave", [](Dumper& d, const std::string& n) { d.Leave(n); })

@@ -905,16 +905,30 @@ struct Dumper::Impl {
   }
 
   // Writes the step's JSON files when they do not hold every record yet, all together at the
-  // step's end (WriteFilesAtomically): flushed to disk, then renamed into place.
+  // step's end, each renamed into place complete, and queues their sync (with the step's tensor
+  // files, tensor_durability "step") on the writer's thread: the training thread does not wait
+  // for the disk (12-20 ms a step on a tensor dump). Once they are durable the writer appends the
+  // journal's written marker, so a reader after a machine crash that lost them reads the journal.
+  // The next step's end (or Close) waits for that sync and reports its error.
   Status WriteJsonFiles() {
     if (!step_opened) return Status::Ok();
     Status flushed = FlushDeferred(nullptr);
+    // Nothing recorded or queued since the files were written (stop() then step()): they are
+    // current, and their sync is on its way; waiting for it here would put the disk back in
+    // the step.
+    if (flushed.ok() && written_revision == revision && !writer.FilesSinceSync()) {
+      return Status::Ok();
+    }
     auto finished = FinishFiles();  // whatever the first error, the queue is done after it
     NUMPROBE_RETURN_IF_ERROR(flushed);
     if (!finished) return finished.error();
     const fs::path tensor_dir = current_dir / "dump_tensor_data";
     if (written_revision == revision) {
-      return *finished ? detail::SyncFolderContents(tensor_dir) : Status::Ok();
+      if (*finished) {
+        writer.EnqueueTask([tensor_dir] { return detail::SyncFolderContents(tensor_dir); },
+                           tensor_dir.string());
+      }
+      return Status::Ok();
     }
     std::vector<detail::FileContent> files;
     files.push_back({current_dir / "dump.json", entries.DumpJsonText(header, 1)});
@@ -935,16 +949,24 @@ struct Dumper::Impl {
       out.Set("data", debug);
       files.push_back({current_dir / "debug.json", ToJson(out, 1)});
     }
+    NUMPROBE_ASSIGN_OR_RETURN(detail::NotYetDurable pending,
+                              detail::ReplaceFilesNotYetDurable(files));
+    written_revision = revision;
+    // With tensor files still to be made durable, one syncfs covers them and the JSON files; a
+    // statistics step's few JSON files are fsync'ed each, so that the sync never waits for other
+    // writers' data on the same filesystem (a checkpoint being saved).
+    const detail::BatchFlush flush =
+        *finished ? detail::BatchFlush::kFilesystem : detail::BatchFlush::kEachFile;
     std::vector<fs::path> also_sync;
     if (*finished) also_sync.push_back(tensor_dir);
-    // With tensor files still to be made durable, one syncfs covers them and the JSON files; a
-    // statistics step's few JSON files are fsync'ed each, so that the training step never waits
-    // for other writers' data on the same filesystem (a checkpoint being saved).
-    NUMPROBE_RETURN_IF_ERROR(detail::WriteFilesAtomically(
-        files, *finished ? detail::BatchFlush::kFilesystem : detail::BatchFlush::kEachFile,
-        also_sync));
-    NUMPROBE_RETURN_IF_ERROR(journal.AppendWritten());
-    written_revision = revision;
+    const fs::path journal_path = current_dir / std::string(kDumpJournalName);
+    writer.EnqueueTask(
+        [this, pending = std::move(pending), flush, also_sync = std::move(also_sync), journal_path,
+         journal_size = journal.size()] {
+          NUMPROBE_RETURN_IF_ERROR(detail::MakeDurable(pending, flush, also_sync));
+          return journal.AppendWrittenIfUnchanged(journal_path, journal_size);
+        },
+        (current_dir / "dump.json").string());
     return Status::Ok();
   }
 
@@ -1112,6 +1134,12 @@ Status Dumper::Step() {
   return st;
 }
 
+Status Dumper::Flush() {
+  std::lock_guard lock(impl_->mu);
+  if (detail::CurrentProcessId() != impl_->owner_pid) return Status::Ok();
+  return impl_->writer.Drain();
+}
+
 Status Dumper::Close() {
   std::lock_guard lock(impl_->mu);
   Impl& d = *impl_;
@@ -1120,6 +1148,9 @@ Status Dumper::Close() {
   if (d.closed) return Status::Ok();
   d.started = false;
   Status st = d.WriteJsonFiles();
+  // The last step's sync: everything is durable when the run ends.
+  Status synced = d.writer.Drain();
+  if (st.ok()) st = synced;
   d.writer.Shutdown();
   d.journal.Close();
   d.closed = true;

@@ -40,8 +40,17 @@ void TensorFileWriter::EnqueueJournalLine(std::string line) {
   Push(std::move(job));
 }
 
+void TensorFileWriter::EnqueueTask(std::function<Status()> task, std::string what) {
+  Job job;
+  job.task = std::move(task);
+  job.journal_line = std::move(what);
+  Push(std::move(job));
+}
+
 void TensorFileWriter::Push(Job job) {
   std::unique_lock lock(mu_);
+  if (!job.path.empty()) files_since_sync_ = true;
+  if (!job.task) ++ordered_jobs_;
   if (!thread_.joinable()) thread_ = std::thread([this] { Run(); });
   // Back-pressure: the training thread waits rather than letting copies pile up.
   space_cv_.wait(lock,
@@ -53,7 +62,7 @@ void TensorFileWriter::Push(Job job) {
 
 bool TensorFileWriter::Busy() {
   std::lock_guard lock(mu_);
-  return busy_ || !queue_.empty();
+  return ordered_jobs_ > 0;
 }
 
 Status TensorFileWriter::Drain() {
@@ -64,7 +73,12 @@ Status TensorFileWriter::Drain() {
 
 bool TensorFileWriter::TakeWrittenSinceSync() {
   std::lock_guard lock(mu_);
-  return std::exchange(written_since_sync_, false);
+  return std::exchange(files_since_sync_, false);
+}
+
+bool TensorFileWriter::FilesSinceSync() {
+  std::lock_guard lock(mu_);
+  return files_since_sync_;
 }
 
 void TensorFileWriter::Shutdown() {
@@ -82,6 +96,7 @@ void TensorFileWriter::Shutdown() {
 }
 
 Status TensorFileWriter::Perform(const Job& job) {
+  if (job.task) return job.task();
   if (job.path.empty()) return journal_->AppendFormatted(job.journal_line);
   if (!job.packed_name.empty()) {
     return packed_.Append(job.path, job.packed_name, job.tensor.view(), sync_);
@@ -101,15 +116,16 @@ void TensorFileWriter::Run() {
     busy_ = true;
     lock.unlock();
     Status st = Perform(job);
-    const bool file = !job.path.empty();
+    const bool ordered = !job.task;
     const uint64_t bytes = job.bytes;
-    const std::string what = !file                     ? std::string("journal")
+    const std::string what = job.task                  ? job.journal_line
+                             : job.path.empty()        ? std::string("journal")
                              : job.packed_name.empty() ? job.path.string()
                                                        : (job.path / job.packed_name).string();
     job = Job();  // frees the copy before the space is released
     lock.lock();
     busy_ = false;
-    written_since_sync_ = written_since_sync_ || file;
+    if (ordered) --ordered_jobs_;
     pending_bytes_ -= bytes;
     if (!st.ok() && error_.ok()) error_ = st.WithContext(what);
     space_cv_.notify_all();

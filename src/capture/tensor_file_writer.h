@@ -10,8 +10,10 @@
 // its name (and no journal record for a file never written).
 //
 // Durability: with FileSync::kDeferred files are not flushed one by one; the Dumper makes a
-// step's files durable together at the step's end (SyncFolderContents). FileSync::kNow flushes
-// each file before it is renamed into place (config key tensor_durability: "file").
+// step's files durable together after the step's end, with one sync that it queues here
+// (EnqueueTask) behind the step's files, so that the training thread does not wait for the disk.
+// FileSync::kNow flushes each file before it is renamed into place (config key
+// tensor_durability: "file").
 //
 // Packed layout (dump_layout "packed"): EnqueuePacked appends the tensor to its folder's container
 // (msprobe/packed_tensors.h) instead of writing a file: bytes, then the index line, then the
@@ -23,6 +25,7 @@
 #include <cstdint>
 #include <deque>
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -54,12 +57,19 @@ class TensorFileWriter {
   void EnqueuePacked(std::filesystem::path tensor_dir, std::string name, Tensor tensor);
   // Queues a journal line, appended once every file queued before it is written.
   void EnqueueJournalLine(std::string line);
-  // Whether anything is queued or being written (a record must then queue behind it).
+  // Queues `task`, run once everything queued before it is done (a step's sync); its error is
+  // reported, naming `what`, as a file's is.
+  void EnqueueTask(std::function<Status()> task, std::string what);
+  // Whether a file or journal line is queued or being written (a record must then queue behind
+  // it). A task is not counted: records do not wait for a step's sync.
   bool Busy();
   // Waits until everything queued is done; returns the first error since the last Drain.
   Status Drain();
-  // Whether a file was written since the last call (the step has files to make durable).
+  // Whether a file was queued since the last call (after Drain: written; the step has files to
+  // make durable).
   bool TakeWrittenSinceSync();
+  // The same without resetting it.
+  bool FilesSinceSync();
   // Finishes the queue and ends the thread (a forked child, which has no thread, only forgets it).
   void Shutdown();
 
@@ -69,7 +79,8 @@ class TensorFileWriter {
     Tensor tensor;
     TensorFileFormat format = TensorFileFormat::kPt;
     std::string journal_line;
-    std::string packed_name;  // not empty: append to the container in `path` (a folder)
+    std::string packed_name;       // not empty: append to the container in `path` (a folder)
+    std::function<Status()> task;  // set: run it (EnqueueTask; `journal_line` names it)
     uint64_t bytes = 0;
   };
 
@@ -85,9 +96,10 @@ class TensorFileWriter {
   std::condition_variable work_cv_, done_cv_, space_cv_;
   std::deque<Job> queue_;
   uint64_t pending_bytes_ = 0;
+  size_t ordered_jobs_ = 0;  // files and journal lines queued or being written (Busy)
   bool busy_ = false;
   bool stop_ = false;
-  bool written_since_sync_ = false;
+  bool files_since_sync_ = false;
   Status error_;
   PackedTensorWriter packed_;  // used by the writer's thread only
   std::thread thread_;

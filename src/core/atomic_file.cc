@@ -305,15 +305,21 @@ Status WriteFileAtomically(const std::filesystem::path& path, std::string_view c
 
 namespace {
 
-// fsync of a folder: its new and renamed names made durable.
-Status SyncFolder(const fs::path& folder) {
-  const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return Status::IoError(folder.string() + ": cannot open to sync: " + ErrnoText());
+// fsync by name: of a folder (its new and renamed names made durable), or of a file already
+// renamed into place (the writer's descriptor is closed; O_NONBLOCK: a FIFO put there meanwhile
+// does not block the open, and its fsync fails).
+enum class SyncTarget { kFolder, kFile };
+Status SyncByName(const fs::path& path, SyncTarget target) {
+  const int flags = target == SyncTarget::kFolder ? O_DIRECTORY : O_NONBLOCK;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | flags);
+  if (fd < 0) return Status::IoError(path.string() + ": cannot open to sync: " + ErrnoText());
   Status st;
-  if (::fsync(fd) != 0) st = Status::IoError(folder.string() + ": fsync failed: " + ErrnoText());
+  if (::fsync(fd) != 0) st = Status::IoError(path.string() + ": fsync failed: " + ErrnoText());
   ::close(fd);
   return st;
 }
+
+Status SyncFolder(const fs::path& folder) { return SyncByName(folder, SyncTarget::kFolder); }
 
 // One syncfs(2) per filesystem that `folders` are on: everything written there is on disk.
 Status SyncFilesystemsOf(const std::vector<fs::path>& folders) {
@@ -336,34 +342,44 @@ Status SyncFilesystemsOf(const std::vector<fs::path>& folders) {
 
 }  // namespace
 
-Status WriteFilesAtomically(std::span<const FileContent> files, BatchFlush flush,
-                            std::span<const std::filesystem::path> also_sync) {
-  if (files.empty()) return Status::Ok();
+Result<NotYetDurable> ReplaceFilesNotYetDurable(std::span<const FileContent> files) {
+  NotYetDurable pending;
   std::vector<AtomicOutput> outputs;
   outputs.reserve(files.size());
-  // The folders the renames go to (a link is written through to its file's folder), each once.
-  std::vector<fs::path> folders;
+  // Every file is written before any is renamed: a file that cannot be created fails the batch
+  // with the old files in place.
   for (const FileContent& file : files) {
-    // kEachFile: each Commit() below fsyncs its file before renaming it.
-    NUMPROBE_ASSIGN_OR_RETURN(
-        AtomicOutput out,
-        AtomicOutput::Create(
-            file.path, flush == BatchFlush::kEachFile ? FileSync::kNow : FileSync::kDeferred));
+    NUMPROBE_ASSIGN_OR_RETURN(AtomicOutput out,
+                              AtomicOutput::Create(file.path, FileSync::kDeferred));
     NUMPROBE_RETURN_IF_ERROR(out.Write(file.content));
-    NUMPROBE_RETURN_IF_ERROR(out.Flush());  // in the file before the filesystem's sync below
-    fs::path folder = out.target_folder();
-    if (std::find(folders.begin(), folders.end(), folder) == folders.end()) {
-      folders.push_back(std::move(folder));
-    }
+    NUMPROBE_RETURN_IF_ERROR(out.Flush());
     outputs.push_back(std::move(out));
   }
-  // The one flush per filesystem: every temporary file (and anything written before them) is on
-  // disk before any of them is renamed into place.
-  if (flush == BatchFlush::kFilesystem) NUMPROBE_RETURN_IF_ERROR(SyncFilesystemsOf(folders));
-  for (AtomicOutput& out : outputs) NUMPROBE_RETURN_IF_ERROR(out.Commit());
+  for (AtomicOutput& out : outputs) {
+    NUMPROBE_RETURN_IF_ERROR(out.Commit());
+    pending.files.push_back(out.target());
+    fs::path folder = out.target_folder();
+    if (std::find(pending.folders.begin(), pending.folders.end(), folder) ==
+        pending.folders.end()) {
+      pending.folders.push_back(std::move(folder));
+    }
+  }
+  return pending;
+}
+
+Status MakeDurable(const NotYetDurable& pending, BatchFlush flush,
+                   std::span<const std::filesystem::path> also_sync) {
+  std::vector<fs::path> folders = pending.folders;
   for (const fs::path& folder : also_sync) {
     if (std::find(folders.begin(), folders.end(), folder) == folders.end()) {
       folders.push_back(folder);
+    }
+  }
+  if (flush == BatchFlush::kFilesystem) {
+    NUMPROBE_RETURN_IF_ERROR(SyncFilesystemsOf(folders));
+  } else {
+    for (const fs::path& file : pending.files) {
+      NUMPROBE_RETURN_IF_ERROR(SyncByName(file, SyncTarget::kFile));
     }
   }
   for (const fs::path& folder : folders) NUMPROBE_RETURN_IF_ERROR(SyncFolder(folder));

@@ -28,6 +28,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "numprobe/file_sync.h"
 #include "numprobe/result.h"
@@ -60,6 +61,8 @@ class AtomicOutput {
   Status Flush() { return error_.ok() ? FlushPending() : error_; }
   // Bytes written so far (through Write).
   uint64_t offset() const { return offset_; }
+  // The file the rename replaces (a symbolic link's file: see above).
+  const std::filesystem::path& target() const { return target_; }
   // The folder the file is renamed into (a symbolic link's file's folder: see above).
   std::filesystem::path target_folder() const {
     std::filesystem::path folder = target_.parent_path();
@@ -106,13 +109,13 @@ void StartWriteback(int fd, uint64_t from, uint64_t to);
 // Replaces `path` with `content` through an AtomicOutput.
 Status WriteFileAtomically(const std::filesystem::path& path, std::string_view content);
 
-// One file of a batch that WriteFilesAtomically replaces.
+// One file of a batch that ReplaceFilesNotYetDurable replaces.
 struct FileContent {
   std::filesystem::path path;
   std::string content;
 };
 
-// How WriteFilesAtomically makes a batch durable before renaming it into place.
+// How MakeDurable makes a batch durable.
 enum class BatchFlush {
   // An fsync per file: touches only these files, whatever else the filesystem holds unwritten.
   // For a few files (a statistics step's JSON files).
@@ -123,14 +126,27 @@ enum class BatchFlush {
   kFilesystem,
 };
 
-// Replaces each of `files` atomically, as WriteFileAtomically does, made durable as `flush` says;
-// then each folder they went to, plus the folders of `also_sync`, is fsync'ed once (the new names;
-// SyncFolderContents does the same for one folder). No file is renamed into place before its
-// content is on disk; with kFilesystem, none before all of them are. A file that cannot be
-// created fails the batch before any rename; on a later error, the files renamed before it keep
-// their new content and the others their previous one.
-Status WriteFilesAtomically(std::span<const FileContent> files, BatchFlush flush,
-                            std::span<const std::filesystem::path> also_sync = {});
+// Files renamed into place before they are durable (ReplaceFilesNotYetDurable), and what
+// MakeDurable needs to make them so: their final paths and the folders they went to.
+struct NotYetDurable {
+  std::vector<std::filesystem::path> files;    // the renamed files (through links: their files)
+  std::vector<std::filesystem::path> folders;  // each once
+};
+
+// Replaces each of `files` atomically (written under a temporary name, renamed into place
+// complete), without waiting for the disk: for a writer that makes its files durable later, off
+// its critical path (the capture's step end: a background MakeDurable, after which the journal's
+// written marker says they are durable). A crash of the process never leaves a half-written file
+// under its name; a crash of the machine before MakeDurable can, which is what the later marker
+// is for. Every file is written before any is renamed: a file that cannot be created (or
+// written) fails the batch with every file as it was.
+Result<NotYetDurable> ReplaceFilesNotYetDurable(std::span<const FileContent> files);
+
+// Makes `pending` (plus the folders of `also_sync`) durable: an fsync per file (kEachFile) or
+// one syncfs(2) per filesystem of its folders (kFilesystem), then an fsync of each folder (the
+// new names).
+Status MakeDurable(const NotYetDurable& pending, BatchFlush flush,
+                   std::span<const std::filesystem::path> also_sync = {});
 
 // Makes every file written so far under `folder` durable at once: one syncfs(2) of the folder's
 // filesystem (one flush for a whole batch of FileSync::kDeferred files, where an fsync per file

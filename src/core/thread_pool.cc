@@ -10,6 +10,10 @@
 #include <thread>
 #include <vector>
 
+#include <sys/types.h>
+
+#include "core/process_id.h"
+
 namespace numprobe {
 namespace {
 
@@ -47,6 +51,9 @@ void RunIndices(std::atomic<int64_t>& next, int64_t count, const std::function<v
 struct ThreadPool::Impl {
   int threads = 1;
   std::vector<std::thread> workers;
+  // A forked child has none of the workers (fork copies the calling thread only): there the pool
+  // runs every job on the caller, without touching locks a worker may have held at the fork.
+  const pid_t owner_pid = detail::CurrentProcessId();
 
   // One job at a time; callers from different threads queue on submit_mu.
   std::mutex submit_mu;
@@ -92,6 +99,13 @@ ThreadPool::ThreadPool(int threads) : impl_(std::make_unique<Impl>()) {
 }
 
 ThreadPool::~ThreadPool() {
+  if (detail::CurrentProcessId() != impl_->owner_pid) {
+    // A forked child (a static pool at its exit): the workers are the parent's threads, not its
+    // own, so there is nothing to join, and the condition variables they wait on in the parent
+    // cannot be destroyed here (that waits for the waiters): the pool is forgotten whole.
+    (void)impl_.release();
+    return;
+  }
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
     impl_->stop = true;
@@ -106,7 +120,8 @@ bool ThreadPool::InParallelFor() { return tls_in_parallel_for; }
 
 void ThreadPool::ParallelFor(int64_t count, const std::function<void(int64_t)>& fn) {
   if (count <= 0) return;
-  if (count == 1 || impl_->workers.empty() || tls_in_parallel_for) {
+  if (count == 1 || impl_->workers.empty() || tls_in_parallel_for ||
+      detail::CurrentProcessId() != impl_->owner_pid) {
     const bool was_inside = tls_in_parallel_for;
     tls_in_parallel_for = true;
     for (int64_t i = 0; i < count; ++i) fn(i);

@@ -10,6 +10,7 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/json.h"
@@ -212,6 +213,35 @@ Status DumpJournalWriter::AppendWritten() {
   if (!Writable()) return Status::Ok();
   line_.assign(kWrittenMarker);
   return AppendLine();
+}
+
+uint64_t DumpJournalWriter::size() {
+  std::unique_lock lock = Lock();
+  return size_;
+}
+
+Status DumpJournalWriter::AppendWrittenIfUnchanged(const fs::path& path, uint64_t size) {
+  std::unique_lock lock = Lock();
+  if (fd_ >= 0 && path_ == path) {
+    if (!Writable() || size_ != size) return Status::Ok();
+    line_.assign(kWrittenMarker);
+    return AppendLine();
+  }
+  // Closed (the step ended, Close() cut the file to its length): appended through the file, under
+  // the lock so that it is not reopened meanwhile.
+  auto file = detail::OpenRegularFileForWriting(path, detail::WriteMode::kAppend);
+  if (!file) return file.error();
+  struct stat st {};
+  if (::fstat(file->fd(), &st) != 0) {
+    return Status::IoError(path.string() + ": " + ErrnoText());
+  }
+  if (static_cast<uint64_t>(st.st_size) != size) return Status::Ok();
+  std::string line(kWrittenMarker);
+  line.push_back('\n');
+  if (::write(file->fd(), line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
+    return Status::IoError(path.string() + ": cannot append: " + ErrnoText());
+  }
+  return Status::Ok();
 }
 
 std::unique_lock<std::mutex> DumpJournalWriter::Lock() {

@@ -74,6 +74,13 @@ class DumpJournalWriter {
   Status AppendCast(const JsonValue& cast);
   // {"k": "w"}: dump.json was written and holds every record before this one.
   Status AppendWritten();
+  // The journal's length in bytes (what Close() cuts it to).
+  uint64_t size();
+  // AppendWritten for JSON files that were written when the journal at `path` was `size` bytes
+  // long and have since been made durable, from another thread (the capture's background sync):
+  // appended only if nothing was recorded meanwhile (the files would then not hold it), whether
+  // the journal is still open here or already closed (then through the file itself).
+  Status AppendWrittenIfUnchanged(const std::filesystem::path& path, uint64_t size);
 
  private:
   // {"k": kind, "n": name, "v": value}

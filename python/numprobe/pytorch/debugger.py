@@ -168,6 +168,9 @@ class PrecisionDebugger:
         if self._loop is not None:
             if resumed and self.dumper.entry_count == 0:
                 self._drop_empty_step()
+            # The step's files are made durable in the background; the compare below reads
+            # them once they are (with the journal's written marker).
+            self.dumper.flush()
             self._loop.finish(self._loop_model())
 
     def _print_incremental(self):

@@ -143,6 +143,8 @@ TEST_F(DumperTest, JsonFilesAreFirstWrittenAtStopAndReadersUseTheJournalBefore) 
   for (const char* name : {"dump.json", "stack.json", "construct.json"}) {
     EXPECT_TRUE(fs::is_regular_file(dir / name)) << name;
   }
+  // Their sync runs in the background; once it is done, the journal says they are current.
+  ASSERT_TRUE(d->Flush().ok());
   auto written = LoadDumpJson(dir);
   ASSERT_TRUE(written.ok());
   EXPECT_FALSE(written->from_journal);
@@ -392,6 +394,7 @@ TEST_F(DumperTest, JournalRebuildsEverythingWhenDumpJsonIsMissingOrOlder) {
                     .ok());
     d->AddConstruct("Module.a.A.forward.0", std::nullopt);
     ASSERT_TRUE(d->Stop().ok());
+    ASSERT_TRUE(d->Flush().ok());
     dir = d->rank_dir();
     auto current = LoadDumpJson(dir);
     ASSERT_TRUE(current.ok());
@@ -465,6 +468,35 @@ TEST_F(DumperTest, JournalEndingInTheWrittenMarkerIsNotParsed) {
     ASSERT_FALSE(parsed.ok()) << tail;
     EXPECT_NE(parsed.error().message().find("journal line 2"), std::string::npos) << tail;
   }
+}
+
+std::string ReadText(const fs::path& p);
+
+// The background sync's marker: appended, open or closed, only to an unchanged journal.
+TEST_F(DumperTest, TheWrittenMarkerGoesOnlyToAnUnchangedJournal) {
+  fs::create_directories(root_);
+  const fs::path path = root_ / "dump.json.journal";
+  DumpJournalWriter journal;
+  ASSERT_TRUE(journal.Open(path).ok());
+  ASSERT_TRUE(journal.AppendHeader(JsonValue::MakeObject()).ok());
+  const uint64_t written_at = journal.size();
+  ASSERT_TRUE(journal.AppendDebug("a", JsonValue::Int(1)).ok());
+  ASSERT_TRUE(journal.AppendWrittenIfUnchanged(path, written_at).ok());  // changed: none
+  ASSERT_TRUE(journal.AppendWrittenIfUnchanged(path, journal.size()).ok());
+  const uint64_t marked_at = journal.size();
+  EXPECT_GT(marked_at, written_at);
+  ASSERT_TRUE(journal.AppendDebug("b", JsonValue::Int(2)).ok());
+  const uint64_t closed_at = journal.size();
+  journal.Close();
+  ASSERT_TRUE(journal.AppendWrittenIfUnchanged(path, marked_at).ok());  // changed: none
+  EXPECT_EQ(fs::file_size(path), closed_at);
+  ASSERT_TRUE(journal.AppendWrittenIfUnchanged(path, closed_at).ok());  // through the file
+  auto read = ReadDumpJournal(path);
+  ASSERT_TRUE(read.ok()) << read.error().ToString();
+  EXPECT_TRUE(read->dump_json_current);
+  EXPECT_EQ(ReadText(path).substr(closed_at), "{\"k\":\"w\"}\n");
+  // The one appended while open, after "a"; none after the header alone.
+  EXPECT_EQ(ReadText(path).find("{\"k\":\"w\"}\n"), marked_at - 10);
 }
 
 std::string ReadText(const fs::path& p) {

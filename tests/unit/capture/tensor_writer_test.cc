@@ -1,6 +1,7 @@
 // The capture's background tensor writer: a SIGKILL mid-step leaves a journal that names only
 // complete files, records keep their order behind queued files, tensor_durability is validated,
-// and a process that learns its rank late renames the folders it wrote.
+// the step end's sync runs in the background with the written marker after it, and a process
+// that learns its rank late renames the folders it wrote.
 #include <csignal>
 #include <cstring>
 #include <filesystem>
@@ -172,6 +173,59 @@ TEST_P(TensorWriterTest, ACompleteStepHasEveryFileAndRecordInOrder) {
   ASSERT_EQ(order.size(), static_cast<size_t>(2 * kRecords));
   EXPECT_EQ(order[1], "Functional.size.0.forward");
   EXPECT_EQ(order.back(), "Functional.size." + std::to_string(kRecords - 1) + ".forward");
+}
+
+// The step end's sync runs on the writer's thread after Stop() returns: the JSON files are in
+// place at once, and the journal's written marker follows the sync, unless something was
+// recorded after the files were written (they would then not hold it).
+TEST_P(TensorWriterTest, TheWrittenMarkerFollowsTheBackgroundSyncOfAnUnchangedStep) {
+  auto d = OpenTensorDumper(root_, GetParam());
+  ASSERT_TRUE(d->Start().ok());
+  RecordMany(d.get());
+  ASSERT_TRUE(d->Stop().ok());
+  const fs::path rank_dir = root_ / "step0" / "rank0";
+  EXPECT_TRUE(fs::is_regular_file(rank_dir / "dump.json"));
+  ASSERT_TRUE(d->Start().ok());  // the same step, resumed
+  ASSERT_TRUE(
+      d->RecordForwardOutputs("Functional.size.99.forward", DumpValue::List({DumpValue::Int(99)}))
+          .ok());
+  ASSERT_TRUE(d->Flush().ok());
+  auto resumed = LoadDumpJson(rank_dir);
+  ASSERT_TRUE(resumed.ok()) << resumed.error().ToString();
+  EXPECT_TRUE(resumed->from_journal);  // dump.json lacks the last record
+  EXPECT_NE(resumed->text.find("Functional.size.99.forward"), std::string::npos);
+
+  ASSERT_TRUE(d->Stop().ok());
+  ASSERT_TRUE(d->Step().ok());  // nothing new since Stop(): no second write, no wait
+  ASSERT_TRUE(d->Flush().ok());
+  auto current = LoadDumpJson(rank_dir);
+  ASSERT_TRUE(current.ok()) << current.error().ToString();
+  EXPECT_FALSE(current->from_journal);
+  EXPECT_EQ(current->text, resumed->text);
+  auto journal = ReadDumpJournal(rank_dir / "dump.json.journal");
+  ASSERT_TRUE(journal.ok()) << journal.error().ToString();
+  EXPECT_TRUE(journal->dump_json_current);
+  EXPECT_EQ(journal->records, 2 * kRecords + 1);
+}
+
+// A SIGKILL right after Stop(), its sync possibly unfinished: the step reads back whole, from
+// dump.json or from the journal.
+TEST_P(TensorWriterTest, SigkillRightAfterStopLosesNothing) {
+  const std::string extra = GetParam();
+  RunAndKill([&] {
+    auto d = OpenTensorDumper(root_, extra);
+    if (!d->Start().ok()) ::_exit(2);
+    RecordMany(d.get());
+    if (!d->Stop().ok()) ::_exit(2);
+  });
+  const fs::path rank_dir = root_ / "step0" / "rank0";
+  EXPECT_EQ(CheckJournalNamesCompleteFiles(rank_dir).size(), static_cast<size_t>(2 * kRecords));
+  auto loaded = LoadDumpJson(rank_dir);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().ToString();
+  for (int i = 0; i < kRecords; ++i) {
+    EXPECT_NE(loaded->text.find("Functional.linear." + std::to_string(i) + ".forward"),
+              std::string::npos);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(

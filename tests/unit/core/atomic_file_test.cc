@@ -47,7 +47,7 @@ TEST(AtomicOutputTest, CommitPutsTheWholeFileInPlace) {
 
 // Small pieces are gathered in memory and large ones written straight through; the file must
 // hold every byte in order whatever the mix, and Flush() must put the gathered bytes in the
-// temporary file before Commit() (WriteFilesAtomically syncs the filesystem in between).
+// temporary file before Commit() (ReplaceFilesNotYetDurable writes every file before any rename).
 TEST(AtomicOutputTest, GatheredSmallWritesAndLargeWritesKeepTheirOrder) {
   TempDir dir;
   const fs::path path = dir / "mixed.bin";
@@ -110,34 +110,53 @@ TEST(AtomicOutputTest, AbandonedOutputLeavesTheOldFileAndNoTemporary) {
   EXPECT_EQ(dir.EntryCount(), 1u);
 }
 
-// A batch, flushed either way: every file in place with its content (new and replaced alike), no
-// temporary left.
-TEST(WriteFilesAtomicallyTest, EveryFileOfTheBatchIsInPlace) {
+// A batch, made durable either way: every file in place with its content (new and replaced
+// alike) as soon as it is replaced, no temporary left, and MakeDurable told each file and folder.
+TEST(ReplaceFilesNotYetDurableTest, EveryFileOfTheBatchIsInPlace) {
   for (const BatchFlush flush : {BatchFlush::kEachFile, BatchFlush::kFilesystem}) {
     TempDir dir;
     dir.Write("b.json", "old b");
     fs::create_directory(dir / "sub");
     const std::vector<FileContent> files = {
         {dir / "a.json", "new a"}, {dir / "b.json", "new b"}, {dir / "sub" / "c.json", ""}};
-    const std::vector<fs::path> also = {dir / "sub"};
-    ASSERT_TRUE(WriteFilesAtomically(files, flush, also).ok());
+    auto pending = ReplaceFilesNotYetDurable(files);
+    ASSERT_TRUE(pending.ok()) << pending.error().message();
     EXPECT_EQ(ReadFile(dir / "a.json"), "new a");
     EXPECT_EQ(ReadFile(dir / "b.json"), "new b");
     EXPECT_EQ(ReadFile(dir / "sub" / "c.json"), "");
     EXPECT_EQ(dir.EntryCount(), 3u);  // a.json, b.json, sub: no temporary file
+    EXPECT_EQ(pending->files,
+              (std::vector<fs::path>{dir / "a.json", dir / "b.json", dir / "sub" / "c.json"}));
+    EXPECT_EQ(pending->folders, (std::vector<fs::path>{dir.path(), dir / "sub"}));
+    const std::vector<fs::path> also = {dir / "sub", dir.path()};
+    EXPECT_TRUE(MakeDurable(*pending, flush, also).ok());
   }
+}
+
+// A file that is gone by the time of its sync is an error naming it, not a silent success.
+TEST(ReplaceFilesNotYetDurableTest, AFileGoneBeforeItsSyncIsReported) {
+  TempDir dir;
+  const std::vector<FileContent> files = {{dir / "a.json", "a"}};
+  auto pending = ReplaceFilesNotYetDurable(files);
+  ASSERT_TRUE(pending.ok()) << pending.error().message();
+  fs::remove(dir / "a.json");
+  const Status st = MakeDurable(*pending, BatchFlush::kEachFile);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("a.json: cannot open to sync"), std::string::npos) << st.message();
+  EXPECT_TRUE(MakeDurable(*pending, BatchFlush::kFilesystem).ok());  // the folder is still there
 }
 
 // A file of the batch that cannot be written (a folder at its path) fails the batch before any
 // file is renamed: every file keeps its previous content and no temporary is left.
-TEST(WriteFilesAtomicallyTest, ARefusedFileLeavesEveryFileAsItWas) {
+TEST(ReplaceFilesNotYetDurableTest, ARefusedFileLeavesEveryFileAsItWas) {
   TempDir dir;
   dir.Write("a.json", "old a");
   fs::create_directory(dir / "b.json");
   const std::vector<FileContent> files = {{dir / "a.json", "new a"}, {dir / "b.json", "new b"}};
-  const Status st = WriteFilesAtomically(files, BatchFlush::kFilesystem);
-  EXPECT_FALSE(st.ok());
-  EXPECT_NE(st.message().find("not a regular file"), std::string::npos) << st.message();
+  const auto st = ReplaceFilesNotYetDurable(files);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().message().find("not a regular file"), std::string::npos)
+      << st.error().message();
   EXPECT_EQ(ReadFile(dir / "a.json"), "old a");
   EXPECT_TRUE(fs::is_directory(dir / "b.json"));
   EXPECT_EQ(dir.EntryCount(), 2u);

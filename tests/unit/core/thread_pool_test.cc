@@ -1,6 +1,7 @@
 #include "numprobe/thread_pool.h"
 
 #include <atomic>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -8,6 +9,8 @@
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace numprobe {
 namespace {
@@ -131,6 +134,31 @@ TEST(ThreadPoolTest, InvalidEnvironmentFallsBackToHardware) {
   ::setenv("NUMPROBE_THREADS", "2", 1);
   EXPECT_EQ(ThreadPool(0).threads(), 2);
   ::unsetenv("NUMPROBE_THREADS");
+}
+
+// fork() copies only the calling thread: a child's pool has no workers, so it runs the job on the
+// caller (before, it waited forever for workers that do not exist), and exits without joining.
+TEST(ThreadPoolTest, AForkedChildRunsJobsOnItsOwnThread) {
+  ThreadPool pool(4);
+  auto destroyed_in_child = std::make_unique<ThreadPool>(3);
+  std::atomic<int64_t> sum{0};
+  pool.ParallelFor(64, [&](int64_t i) { sum += i; });
+  destroyed_in_child->ParallelFor(64, [&](int64_t i) { sum += i; });
+  ASSERT_EQ(sum.load(), 64 * 63);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::alarm(20);  // a hang fails the test (SIGALRM) instead of stalling the suite
+    std::atomic<int64_t> child_sum{0};
+    pool.ParallelFor(64, [&](int64_t i) { child_sum += i; });
+    ThreadPool::Default().ParallelFor(8, [&](int64_t i) { child_sum += i; });
+    destroyed_in_child.reset();  // no join of the parent's threads
+    ::_exit(child_sum.load() == 64 * 63 / 2 + 28 ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "the child was killed by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 }  // namespace
