@@ -322,7 +322,7 @@ Result<CompareTable> PairDumps(const DumpLocation& target, const DumpLocation& g
     if (!file->from_journal) continue;
     table.warnings.push_back(fmt::format(
         "{}: dump.json is missing or older than the capture journal (the run did not stop "
-        "cleanly); read {} entries from {}{}",
+        "cleanly, or is still writing this step); read {} entries from {}{}",
         where->dir.string(), file->entries.size(), kDumpJournalName,
         file->journal_truncated_tail ? " (its last, incomplete record skipped)" : ""));
   }

@@ -374,7 +374,7 @@ Result<InspectReport> Inspect(const fs::path& path, const InspectOptions& option
     }
     if (dump->file.from_journal) {
       warn(dump->path + ": dump.json is missing or older than " + std::string(kDumpJournalName) +
-           " (the run did not stop cleanly); read " + dump->source);
+           " (the run did not stop cleanly, or is still writing this step); read " + dump->source);
     }
     report.dumps.push_back(std::move(*dump));
   }
