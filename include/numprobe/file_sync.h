@@ -10,7 +10,7 @@ namespace numprobe {
 
 enum class FileSync : uint8_t {
   kNow,       // fsync before the rename: durable when the write returns
-  kDeferred,  // no fsync: the caller makes a batch of files durable at once (SyncFolderContents)
+  kDeferred,  // no fsync: the caller makes a batch of files durable at once (one syncfs)
 };
 
 }  // namespace numprobe

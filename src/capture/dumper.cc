@@ -925,8 +925,11 @@ struct Dumper::Impl {
     const fs::path tensor_dir = current_dir / "dump_tensor_data";
     if (written_revision == revision) {
       if (*finished) {
-        writer.EnqueueTask([tensor_dir] { return detail::SyncFolderContents(tensor_dir); },
-                           tensor_dir.string());
+        writer.EnqueueTask(
+            [tensor_dir] {
+              return detail::MakeDurable({}, detail::BatchFlush::kFilesystem, {&tensor_dir, 1});
+            },
+            tensor_dir.string());
       }
       return Status::Ok();
     }

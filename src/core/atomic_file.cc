@@ -340,6 +340,13 @@ Status SyncFilesystemsOf(const std::vector<fs::path>& folders) {
   return Status::Ok();
 }
 
+// Appends `folder` unless `folders` holds it already (a batch's files share a few folders).
+void AddFolderOnce(std::vector<fs::path>* folders, fs::path folder) {
+  if (std::find(folders->begin(), folders->end(), folder) == folders->end()) {
+    folders->push_back(std::move(folder));
+  }
+}
+
 }  // namespace
 
 Result<NotYetDurable> ReplaceFilesNotYetDurable(std::span<const FileContent> files) {
@@ -358,11 +365,7 @@ Result<NotYetDurable> ReplaceFilesNotYetDurable(std::span<const FileContent> fil
   for (AtomicOutput& out : outputs) {
     NUMPROBE_RETURN_IF_ERROR(out.Commit());
     pending.files.push_back(out.target());
-    fs::path folder = out.target_folder();
-    if (std::find(pending.folders.begin(), pending.folders.end(), folder) ==
-        pending.folders.end()) {
-      pending.folders.push_back(std::move(folder));
-    }
+    AddFolderOnce(&pending.folders, out.target_folder());
   }
   return pending;
 }
@@ -370,11 +373,7 @@ Result<NotYetDurable> ReplaceFilesNotYetDurable(std::span<const FileContent> fil
 Status MakeDurable(const NotYetDurable& pending, BatchFlush flush,
                    std::span<const std::filesystem::path> also_sync) {
   std::vector<fs::path> folders = pending.folders;
-  for (const fs::path& folder : also_sync) {
-    if (std::find(folders.begin(), folders.end(), folder) == folders.end()) {
-      folders.push_back(folder);
-    }
-  }
+  for (const fs::path& folder : also_sync) AddFolderOnce(&folders, folder);
   if (flush == BatchFlush::kFilesystem) {
     NUMPROBE_RETURN_IF_ERROR(SyncFilesystemsOf(folders));
   } else {
@@ -384,19 +383,6 @@ Status MakeDurable(const NotYetDurable& pending, BatchFlush flush,
   }
   for (const fs::path& folder : folders) NUMPROBE_RETURN_IF_ERROR(SyncFolder(folder));
   return Status::Ok();
-}
-
-Status SyncFolderContents(const std::filesystem::path& folder) {
-  const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return Status::IoError(folder.string() + ": cannot open to sync: " + ErrnoText());
-  Status st;
-  if (::syncfs(fd) != 0) {
-    st = Status::IoError(folder.string() + ": syncfs failed: " + ErrnoText());
-  } else if (::fsync(fd) != 0) {
-    st = Status::IoError(folder.string() + ": fsync failed: " + ErrnoText());
-  }
-  ::close(fd);
-  return st;
 }
 
 }  // namespace numprobe::detail

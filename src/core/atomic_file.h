@@ -46,7 +46,7 @@ class AtomicOutput {
 
   // Creates the temporary file. kIoError if the folder is not writable or if PATH holds
   // something other than a regular file (or a symbolic link to one). With FileSync::kDeferred
-  // Commit() renames without the fsync (see SyncFolderContents).
+  // Commit() renames without the fsync (see MakeDurable).
   static Result<AtomicOutput> Create(const std::filesystem::path& path,
                                      FileSync sync = FileSync::kNow);
 
@@ -144,14 +144,11 @@ Result<NotYetDurable> ReplaceFilesNotYetDurable(std::span<const FileContent> fil
 
 // Makes `pending` (plus the folders of `also_sync`) durable: an fsync per file (kEachFile) or
 // one syncfs(2) per filesystem of its folders (kFilesystem), then an fsync of each folder (the
-// new names).
+// new names). With nothing pending, kFilesystem and `also_sync` make every file written so far
+// under those folders durable: one flush for a batch of FileSync::kDeferred files, where an fsync
+// per file costs a journal commit each.
 Status MakeDurable(const NotYetDurable& pending, BatchFlush flush,
                    std::span<const std::filesystem::path> also_sync = {});
-
-// Makes every file written so far under `folder` durable at once: one syncfs(2) of the folder's
-// filesystem (one flush for a whole batch of FileSync::kDeferred files, where an fsync per file
-// costs a journal commit each) and an fsync of the folder itself (its new names).
-Status SyncFolderContents(const std::filesystem::path& folder);
 
 // The marker in AtomicOutput's temporary names (".<name>.numprobe-tmp.<pid>.<random>").
 inline constexpr std::string_view kAtomicTempMarker = ".numprobe-tmp.";
