@@ -15,8 +15,8 @@
 namespace numprobe::detail {
 
 // The CRC-32 of `bytes` continuing from `crc`, the CRC-32 of the bytes before them (0 for none),
-// as zlib's crc32(crc, bytes, size) does. zlib's (vectorised) code when built with
-// NUMPROBE_WITH_ZLIB, else Crc32Table.
+// as zlib's crc32(crc, bytes, size) does. libdeflate's code (carry-less multiplies) when built
+// with NUMPROBE_WITH_LIBDEFLATE, else zlib's with NUMPROBE_WITH_ZLIB, else Crc32Table.
 uint32_t Crc32(std::span<const std::byte> bytes, uint32_t crc = 0);
 uint32_t Crc32(std::string_view text, uint32_t crc = 0);
 
