@@ -1,14 +1,15 @@
 """Large statistics dumps (issue 17, point 8): `numprobe compare`, `scan` and `report` on a
 generated pair of N-entry msprobe statistics dumps (bench/make_stats_dump.py), each as the CLI
 runs it, against the physical reference measured in the same run: one RapidJSON SAX pass over
-both dump.json files (bench/sax_pass.cc, full precision, NaN/Infinity accepted). Time is the
+both dump.json files (bench/sax_pass.cc, full precision, NaN/Infinity accepted, read in pieces
+through one buffer as numprobe's readers read). Time is the
 median of the repetitions (report: one run), peak RSS is the child's own (wait4), reported against the two files'
 size. Targets: compare and scan <= 3x the SAX pass, peak RSS <= 2x the files.
 
   /usr/bin/python3 bench/large_stats_bench.py BUILD/tools/numprobe/numprobe BUILD/bench/sax_pass
 
-NUMPROBE_BENCH_LARGE_ENTRIES sets N (default 1000000, the issue's size: two 371 MB files, and
-some minutes; 200000 or 50000 for a quick run), NUMPROBE_BENCH_REPS the repetitions (default 3),
+NUMPROBE_BENCH_LARGE_ENTRIES sets N (default 1000000, the issue's size: two files of about 620 MiB
+with this generator, and some minutes; 200000 or 50000 for a quick run), NUMPROBE_BENCH_REPS the repetitions (default 3),
 NUMPROBE_BENCH_DIR the scratch folder.
 """
 import os
