@@ -33,6 +33,7 @@
 #include "numprobe/float_convert.h"
 #include "numprobe/memory_limit.h"
 
+#include "core/huge_pages.h"
 #include "msprobe/folder_number.h"
 #include "scan/scan_internal.h"
 #include "scan/scan_units.h"
@@ -392,6 +393,7 @@ Status RankScanner::Scan(const DumpLocation& location, int slot) {
   size_t headroom_rows = 0;
   for (size_t r = 0; r < file.rows.size(); ++r) headroom_rows += facts.HeadroomCandidate(r);
   rank->headroom.reserve(rank->headroom.size() + headroom_rows);
+  detail::AdviseHugePages(rank->headroom);
   const bool has_api = std::any_of(file.entries.begin(), file.entries.end(), [](const auto& e) {
     return !detail::IsModuleEntry(e.name) && !detail::IsParametersGradEntry(e.name);
   });
