@@ -137,10 +137,13 @@ class DumpFile {
   // Copies `text` into memory the file owns (in large blocks, never moved) and returns the copy:
   // the names of rows and entries, valid as long as the file, wherever it is moved.
   std::string_view Store(std::string_view text);
+  // Store's memory, shared: the views Store returned (rows' and entries' names) stay valid for
+  // as long as this pointer is held, past the file's end. Null when nothing was stored.
+  std::shared_ptr<const detail::TextArena> stored_texts() const { return store_; }
 
  private:
   // Store's memory (core/text_arena.h), made on first use: a moved-from file owns none.
-  std::unique_ptr<detail::TextArena> store_;
+  std::shared_ptr<detail::TextArena> store_;
 
   // Looked up by string_view without building a string (C++20 heterogeneous lookup).
   struct TextHash {

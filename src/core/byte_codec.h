@@ -52,6 +52,8 @@ class ByteReader {
   explicit ByteReader(std::string_view bytes) : bytes_(bytes) {}
   bool ok() const { return ok_; }
   bool at_end() const { return pos_ == bytes_.size(); }
+  // What the caller found invalid: every later read fails too.
+  void Fail() { ok_ = false; }
 
   uint64_t U64() {
     if (!Need(8)) return 0;

@@ -43,7 +43,7 @@ DumpFile::DumpFile(DumpFile&&) noexcept = default;
 DumpFile& DumpFile::operator=(DumpFile&&) noexcept = default;
 
 std::string_view DumpFile::Store(std::string_view text) {
-  if (store_ == nullptr) store_ = std::make_unique<detail::TextArena>();
+  if (store_ == nullptr) store_ = std::make_shared<detail::TextArena>();
   return store_->Store(text);
 }
 

@@ -111,8 +111,9 @@ class RankScanner {
                      const ScanTensor& t);
   void WatchTensor(const RankScan& rank, const std::string& op, const ScanTensor& t);
   void WatchActivation(const RankScan& rank, const std::string& op, const ScanTensor& t);
-  void AddHeadroom(const RankScan& rank, const std::string& op, const std::string& layer,
-                   const ScanTensor& t);
+  // `entry` and `row` are t's, in the rank's DumpFile (whose texts the rank keeps).
+  void AddHeadroom(const RankScan& rank, const DumpEntry& entry, const DumpRow& row,
+                   const std::string& layer, const ScanTensor& t);
   void Hit(Watchpoint w, const RankScan& rank, std::string tensor, std::string op,
            std::string condition, double actual, double threshold, bool exact,
            std::string detail = {}) {
@@ -136,7 +137,7 @@ class RankScanner {
   const ScanOptions& options_;
   RankScan* out_;
   // The texts of headroom rows kept last.
-  std::string_view kept_scope_, kept_rank_folder_, kept_op_, kept_layer_;
+  std::string_view kept_scope_, kept_rank_folder_, kept_layer_;
   std::vector<std::string_view> kept_dtypes_;
 };
 
@@ -225,8 +226,8 @@ void RankScanner::WatchActivation(const RankScan& rank, const std::string& op,
   }
 }
 
-void RankScanner::AddHeadroom(const RankScan& rank, const std::string& op, const std::string& layer,
-                              const ScanTensor& t) {
+void RankScanner::AddHeadroom(const RankScan& rank, const DumpEntry& entry, const DumpRow& dump_row,
+                              const std::string& layer, const ScanTensor& t) {
   if (!t.is_tensor || !detail::IsFloatDTypeText(t.dtype)) return;
   if (!t.nonfinite && std::isnan(t.max_abs)) return;  // no statistics (md5 mode, null stats)
   HeadroomRow row;
@@ -234,8 +235,8 @@ void RankScanner::AddHeadroom(const RankScan& rank, const std::string& op, const
   row.step = rank.step;
   row.rank_folder = Keep(rank.rank_folder, &kept_rank_folder_);
   row.rank = rank.rank;
-  row.tensor = out_->texts->Store(t.name);
-  row.op_name = Keep(op, &kept_op_);
+  row.tensor = dump_row.name;  // in out_->file_texts
+  row.op_name = entry.name;
   row.layer = Keep(layer, &kept_layer_);
   row.dtype = KeepDtype(t.dtype);
   row.exact = t.exact;
@@ -243,12 +244,11 @@ void RankScanner::AddHeadroom(const RankScan& rank, const std::string& op, const
   row.max_abs = t.max_abs;
   row.min_nonzero_abs = t.min_nonzero_abs;
   if (!t.nonfinite) {
-    row.fits.reserve(options_.targets.size());
-    for (DType target : options_.targets) {
-      row.fits.push_back(detail::FitOf(target, t.max_abs, t.min_nonzero_abs));
+    for (DType target : options_.targets) {  // ValidateOptions: they fit
+      (void)row.fits.push_back(detail::FitOf(target, t.max_abs, t.min_nonzero_abs));
     }
   }
-  out_->headroom.push_back(std::move(row));
+  out_->headroom.push_back(row);
 }
 
 // A row's ScanTensor held without its texts while a rank is scanned: the name, dtype and shape
@@ -256,16 +256,20 @@ void RankScanner::AddHeadroom(const RankScan& rank, const std::string& op, const
 // per row with four strings was a third of a large statistics scan's peak memory.
 class RowFacts {
  public:
-  RowFacts(const DumpFile& file, size_t rows) : file_(file) { packed_.reserve(rows); }
+  explicit RowFacts(const DumpFile& file) : file_(file) {
+    packed_.reserve(file.rows.size());
+    detail::AdviseHugePages(packed_);
+    packed_.resize(file.rows.size());
+  }
 
-  void Add(ScanTensor t) {
-    Packed p;
+  // Row r's ScanTensor, as TensorOfRow made it.
+  void Set(size_t r, const ScanTensor& t) {
+    Packed& p = packed_[r];
     CopyNumbers(t, &p);
     if (!t.file.empty()) {
       p.file = static_cast<uint32_t>(files_.size());
-      files_.push_back(std::move(t.file));
+      files_.push_back(t.file);
     }
-    packed_.push_back(p);
   }
 
   // Row r's ScanTensor into *t (its strings' memory reused).
@@ -286,12 +290,6 @@ class RowFacts {
     ScanTensor t;
     Get(r, &t);
     return t;
-  }
-  // AddHeadroom's test, without building the ScanTensor.
-  bool HeadroomCandidate(size_t r) const {
-    const Packed& p = packed_[r];
-    return p.is_tensor && detail::IsFloatDTypeText(file_.Text(file_.rows[r].dtype)) &&
-           (p.nonfinite || !std::isnan(p.max_abs));
   }
 
  private:
@@ -382,24 +380,32 @@ Status RankScanner::Scan(const DumpLocation& location, int slot) {
   context.files_missing = &rank->files_missing;
   context.warnings = &rank->warnings;
   context.max_memory = EffectiveMaxMemory(options_.max_memory);
-  RowFacts facts(file, file.rows.size());
-  for (const DumpRow& row : file.rows) {
-    facts.Add(detail::TensorOfRow(file, row, context));
-    if (row.is_tensor) ++rank->tensors;
-  }
-  // A headroom row per float tensor at most (AddHeadroom's test): reserved at once, since
-  // growing the vector held the old and the new array together, the largest allocation of a
-  // large scan.
+  // A headroom row per float tensor at most (AddHeadroom's test, less the statistics): reserved
+  // at once, since growing the vector held the old and the new array together, the largest
+  // allocation of a large scan. (Rows without statistics leave their part untouched, so never
+  // paged in.)
   size_t headroom_rows = 0;
-  for (size_t r = 0; r < file.rows.size(); ++r) headroom_rows += facts.HeadroomCandidate(r);
+  for (const DumpRow& row : file.rows) {
+    if (!row.is_tensor) continue;
+    ++rank->tensors;
+    if (detail::IsFloatDTypeText(file.Text(row.dtype))) ++headroom_rows;
+  }
   rank->headroom.reserve(rank->headroom.size() + headroom_rows);
+  rank->file_texts = file.stored_texts();
   detail::AdviseHugePages(rank->headroom);
   const bool has_api = std::any_of(file.entries.begin(), file.entries.end(), [](const auto& e) {
     return !detail::IsModuleEntry(e.name) && !detail::IsParametersGradEntry(e.name);
   });
 
-  // Pass 1: watchpoints, headroom, parameters, and the facts of each op.
-  ScanTensor t;  // the row at hand (RowFacts::Get)
+  // Pass 1: each row's statistics (RowFacts), watchpoints, headroom, parameters, and the facts
+  // of each op. Every row is read here once, in file order (an entry's rows follow the previous
+  // entry's), so that a tensor file is read once and its warnings come in row order.
+  RowFacts facts(file);
+  ScanTensor t;  // the row at hand, its strings' memory reused from row to row
+  auto read_row = [&](uint32_t r) {
+    t = detail::TensorOfRow(file, file.rows[r], context, std::move(t));
+    facts.Set(r, t);
+  };
   std::vector<EntryFacts> ops;
   std::unordered_set<std::string> seen_params;
   for (uint32_t e = 0; e < file.entries.size(); ++e) {
@@ -409,10 +415,10 @@ Status RankScanner::Scan(const DumpLocation& location, int slot) {
     if (detail::IsParametersGradEntry(name)) {
       const std::string layer = detail::ModuleOfEntry(name);
       for (uint32_t r = entry.first_row; r < end; ++r) {
-        facts.Get(r, &t);
+        read_row(r);
         WatchGradient(*rank, name, file.rows[r], t);
         WatchTensor(*rank, name, t);
-        AddHeadroom(*rank, name, layer, t);
+        AddHeadroom(*rank, entry, file.rows[r], layer, t);
       }
       continue;
     }
@@ -424,7 +430,7 @@ Status RankScanner::Scan(const DumpLocation& location, int slot) {
     op.module = module;
     for (uint32_t r = entry.first_row; r < end; ++r) {
       const DumpRow& row = file.rows[r];
-      facts.Get(r, &t);
+      read_row(r);
       if (row.state == RowState::kParameters) {
         const std::string key = detail::ParameterKey(name, row.name);
         if (seen_params.insert(key).second) {
@@ -437,12 +443,12 @@ Status RankScanner::Scan(const DumpLocation& location, int slot) {
           rank->params.emplace(key, std::move(state));
           rank->param_order.push_back(key);
           WatchTensor(*rank, name, t);
-          AddHeadroom(*rank, name, detail::ModuleOfEntry(name), t);
+          AddHeadroom(*rank, entry, row, detail::ModuleOfEntry(name), t);
         }
       } else if (!module || !has_api) {
         // Module inputs and outputs repeat their APIs' tensors when APIs are dumped too.
         WatchTensor(*rank, name, t);
-        AddHeadroom(*rank, name, layer, t);
+        AddHeadroom(*rank, entry, row, layer, t);
         if (activation && row.state == RowState::kOutput) WatchActivation(*rank, name, t);
       }
       if (row.state == RowState::kOutput) {
@@ -565,10 +571,15 @@ bool StatClose(double now, double before, double rtol, double atol) {
 }
 
 Status ValidateOptions(const ScanOptions& options) {
-  for (DType t : options.targets) {
+  for (auto it = options.targets.begin(); it != options.targets.end(); ++it) {
+    const DType t = *it;
     if (!IsFloating(t) || Traits(t).bits > 16) {
       return Status::InvalidArgument(
           fmt::format("headroom target {} is not a 16- or 8-bit float type", Name(t)));
+    }
+    if (std::find(options.targets.begin(), it, t) != it) {
+      return Status::InvalidArgument(
+          fmt::format("headroom target {} is named twice", HeadroomTargetName(t)));
     }
   }
   const ScanThresholds& th = options.thresholds;
@@ -703,7 +714,10 @@ void ScanAssembler::AddStep(std::vector<RankScan> ranks) {
     }
     r.warnings.clear();
     AppendMoved(&report_.hits, &r.hits);
-    if (!r.headroom.empty()) report_.headroom_texts.push_back(r.texts);
+    if (!r.headroom.empty()) {
+      report_.headroom_texts.push_back(r.texts);
+      if (r.file_texts != nullptr) report_.headroom_texts.push_back(r.file_texts);
+    }
     AppendMoved(&report_.headroom, &r.headroom);
     std::vector<int> ids;
     ids.reserve(r.comm_nodes.size());

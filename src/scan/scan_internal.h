@@ -62,7 +62,9 @@ struct RowReadContext {
   std::vector<std::string>* warnings = nullptr;
   uint64_t max_memory = 0;  // ScanOptions::max_memory, resolved (never 0)
 };
-ScanTensor TensorOfRow(const DumpFile& file, const DumpRow& row, const RowReadContext& context);
+// `reuse` lends its strings' memory (a large scan reads millions of rows into one ScanTensor).
+ScanTensor TensorOfRow(const DumpFile& file, const DumpRow& row, const RowReadContext& context,
+                       ScanTensor reuse = {});
 
 // The one tensor of a tensor file (the first when there are several), as a contiguous tensor.
 // `max_memory` caps the decompressed storages (ReadOptions::max_inflated_bytes).

@@ -71,11 +71,17 @@ void ApplyFileStats(const TensorStats& s, ScanTensor* t) {
 
 }  // namespace
 
-ScanTensor TensorOfRow(const DumpFile& file, const DumpRow& row, const RowReadContext& context) {
-  ScanTensor t;
-  t.name = row.name;
-  t.dtype = file.Text(row.dtype);
-  t.shape = file.Text(row.shape);
+ScanTensor TensorOfRow(const DumpFile& file, const DumpRow& row, const RowReadContext& context,
+                       ScanTensor reuse) {
+  ScanTensor t;  // every number at its default; the strings take `reuse`'s memory
+  t.name.swap(reuse.name);
+  t.dtype.swap(reuse.dtype);
+  t.shape.swap(reuse.shape);
+  t.file.swap(reuse.file);
+  t.name.assign(row.name);
+  t.dtype.assign(file.Text(row.dtype));
+  t.shape.assign(file.Text(row.shape));
+  t.file.clear();
   t.is_tensor = row.is_tensor;
   t.max_abs = kNaN;
   t.min_nonzero_abs = kNaN;

@@ -70,6 +70,9 @@ struct RankScan {
   std::vector<WatchpointHit> hits;
   std::vector<HeadroomRow> headroom;
   std::shared_ptr<TextArena> texts = std::make_shared<TextArena>();  // headroom's texts
+  // The dump.json's own texts (DumpFile::stored_texts), where the headroom rows' tensor and op
+  // names point: kept rather than copied. Null in a RankScan decoded from bytes.
+  std::shared_ptr<const TextArena> file_texts;
   std::vector<AnomalyNode> births;   // kCompute / kInheritedInput, time not set yet
   std::vector<int> birth_segment;    // communication ops before each birth on this rank
   std::vector<CommNode> comm_nodes;  // this rank's, in execution order (not levelled yet)

@@ -179,7 +179,7 @@ class Reader : public ByteReader {
     r.nonfinite = Bool();
     r.max_abs = F64();
     r.min_nonzero_abs = F64();
-    r.fits.resize(Count(12));
+    if (!r.fits.resize(Count(12))) Fail();
     for (TargetFit& f : r.fits) {
       f.overflow = Bool();
       f.underflow = Bool();

@@ -256,6 +256,12 @@ TEST_F(ScanDumpTest, Errors) {
   ScanOptions bad;
   bad.targets = {DType::kF32};
   EXPECT_EQ(ScanDump(root_, bad).error().code(), ErrorCode::kInvalidArgument);
+  ScanOptions twice;
+  twice.targets = {DType::kF16, DType::kBF16, DType::kF16};
+  const Status named_twice = ScanDump(root_, twice).error();
+  EXPECT_EQ(named_twice.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(named_twice.message().find("fp16 is named twice"), std::string::npos)
+      << named_twice.message();
   ScanOptions negative;
   negative.thresholds.grad_norm_max = -1;
   EXPECT_EQ(ScanDump(root_, negative).error().code(), ErrorCode::kInvalidArgument);

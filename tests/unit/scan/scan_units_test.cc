@@ -3,6 +3,9 @@
 // the codec is exact (NaN, Inf, -0.0) and refuses bytes it did not write.
 #include "scan/scan_units.h"
 
+#include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -183,6 +186,51 @@ TEST(RankScanCodec, ExactAndStrict) {
   std::string huge = bytes;
   huge.replace(8, 8, std::string(8, '\xff'));  // the scope's length
   EXPECT_EQ(DecodeRankScan(huge).error().code(), ErrorCode::kCorrupt);
+}
+
+TEST(TargetFitsTest, HoldsEveryTargetAndNoMore) {
+  TargetFits fits;
+  EXPECT_TRUE(fits.empty());
+  for (size_t i = 0; i < kMaxHeadroomTargets; ++i) {
+    TargetFit f;
+    f.headroom_log2 = static_cast<double>(i);
+    ASSERT_TRUE(fits.push_back(f));
+  }
+  TargetFit extra;
+  extra.overflow = true;
+  EXPECT_FALSE(fits.push_back(extra));
+  ASSERT_EQ(fits.size(), kMaxHeadroomTargets);
+  EXPECT_EQ(fits[kMaxHeadroomTargets - 1].headroom_log2,
+            static_cast<double>(kMaxHeadroomTargets - 1));
+  EXPECT_TRUE(
+      std::none_of(fits.begin(), fits.end(), [](const TargetFit& f) { return f.overflow; }));
+  EXPECT_FALSE(fits.resize(kMaxHeadroomTargets + 1));
+  EXPECT_EQ(fits.size(), kMaxHeadroomTargets);
+  ASSERT_TRUE(fits.resize(1));
+  ASSERT_TRUE(fits.resize(2));  // a regrown fit starts fresh
+  EXPECT_EQ(fits[1].headroom_log2, 0.0);
+}
+
+// A decoded headroom row with more fits than there are targets is refused, not truncated.
+TEST(RankScanCodec, RefusesMoreFitsThanTargets) {
+  RankScan r;
+  HeadroomRow row;
+  row.min_nonzero_abs = 1234.5;  // marks where the fits' count follows
+  for (size_t i = 0; i < kMaxHeadroomTargets; ++i) ASSERT_TRUE(row.fits.push_back(TargetFit{}));
+  r.headroom.push_back(row);
+  row.min_nonzero_abs = 1.0;
+  r.headroom.push_back(row);  // bytes enough after the first row for one more fit
+  const std::string bytes = EncodeRankScan(r);
+  ASSERT_TRUE(DecodeRankScan(bytes).ok());
+  const auto marker = std::bit_cast<std::array<char, 8>>(row.min_nonzero_abs);
+  const size_t at = bytes.find(std::string_view(marker.data(), marker.size()));
+  ASSERT_NE(at, std::string::npos);
+  // One more fit, well formed (4 flags and a double), after the row's fits, and the count to match.
+  std::string more = bytes;
+  more[at + 8] = static_cast<char>(kMaxHeadroomTargets + 1);  // the count's low byte
+  const size_t fits_end = at + 16 + kMaxHeadroomTargets * 12;
+  more.insert(fits_end, std::string(12, '\0'));
+  EXPECT_EQ(DecodeRankScan(more).error().code(), ErrorCode::kCorrupt);
 }
 
 }  // namespace
