@@ -22,6 +22,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
@@ -380,22 +381,36 @@ Status RankScanner::Scan(const DumpLocation& location, int slot) {
   context.files_missing = &rank->files_missing;
   context.warnings = &rank->warnings;
   context.max_memory = EffectiveMaxMemory(options_.max_memory);
-  // A headroom row per float tensor at most (AddHeadroom's test, less the statistics): reserved
-  // at once, since growing the vector held the old and the new array together, the largest
-  // allocation of a large scan. (Rows without statistics leave their part untouched, so never
-  // paged in.)
+  const bool has_api = std::any_of(file.entries.begin(), file.entries.end(), [](const auto& e) {
+    return !detail::IsModuleEntry(e.name) && !detail::IsParametersGradEntry(e.name);
+  });
+  // A headroom row per float tensor that pass 1 gives one at most (AddHeadroom's test, less the
+  // statistics; parameters counted each time they appear): reserved at once, since growing the
+  // vector held the old and the new array together, the largest allocation of a large scan.
   size_t headroom_rows = 0;
-  for (const DumpRow& row : file.rows) {
-    if (!row.is_tensor) continue;
-    ++rank->tensors;
-    if (detail::IsFloatDTypeText(file.Text(row.dtype))) ++headroom_rows;
+  for (const DumpEntry& entry : file.entries) {
+    const bool module_io =
+        has_api && detail::IsModuleEntry(entry.name) && !detail::IsParametersGradEntry(entry.name);
+    for (uint32_t r = entry.first_row; r < entry.first_row + entry.row_count; ++r) {
+      const DumpRow& row = file.rows[r];
+      if (!row.is_tensor) continue;
+      ++rank->tensors;
+      if (module_io && row.state != RowState::kParameters) continue;
+      if (detail::IsFloatDTypeText(file.Text(row.dtype))) ++headroom_rows;
+    }
   }
   rank->headroom.reserve(rank->headroom.size() + headroom_rows);
   rank->file_texts = file.stored_texts();
   detail::AdviseHugePages(rank->headroom);
-  const bool has_api = std::any_of(file.entries.begin(), file.entries.end(), [](const auto& e) {
-    return !detail::IsModuleEntry(e.name) && !detail::IsParametersGradEntry(e.name);
-  });
+  // The rows' memory is faulted in on another core while pass 1 (on this one) fills it: their
+  // first touch was a third of pass 1. Only where rows will fill it: a dump without statistics
+  // reserves rows it never writes.
+  std::jthread prefault;
+  if (stats) {
+    prefault = detail::PrefaultInBackground(
+        rank->headroom.data() + rank->headroom.size(),
+        (rank->headroom.capacity() - rank->headroom.size()) * sizeof(HeadroomRow));
+  }
 
   // Pass 1: each row's statistics (RowFacts), watchpoints, headroom, parameters, and the facts
   // of each op. Every row is read here once, in file order (an entry's rows follow the previous
@@ -473,6 +488,8 @@ Status RankScanner::Scan(const DumpLocation& location, int slot) {
     }
     ops.push_back(op);
   }
+
+  if (prefault.joinable()) prefault.join();
 
   // Pass 2: the JSON of the communication ops (peers, groups) and of the likely births, read in
   // one more streaming pass.

@@ -1,12 +1,13 @@
 // core/huge_pages: the advice reaches the kernel for the whole 2 MiB pages inside a range (the
 // mapping's VmFlags in /proc/self/smaps gain "hg"), and ranges too small to hold one are left as
-// they are.
+// they are; a range faulted in ahead is resident afterwards, with its bytes as they were.
 #include "core/huge_pages.h"
 
 #include <cstdint>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>
@@ -16,8 +17,9 @@ namespace {
 
 constexpr uintptr_t kHugePage = uintptr_t{2} << 20;
 
-// The VmFlags of the mapping that starts at `start`; empty when no mapping starts there.
-std::string VmFlagsOfMappingAt(uintptr_t start) {
+// The line of /proc/self/smaps that begins with `field` ("VmFlags:", "Rss:") for the mapping that
+// starts at `start`; empty when no mapping starts there.
+std::string SmapsLineOfMappingAt(uintptr_t start, const std::string& field) {
   std::ifstream smaps("/proc/self/smaps");
   std::string line;
   bool in_mapping = false;
@@ -30,10 +32,11 @@ std::string VmFlagsOfMappingAt(uintptr_t start) {
       in_mapping = from == start;
       continue;
     }
-    if (in_mapping && line.rfind("VmFlags:", 0) == 0) return line;
+    if (in_mapping && line.rfind(field, 0) == 0) return line;
   }
   return {};
 }
+std::string VmFlagsOfMappingAt(uintptr_t start) { return SmapsLineOfMappingAt(start, "VmFlags:"); }
 
 class Mapping {
  public:
@@ -90,6 +93,33 @@ TEST(HugePages, ARangeHoldingNoWholeHugePageIsLeftAlone) {
     EXPECT_EQ(VmFlagsOfMappingAt(at).find(" hg"), std::string::npos) << at;
   }
   EXPECT_FALSE(VmFlagsOfMappingAt(reinterpret_cast<uintptr_t>(m.data())).empty());
+}
+
+TEST(HugePages, ARangeFaultedInAheadIsResidentWithItsBytesUnchanged) {
+  constexpr size_t kBytes = 8 << 20;
+  Mapping m(kBytes);
+  ASSERT_NE(m.data(), nullptr);
+  Mapping probe(4096);
+  ASSERT_NE(probe.data(), nullptr);
+  if (::madvise(probe.data(), 4096, MADV_POPULATE_WRITE) != 0) {
+    GTEST_SKIP() << "this kernel has no MADV_POPULATE_WRITE (Linux 5.14)";
+  }
+  ::madvise(m.data(), kBytes, MADV_NOHUGEPAGE);  // the mapping stays one, in 4 KiB pages
+  m.data()[100] = 'x';                           // one page resident before, with a byte of its own
+  const auto start = reinterpret_cast<uintptr_t>(m.data());
+  {
+    std::jthread prefault = PrefaultInBackground(m.data() + 1, kBytes - 1);
+    ASSERT_TRUE(prefault.joinable());
+  }
+  // "Rss:   8192 kB": every page but the partial first one was faulted in, the first was already.
+  const std::string rss = SmapsLineOfMappingAt(start, "Rss:");
+  ASSERT_FALSE(rss.empty());
+  EXPECT_GE(std::stoul(rss.substr(4)), kBytes / 1024) << rss;
+  EXPECT_EQ(m.data()[100], 'x');
+  EXPECT_EQ(m.data()[kBytes - 1], 0);
+  // Nothing to fault in: no thread.
+  EXPECT_FALSE(PrefaultInBackground(nullptr, kBytes).joinable());
+  EXPECT_FALSE(PrefaultInBackground(m.data() + 1, 100).joinable());
 }
 
 }  // namespace
