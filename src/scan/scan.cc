@@ -403,13 +403,16 @@ Status RankScanner::Scan(const DumpLocation& location, int slot) {
   rank->file_texts = file.stored_texts();
   detail::AdviseHugePages(rank->headroom);
   // The rows' memory is faulted in on another core while pass 1 (on this one) fills it: their
-  // first touch was a third of pass 1. Only where rows will fill it: a dump without statistics
-  // reserves rows it never writes.
+  // first touch was a third of pass 1. Only where rows will fill it (a dump without statistics
+  // reserves rows it never writes), and only for a large reserve (a thread for each small rank
+  // of a many-rank dump would cost more than its faults).
+  constexpr size_t kPrefaultFrom = size_t{8} << 20;
+  const size_t reserved_bytes =
+      (rank->headroom.capacity() - rank->headroom.size()) * sizeof(HeadroomRow);
   std::jthread prefault;
-  if (stats) {
-    prefault = detail::PrefaultInBackground(
-        rank->headroom.data() + rank->headroom.size(),
-        (rank->headroom.capacity() - rank->headroom.size()) * sizeof(HeadroomRow));
+  if (stats && reserved_bytes >= kPrefaultFrom) {
+    prefault =
+        detail::PrefaultInBackground(rank->headroom.data() + rank->headroom.size(), reserved_bytes);
   }
 
   // Pass 1: each row's statistics (RowFacts), watchpoints, headroom, parameters, and the facts

@@ -246,6 +246,35 @@ TEST_F(ScanDumpTest, CleanDumpWritesNoAnomalyFile) {
   EXPECT_TRUE(files->anomaly_analyze.empty());
 }
 
+// Enough rows that scan faults their memory in on another thread while it fills it (8 MiB of
+// headroom rows): every row is there, in order, with its own figures.
+TEST_F(ScanDumpTest, ALargeRankHasEveryHeadroomRow) {
+  constexpr int kOps = 13000;  // 39,000 float tensors: 9 MB of headroom rows
+  std::string data;
+  for (int i = 0; i < kOps; ++i) {
+    if (i > 0) data += ", ";
+    const std::string max = std::to_string(i + 1);
+    data += Op("Functional.op" + std::to_string(i) + ".0.forward",
+               Tensor(max, "0.5") + ", " + Tensor("2.0", "-2.0", "torch.float16"),
+               Tensor(max, "-" + max));
+  }
+  WriteDump("rank0", data);
+  auto r = ScanDump(root_);
+  ASSERT_TRUE(r.ok()) << r.error().ToString();
+  ASSERT_EQ(r->headroom.size(), 3U * kOps);
+  for (const size_t i : {size_t{0}, size_t{1}, size_t{kOps / 2}, size_t{kOps - 1}}) {
+    const HeadroomRow& out = r->headroom[3 * i + 2];
+    const std::string op = "Functional.op" + std::to_string(i) + ".0.forward";
+    EXPECT_EQ(out.tensor, op + ".output.0");
+    EXPECT_EQ(out.op_name, op);
+    EXPECT_EQ(out.max_abs, static_cast<double>(i + 1));
+    ASSERT_EQ(out.fits.size(), kDefaultHeadroomTargets.size());
+    EXPECT_FALSE(out.fits[0].overflow) << i;             // fp16: up to 65504
+    EXPECT_EQ(out.fits[2].overflow, i + 1 > 1000) << i;  // fp8 e4m3: up to 448
+    EXPECT_EQ(r->headroom[3 * i + 1].dtype, "torch.float16");
+  }
+}
+
 TEST_F(ScanDumpTest, Errors) {
   EXPECT_EQ(ScanDump(root_ / "nope").error().code(), ErrorCode::kNotFound);
   EXPECT_EQ(ScanDump(root_).error().code(), ErrorCode::kNotFound);  // empty folder
