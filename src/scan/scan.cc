@@ -100,6 +100,14 @@ bool Watching(const ScanOptions& options, Watchpoint w) {
   return options.watch[static_cast<size_t>(w)];
 }
 
+// Module inputs and outputs repeat their APIs' tensors when APIs are dumped too: pass 1 gives
+// such a row no watchpoint and no headroom row, and the headroom reservation does not count it.
+// Parameters and parameter gradients are never repeats.
+bool RepeatsApiTensor(const DumpEntry& entry, const DumpRow& row, bool has_api) {
+  return has_api && row.state != RowState::kParameters && detail::IsModuleEntry(entry.name) &&
+         !detail::IsParametersGradEntry(entry.name);
+}
+
 // One (step, rank) unit scanned into a RankScan (scan_units.h).
 class RankScanner {
  public:
@@ -389,13 +397,11 @@ Status RankScanner::Scan(const DumpLocation& location, int slot) {
   // vector held the old and the new array together, the largest allocation of a large scan.
   size_t headroom_rows = 0;
   for (const DumpEntry& entry : file.entries) {
-    const bool module_io =
-        has_api && detail::IsModuleEntry(entry.name) && !detail::IsParametersGradEntry(entry.name);
     for (uint32_t r = entry.first_row; r < entry.first_row + entry.row_count; ++r) {
       const DumpRow& row = file.rows[r];
       if (!row.is_tensor) continue;
       ++rank->tensors;
-      if (module_io && row.state != RowState::kParameters) continue;
+      if (RepeatsApiTensor(entry, row, has_api)) continue;
       if (detail::IsFloatDTypeText(file.Text(row.dtype))) ++headroom_rows;
     }
   }
@@ -463,8 +469,7 @@ Status RankScanner::Scan(const DumpLocation& location, int slot) {
           WatchTensor(*rank, name, t);
           AddHeadroom(*rank, entry, row, detail::ModuleOfEntry(name), t);
         }
-      } else if (!module || !has_api) {
-        // Module inputs and outputs repeat their APIs' tensors when APIs are dumped too.
+      } else if (!RepeatsApiTensor(entry, row, has_api)) {
         WatchTensor(*rank, name, t);
         AddHeadroom(*rank, entry, row, layer, t);
         if (activation && row.state == RowState::kOutput) WatchActivation(*rank, name, t);
