@@ -6,6 +6,7 @@ bumped at forward end, only the outermost wrapped call is recorded, module entri
 Module.{path}.{Class}.{forward|backward}.{n}, a backward entry's "input" holds the gradients of the
 op's outputs and its "output" the gradients of its inputs."""
 import functools
+import inspect
 import linecache
 import os
 import sys
@@ -32,6 +33,18 @@ def _refresh_process_id():
 
 os.register_at_fork(after_in_child=_refresh_process_id)
 _TORCH_2 = int(torch.__version__.split(".")[0]) >= 2
+
+
+def _backward_hook(module, hook):
+    """A module's full backward hook (torch.utils.hooks.BackwardHook) calling `hook`; torch 2
+    added the pre-hooks argument (none here)."""
+    if _BACKWARD_HOOK_TAKES_PRE_HOOKS:
+        return torch.utils.hooks.BackwardHook(module, [hook], [])
+    return torch.utils.hooks.BackwardHook(module, [hook])
+
+
+_BACKWARD_HOOK_TAKES_PRE_HOOKS = "user_pre_hooks" in inspect.signature(
+    torch.utils.hooks.BackwardHook.__init__).parameters
 
 
 def _first_tensor(value):
@@ -346,7 +359,7 @@ class _Runtime(_numprobe.CaptureState):
             self.collect_stack(name)
         bw_hook = None
         if self.module_backward_enabled():
-            bw_hook = torch.utils.hooks.BackwardHook(module, [self._module_backward(prefix, index)])
+            bw_hook = _backward_hook(module, self._module_backward(prefix, index))
             args = bw_hook.setup_input_hook(args)
         module._numprobe_calls.append((name, bw_hook))
         return args
