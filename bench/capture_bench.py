@@ -4,9 +4,12 @@ statistics dump at L1 and at mix, divided by the undumped step time (target <= 1
 slowdown, and its write rate against `dd` writing (and fdatasync-ing) the same folder, each with
 tensor_durability "step" (one sync per step, the default) and "file" (an fsync per file, as
 before the key existed), medians of 3 interpreters. Each configuration runs in its own
-interpreter. Where CUDA is present the statistics ratios are measured again with the block on the
-GPU (wall time, the device synchronised at the end of each step); elsewhere that part reports
-itself as skipped.
+interpreter. Where CUDA is present the block is also trained on the GPU (wall time, the device
+synchronised at the end of each step, median of 20 steps), numprobe and msprobe on the same
+config: statistics, md5 and tensor at L1 and mix, each with and without async_dump, on the mid
+block and (statistics and md5 without async_dump) on a large one (D=1024, T=256, B=16); --cuda
+runs these rows alone, NUMPROBE_BENCH_CUDA_BLOCKS=mid|large|mid,large picks the blocks.
+Elsewhere that part reports itself as skipped.
 
 Incremental dump (bench_path, docs/capture.md) on the demo model (scripts/demo/train.py, its
 planted GELU bug against its baseline's tensor dump): bytes written and training-loop wall time
@@ -28,7 +31,7 @@ on torch < 2.0, aliases Tensor.untyped_storage to storage().untyped() (msprobe's
 modes call the torch 2 name; Debian's torch is 1.13).
 
   PYTHONPATH=BUILD/python /usr/bin/python3 bench/capture_bench.py [--tensor-only | --per-op |
-      --statistics | --incremental-only]
+      --statistics | --incremental-only | --cuda]
 
 The statistics rows are measured on two blocks: the mid-size one above (D=128, two threads; with
 a reference BLAS its matrix products dominate the step) and a small-op one (D=32, T=16, B=2, one
@@ -56,13 +59,16 @@ torch.manual_seed(0)
 # "mid": the block whose matrix products dominate its step; "small": a small-op block (one
 # thread), where what the capture adds per op and per step is most of what is measured.
 model = sys.argv[5] if len(sys.argv) > 5 else "mid"
-D, T, B, threads, timed = (32, 16, 2, 1, 30) if model == "small" else (128, 64, 8, 2, 6)
+D, T, B, threads, timed = {"small": (32, 16, 2, 1, 30), "mid": (128, 64, 8, 2, 6),
+                           "large": (1024, 256, 16, 2, 6)}[model]
 torch.set_num_threads(threads)
 block = nn.TransformerEncoderLayer(d_model=D, nhead=4, dim_feedforward=4 * D, batch_first=True)
 opt = torch.optim.SGD(block.parameters(), lr=1e-3)
 x = torch.randn(B, T, D)
 mode = sys.argv[1]
 device = sys.argv[3] if len(sys.argv) > 3 else "cpu"
+if device != "cpu":
+    timed = 20  # a GPU step is milliseconds; the machine is not shared
 block, x = block.to(device), x.to(device)
 wall = len(sys.argv) > 4 and sys.argv[4] == "wall"
 clock = time.process_time if device == "cpu" and not wall else time.perf_counter
@@ -269,9 +275,14 @@ def msprobe_env():
 
 
 def msprobe_available():
+    """Whether msprobe imports; when it does not, says why once (its last error line)."""
     probe = MSPROBE_SHIM + "\nimport msprobe.pytorch"
-    return subprocess.run([sys.executable, "-c", probe], capture_output=True,
-                          env=msprobe_env()).returncode == 0
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          env=msprobe_env())
+    if proc.returncode != 0:
+        lines = [l for l in proc.stderr.splitlines() if l.strip()]
+        print("capture_bench: msprobe does not import: " + (lines[-1] if lines else "?"))
+    return proc.returncode == 0
 
 
 def failure(error):
@@ -313,6 +324,9 @@ def main():
     if "--tensor-only" in sys.argv[1:]:  # the tensor-mode rows alone (both layouts)
         tensor_mode(os.environ.get("NUMPROBE_BENCH_DIR") or tempfile.gettempdir())
         return 0
+    if "--cuda" in sys.argv[1:]:  # the GPU rows alone
+        cuda_table(os.environ.get("NUMPROBE_BENCH_DIR") or tempfile.gettempdir())
+        return 0
     if "--incremental-only" in sys.argv[1:]:
         incremental(os.environ.get("NUMPROBE_BENCH_DIR") or tempfile.gettempdir())
         return 0
@@ -326,16 +340,55 @@ def main():
     tensor_mode(os.environ.get("NUMPROBE_BENCH_DIR") or tempfile.gettempdir())
     incremental(os.environ.get("NUMPROBE_BENCH_DIR") or tempfile.gettempdir())
     mode_table(os.environ.get("NUMPROBE_BENCH_DIR") or tempfile.gettempdir())
+    cuda_table(os.environ.get("NUMPROBE_BENCH_DIR") or tempfile.gettempdir())
+    return status
+
+
+# The CUDA rows: (summary or task, level, extra config keys). The large block (its matrix
+# products dominate the step) takes statistics and md5 without async_dump only: its activations
+# make gigabytes a step in tensor mode.
+CUDA_ROWS = [("statistics", level, extra) for extra in ({}, {"async_dump": True})
+             for level in ("L1", "mix")] + \
+            [("md5", level, extra) for extra in ({}, {"async_dump": True}) for level in ("L1", "mix")] + \
+            [("tensor", level, extra) for extra in ({}, {"async_dump": True}) for level in ("L1", "mix")]
+
+
+def cuda_table(folder):
+    """The training step on the GPU (wall time, the device synchronised at each step's end,
+    median of 20 steps in one interpreter per row) with numprobe and with msprobe on the same
+    block and config: slowdown, and numprobe's overhead as a share of msprobe's (goal <= 1/3).
+    --cuda runs these rows alone."""
     if not cuda_available():
         print("capture_bench: CUDA: skipped (no CUDA device on this machine)")
-        return status
-    base, _ = run("off", device="cuda")
-    print(f"capture_bench: CUDA undumped step {base * 1e3:.1f} ms")
-    for level in ("L1", "mix"):
-        t, _ = run("on", {"task": "statistics", "level": level}, device="cuda")
-        print(f"capture_bench: CUDA statistics {level}: step {t * 1e3:.1f} ms, "
-              f"ratio {t / base:.2f} (target <= 1.5)")
-    return status
+        return
+    msprobe = msprobe_available()
+    print("capture_bench: CUDA | block | mode | level | async_dump | numprobe | msprobe | share |")
+    print("capture_bench: CUDA |---|---|---|---|---|---|---|")
+    for model in os.environ.get("NUMPROBE_BENCH_CUDA_BLOCKS", "mid,large").split(","):
+        base = run("off", device="cuda", folder=folder, model=model)[0]
+        print(f"capture_bench: CUDA {model} block: undumped step {base * 1e3:.2f} ms")
+        for mode, level, extra in CUDA_ROWS:
+            if model == "large" and (mode == "tensor" or extra):
+                continue
+            config = {"task": "tensor" if mode == "tensor" else "statistics", "level": level,
+                      **extra}
+            if mode == "md5":
+                config["statistics"] = {"summary_mode": "md5"}
+            try:
+                ours = f"{run('on', config, device='cuda', folder=folder, model=model)[0] / base:.2f}x"
+            except subprocess.CalledProcessError as e:
+                ours = failure(e)
+            theirs, share = "not installed", ""
+            if msprobe:
+                try:
+                    t = run("msprobe", config, device="cuda", folder=folder, model=model)[0]
+                    theirs = f"{t / base:.2f}x"
+                    if ours.endswith("x") and t > base:
+                        share = f"{(float(ours[:-1]) - 1) / (t / base - 1):.2f}"
+                except subprocess.CalledProcessError as e:
+                    theirs = failure(e)
+            print(f"capture_bench: CUDA | {model} | {mode} | {level} | "
+                  f"{'yes' if extra else 'no'} | {ours} | {theirs} | {share} |", flush=True)
 
 
 def statistics_rows():

@@ -119,7 +119,7 @@ struct DumpConfig {
   std::string_view level_name() const;
   bool StepSelected(int64_t step) const;
   bool RankSelected(int64_t rank) const;
-  // Checks the combinations msprobe refuses (async tensor dump without list, async md5, ...).
+  // Checks the combinations that cannot work (an incremental overflow_check or async dump).
   Status Validate() const;
 };
 

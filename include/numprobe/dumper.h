@@ -44,8 +44,19 @@ struct TensorArg {
   // When set, no statistics are computed here and no tensor file can be written.
   std::optional<std::vector<JsonValue>> precomputed;
   // async_dump: the statistics are still being computed on the device and arrive later through
-  // Dumper::ResolvePending as values[pending_slot]; -1 = not pending.
+  // Dumper::ResolvePending as slots[pending_slot]; -1 = not pending.
   int64_t pending_slot = -1;
+  // With pending_slot: the data arrives then too (a host copy still in flight on a copy stream),
+  // and with it the tensor's file and md5.
+  bool pending_data = false;
+};
+
+// async_dump: what Dumper::ResolvePending brings for one pending slot.
+struct PendingValues {
+  std::vector<JsonValue> stats;  // [Max, Min, Mean, Norm], as they should appear in dump.json
+  // The host copy of a TensorArg recorded with pending_data (read during the call only); null
+  // data: none (the leaf gets no file and a null md5).
+  TensorView data;
 };
 
 // A recorded value: a tensor, a plain value written as {"type": T, "value": V}, None, a literal
@@ -208,12 +219,13 @@ class Dumper {
   Status AddCast(std::string_view name, const DumpValue& input, const DumpValue& output,
                  const std::vector<std::string>& stack);
 
-  // async_dump: the statistics of the TensorArgs recorded with a pending_slot since the last call,
-  // values[slot] = [Max, Min, Mean, Norm]. Until then those records, and every record after the
-  // first of them (so that dump.json keeps the execution order), wait in memory; here they are
-  // journaled and merged, in order. Call it before Stop()/Step(), which otherwise write the
-  // waiting records with null statistics. kInvalidArgument for a slot without a value.
-  Status ResolvePending(const std::vector<std::vector<JsonValue>>& values);
+  // async_dump: the statistics (and, for pending_data, the data) of the TensorArgs recorded with a
+  // pending_slot since the last call, slots[slot]. Until then those records, and every record
+  // after the first of them (so that dump.json keeps the execution order), wait in memory; here
+  // their files are queued and they are journaled and merged, in order. Call it before
+  // Stop()/Step(), which otherwise write the waiting records with null statistics and without
+  // the files whose data never came. kInvalidArgument for a slot without a value.
+  Status ResolvePending(const std::vector<PendingValues>& slots);
   // Records waiting for ResolvePending.
   int64_t pending_records() const;
 

@@ -218,6 +218,19 @@ class Converter {
   // Keeps host copies alive until the record call returns.
   py::list& keep_alive() { return keep_alive_; }
 
+  // The view of a host tensor of a dtype numprobe knows (async_dump's copies).
+  static TensorView HostView(py::handle h) {
+    TensorView view;
+    PyObject* code = PyDict_GetItemWithError(Types().dtype_map.ptr(),
+                                             GetAttr(h, Names().dtype).ptr());  // borrowed
+    if (code == nullptr && PyErr_Occurred()) throw py::error_already_set();
+    if (code == nullptr) throw py::value_error("a host copy of a dtype numprobe does not know");
+    view.dtype = static_cast<DType>(py::handle(code).cast<int>());
+    ReadInts(GetAttr(h, Names().shape), &view.shape);
+    FillView(h, &view);
+    return view;
+  }
+
  private:
   DumpValue ConvertTensor(py::handle h) {
     TorchTypes& t = Types();
@@ -253,6 +266,7 @@ class Converter {
         py::object stats = entry[py::int_(0)];
         if (PyLong_Check(stats.ptr())) {  // async_dump: a slot, resolved at the step's end
           arg.pending_slot = stats.cast<int64_t>();
+          arg.pending_data = need_data_;  // its host copy comes then too
           return DumpValue::Tensor(std::move(arg));
         }
         std::vector<JsonValue> values;
@@ -580,17 +594,24 @@ PYBIND11_MODULE(_numprobe, m) {
       .def("set_rank", [](Dumper& d, int64_t r) { ThrowIfError(d.SetRank(r)); })
       .def(
           "resolve_pending",
-          [](Dumper& d, py::list values) {
-            std::vector<std::vector<JsonValue>> slots;
-            slots.reserve(py::len(values));
-            for (py::handle stats : values) {
-              std::vector<JsonValue> v;
-              for (py::handle x : stats) v.push_back(PyToJson(x, 0));
-              slots.push_back(std::move(v));
+          [](Dumper& d, py::list values, py::object data) {
+            const size_t n = py::len(values);
+            if (!data.is_none() && py::len(data) != n) {
+              throw py::value_error("resolve_pending: data must have one item per slot");
             }
+            std::vector<PendingValues> slots(n);
+            for (size_t i = 0; i < n; ++i) {
+              for (py::handle x : values[py::int_(i)]) slots[i].stats.push_back(PyToJson(x, 0));
+              if (data.is_none()) continue;
+              py::object host = data[py::int_(i)];
+              if (!host.is_none()) slots[i].data = Converter::HostView(host);
+            }
+            // `data` holds the host copies for the duration of the call.
             RunWithoutGil([&] { return d.ResolvePending(slots); });
           },
-          "async_dump: the statistics of the pending slots, [[Max, Min, Mean, Norm], ...].")
+          py::arg("values"), py::arg("data") = py::none(),
+          "async_dump: the statistics of the pending slots, [[Max, Min, Mean, Norm], ...], and, "
+          "for records made with need_data, the host copies (a CPU tensor or None per slot).")
       .def_property_readonly("pending_records", &Dumper::pending_records)
       .def("start", [](Dumper& d) { ThrowIfError(d.Start()); })
       .def("stop", [](Dumper& d) { RunWithoutGil([&] { return d.Stop(); }); })

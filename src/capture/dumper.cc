@@ -234,40 +234,61 @@ Result<LeafStats> ComputeLeafStats(const TensorView& view, StatsPrecision precis
   return out;
 }
 
-// The member a pending tensor leaf carries until ResolvePending fills its statistics.
+// The member a pending tensor leaf carries until ResolvePending fills its statistics, and the one
+// a leaf whose data comes then too carries (its data_name is kept only if the data comes).
 constexpr std::string_view kPendingMarker = "\x01pending_slot";
+constexpr std::string_view kPendingDataMarker = "\x01pending_data";
 
-// Fills the statistics of every pending leaf under `v` from `values`.
-Status FillPending(JsonValue& v, const std::vector<std::vector<JsonValue>>& values, int depth) {
+// Removes the member `key` of an object; true when it had one.
+bool EraseMember(JsonValue::Object& members, std::string_view key) {
+  return std::erase_if(members, [key](const auto& m) { return m.first == key; }) != 0;
+}
+
+// Fills the statistics of every pending leaf under `v` from `slots`, and hands each leaf whose data
+// was pending to `with_data` (its md5 and file).
+template <typename WithData>
+Status FillPending(JsonValue& v, const std::vector<PendingValues>& slots, const WithData& with_data,
+                   int depth) {
   if (depth > 64) return Status::Ok();
   if (v.is_array()) {
     for (JsonValue& item : v.array())
-      NUMPROBE_RETURN_IF_ERROR(FillPending(item, values, depth + 1));
+      NUMPROBE_RETURN_IF_ERROR(FillPending(item, slots, with_data, depth + 1));
     return Status::Ok();
   }
   if (!v.is_object()) return Status::Ok();
   JsonValue::Object& members = v.object();
-  for (auto it = members.begin(); it != members.end(); ++it) {
-    if (it->first != kPendingMarker) continue;
-    const int64_t slot = it->second.int_value();
-    members.erase(it);
-    if (slot < 0 || static_cast<uint64_t>(slot) >= values.size()) {
-      return Status::InvalidArgument("ResolvePending: no statistics for slot " +
-                                     std::to_string(slot));
-    }
-    static constexpr const char* kStatNames[] = {"Max", "Min", "Mean", "Norm"};
-    const std::vector<JsonValue>& stats = values[static_cast<size_t>(slot)];
-    for (size_t i = 0; i < 4; ++i) {
-      v.Set(kStatNames[i], i < stats.size() ? stats[i] : JsonValue());
-    }
+  const auto marker = std::find_if(members.begin(), members.end(),
+                                   [](const auto& m) { return m.first == kPendingMarker; });
+  if (marker == members.end()) {
+    for (auto& member : members)
+      NUMPROBE_RETURN_IF_ERROR(FillPending(member.second, slots, with_data, depth + 1));
     return Status::Ok();
   }
-  for (auto& member : members)
-    NUMPROBE_RETURN_IF_ERROR(FillPending(member.second, values, depth + 1));
-  return Status::Ok();
+  const int64_t slot = marker->second.int_value();
+  members.erase(marker);
+  const bool data_pending = EraseMember(members, kPendingDataMarker);
+  if (slot < 0 || static_cast<uint64_t>(slot) >= slots.size()) {
+    if (data_pending) EraseMember(members, "data_name");
+    return Status::InvalidArgument("ResolvePending: no statistics for slot " +
+                                   std::to_string(slot));
+  }
+  static constexpr const char* kStatNames[] = {"Max", "Min", "Mean", "Norm"};
+  const PendingValues& values = slots[static_cast<size_t>(slot)];
+  for (size_t i = 0; i < 4; ++i) {
+    v.Set(kStatNames[i], i < values.stats.size() ? values.stats[i] : JsonValue());
+  }
+  if (!data_pending) return Status::Ok();
+  if (values.data.data == nullptr) {
+    EraseMember(v.object(), "data_name");  // no data came: no file
+    return Status::Ok();
+  }
+  Status st = with_data(v, values.data);
+  if (!st.ok()) EraseMember(v.object(), "data_name");
+  return st;
 }
 
-// Removes the pending markers (the statistics stay null): records written without ResolvePending.
+// Removes the pending markers (the statistics stay null, and a leaf whose data never came loses
+// its data_name): records written without ResolvePending.
 void DropPending(JsonValue& v, int depth) {
   if (depth > 64) return;
   if (v.is_array()) {
@@ -276,7 +297,8 @@ void DropPending(JsonValue& v, int depth) {
   }
   if (!v.is_object()) return;
   JsonValue::Object& members = v.object();
-  std::erase_if(members, [](const auto& m) { return m.first == kPendingMarker; });
+  if (EraseMember(members, kPendingDataMarker)) EraseMember(members, "data_name");
+  EraseMember(members, kPendingMarker);
   for (auto& member : members) DropPending(member.second, depth + 1);
 }
 
@@ -601,7 +623,16 @@ struct Dumper::Impl {
     for (size_t i = 0; i < 4; ++i) leaf.emplace_back(kStatNames[i], std::move(stats[i]));
     leaf.emplace_back("requires_grad", JsonValue::Bool(t.requires_grad));
     const bool has_data = t.view.data != nullptr;
-    if (w.files && has_data) {
+    // async_dump: the host copy is still in flight; its file and md5 come with ResolvePending.
+    const bool data_pending = t.pending_slot >= 0 && t.pending_data && !has_data;
+    if (data_pending) {
+      if (w.judged) {
+        return Status::InvalidArgument(std::string(w.entry) +
+                                       ": a judged record's data cannot wait for ResolvePending");
+      }
+      leaf.emplace_back(std::string(kPendingDataMarker), JsonValue::Bool(true));
+    }
+    if (w.files && (has_data || data_pending)) {
       const char* ext = config.file_format == TensorFileFormat::kNpy ? ".npy" : ".pt";
       std::string data_name;
       if (w.save_name != nullptr) {
@@ -611,7 +642,9 @@ struct Dumper::Impl {
         for (const std::string& k : w.keys) data_name += "." + k;
         data_name += ext;
       }
-      if (w.judged) {
+      if (data_pending) {
+        // queued by FillData
+      } else if (w.judged) {
         candidates.push_back({data_name, &t.view});  // JudgeRecord decides
       } else {
         NUMPROBE_ASSIGN_OR_RETURN(Tensor copy, Tensor::CopyOf(t.view));
@@ -628,6 +661,19 @@ struct Dumper::Impl {
       }
     }
     return JsonValue::MakeObject(std::move(leaf));
+  }
+
+  // ResolvePending: the data of a leaf recorded with pending_data, its md5 and its file.
+  Status FillData(JsonValue& leaf, const TensorView& data) {
+    if (config.summary_mode == SummaryMode::kMd5) {
+      NUMPROBE_ASSIGN_OR_RETURN(std::string crc, Crc32Hex(data));
+      leaf.Set("md5", JsonValue::String(std::move(crc)));
+    }
+    const JsonValue* data_name = leaf.Find("data_name");
+    if (data_name == nullptr || !data_name->is_string()) return Status::Ok();
+    NUMPROBE_ASSIGN_OR_RETURN(Tensor copy, Tensor::CopyOf(data));
+    QueueTensor(data_name->string_value(), std::move(copy));
+    return Status::Ok();
   }
 
   Result<JsonValue> Convert(const DumpValue& v, Walk& w, int depth) {
@@ -884,13 +930,16 @@ struct Dumper::Impl {
 
   // Journals and merges the waiting records in order, their statistics from `values` (or null
   // when `values` is nullptr).
-  Status FlushDeferred(const std::vector<std::vector<JsonValue>>* values) {
+  Status FlushDeferred(const std::vector<PendingValues>* values) {
     std::vector<std::pair<std::string, JsonValue>> waiting;
     waiting.swap(deferred);
     Status first;
+    const auto with_data = [this](JsonValue& leaf, const TensorView& data) {
+      return FillData(leaf, data);
+    };
     for (auto& [name, part] : waiting) {
       if (values != nullptr) {
-        Status st = FillPending(part, *values, 0);
+        Status st = FillPending(part, *values, with_data, 0);
         if (!st.ok()) {
           if (first.ok()) first = st;
           DropPending(part, 0);
@@ -1408,9 +1457,9 @@ void Dumper::AddConstruct(std::string_view name, std::optional<std::string_view>
   ++d.revision;
 }
 
-Status Dumper::ResolvePending(const std::vector<std::vector<JsonValue>>& values) {
+Status Dumper::ResolvePending(const std::vector<PendingValues>& slots) {
   std::lock_guard lock(impl_->mu);
-  return impl_->FlushDeferred(&values);
+  return impl_->FlushDeferred(&slots);
 }
 
 int64_t Dumper::pending_records() const {

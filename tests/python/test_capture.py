@@ -386,33 +386,42 @@ def test_batched_device_path_gives_the_same_statistics(tmp_path):
                 assert abs(k[key] - d[key]) <= 2**-22 * max(abs(k["Max"]), abs(k["Min"]), 1e-30) * 4
 
 
+# Two training steps on the device path: on a GPU (argv[1] "cuda"), or forced onto CPU tensors
+# ("forced"); prints the device transfers and the records waiting at each step's end.
+TWO_STEPS_ON_A_DEVICE = """
+import numprobe._numprobe as core
+from numprobe.pytorch import PrecisionDebugger
+if sys.argv[1] == "forced":
+    core.set_force_device_path(True)
+else:
+    model.to(sys.argv[1])
+    x = x.to(sys.argv[1])
+dbg = PrecisionDebugger(config_path="config.json")
+rt = dbg._runtime
+waiting = []
+for _ in range(2):
+    dbg.start(model)
+    model(x).sum().backward()
+    opt.step()
+    opt.zero_grad()
+    waiting.append(dbg.dumper.pending_records)
+    dbg.stop()
+    dbg.step()
+print(json.dumps({"transfers": rt.device_transfers, "waiting": waiting}))
+"""
+
+
 def test_async_dump_fetches_device_statistics_once_per_step(tmp_path):
     """async_dump on the device path (forced onto CPU tensors): the statistics stay on the device
     and are fetched in one transfer at each step's end, and the dump is the one the synchronous
     device path writes, value for value, in the same order."""
-    body = """
-    import numprobe._numprobe as core
-    from numprobe.pytorch import PrecisionDebugger
-    core.set_force_device_path(True)
-    dbg = PrecisionDebugger(config_path="config.json")
-    rt = dbg._runtime
-    waiting = []
-    for _ in range(2):
-        dbg.start(model)
-        model(x).sum().backward()
-        opt.step()
-        opt.zero_grad()
-        waiting.append(dbg.dumper.pending_records)
-        dbg.stop()
-        dbg.step()
-    print(json.dumps({"transfers": rt.device_transfers, "waiting": waiting}))
-    """
     results = {}
     for mode in ("sync", "async"):
         sub = tmp_path / mode
         sub.mkdir()
-        proc = run_script(sub, body, {"task": "statistics", "level": "mix",
-                                      "async_dump": mode == "async"})
+        proc = run_script(sub, TWO_STEPS_ON_A_DEVICE, {"task": "statistics", "level": "mix",
+                                                       "async_dump": mode == "async"},
+                          args=("forced",))
         results[mode] = json.loads(proc.stdout.strip().splitlines()[-1])
         results[mode]["dumps"] = [load(sub, step)[0] for step in (0, 1)]
     sync, asynchronous = results["sync"], results["async"]
@@ -420,6 +429,51 @@ def test_async_dump_fetches_device_statistics_once_per_step(tmp_path):
     assert len(sync["dumps"][0]["data"]) >= 8
     assert asynchronous["transfers"] == 2  # one fetch per step
     assert sync["transfers"] >= 2 * 8  # one per recorded op
+    assert min(asynchronous["waiting"]) >= 8 and sync["waiting"] == [0, 0]
+
+
+CUDA = pytest.mark.skipif(not __import__("torch").cuda.is_available(),
+                          reason="needs a CUDA device (none on this machine)")
+
+
+@pytest.mark.parametrize("device", ["forced", pytest.param("cuda", marks=CUDA)])
+@pytest.mark.parametrize("task", ["tensor", "md5"])
+def test_async_dump_copies_data_for_files_and_md5_at_the_step_end(tmp_path, task, device):
+    """async_dump with data (tensor files, md5) on the device path (on a GPU, or forced onto CPU
+    tensors): the host copies (a copy stream's, on a GPU) are handed over at the step's end with
+    the statistics, and the dump, its md5s and its tensor files are those of the synchronous path,
+    byte for byte."""
+    config = {"task": "tensor", "level": "mix"} if task == "tensor" else \
+        {"task": "statistics", "level": "mix", "statistics": {"summary_mode": "md5"}}
+    results = {}
+    for mode in ("sync", "async"):
+        sub = tmp_path / mode
+        sub.mkdir()
+        proc = run_script(sub, TWO_STEPS_ON_A_DEVICE, dict(config, async_dump=mode == "async"),
+                          args=(device,))
+        results[mode] = json.loads(proc.stdout.strip().splitlines()[-1])
+        dumps = [load(sub, step)[0] for step in (0, 1)]
+        for dump in dumps:
+            dump.pop("dump_data_dir", None)  # the one field that names the run's own folder
+        results[mode]["dumps"] = dumps
+        files = {}
+        for path in sorted(glob.glob(str(sub / "dump" / "step*" / "*" / "dump_tensor_data" / "*"))):
+            step, _, _, name = os.path.relpath(path, sub / "dump").split(os.sep)  # no proc{pid}
+            with open(path, "rb") as f:
+                files[(step, name)] = f.read()
+        results[mode]["files"] = files
+    sync, asynchronous = results["sync"], results["async"]
+    assert asynchronous["dumps"] == sync["dumps"]  # entries, order, statistics, md5s, data_names
+    assert asynchronous["files"] == sync["files"]
+    leaves = [leaf for entry in sync["dumps"][0]["data"].values()
+              for part in entry.values() if isinstance(part, list)
+              for leaf in part if isinstance(leaf, dict) and leaf.get("type") == "torch.Tensor"]
+    assert len(leaves) >= 8
+    if task == "tensor":
+        assert len(sync["files"]) >= 2 * len(leaves) and all("data_name" in l for l in leaves)
+    else:
+        assert not sync["files"] and all(len(l["md5"]) == 8 for l in leaves)
+    assert asynchronous["transfers"] == 2  # one fetch per step
     assert min(asynchronous["waiting"]) >= 8 and sync["waiting"] == [0, 0]
 
 
@@ -626,10 +680,6 @@ def test_forked_child_does_not_touch_the_parents_dump(tmp_path):
                                   "Functional.linear.1.forward", "Torch.sigmoid.0.forward"]
     journal = numprobe.read_journal(os.path.join(rank_dir, "dump.json.journal"))
     assert list(journal["dump"]["data"]) == list(dump["data"]) and journal["dump_json_current"]
-
-
-CUDA = pytest.mark.skipif(not __import__("torch").cuda.is_available(),
-                          reason="needs a CUDA device (none on this machine)")
 
 
 @CUDA

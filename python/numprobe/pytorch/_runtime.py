@@ -121,11 +121,16 @@ class _Runtime(_numprobe.CaptureState):
         self.track_casts = self.level in ("L1", "mix")
         if self.track_casts:
             dumper.track_casts()
-        # async_dump (statistics task): device statistics stay on the device until the step ends
-        # (or MAX_PENDING_SLOTS accumulate) and are fetched in one transfer (_tensors.flush).
-        self.async_stats = bool(config.async_dump) and config.task == "statistics"
+        # async_dump (statistics and tensor tasks): device statistics stay on the device until the
+        # step ends (or MAX_PENDING_SLOTS accumulate) and are fetched in one transfer, and the host
+        # copies that md5 and tensor files need are made on a copy stream and handed over then
+        # (_tensors.flush).
+        self.async_stats = bool(config.async_dump) and config.task in ("statistics", "tensor")
         self.pending_parts = []  # stacked device statistics, one tensor per op
         self.pending_kinds = []  # per slot: how to read its values back
+        self.pending_hosts = []  # per slot: its host copy in flight, or None
+        self.pending_host_bytes = 0
+        self.copy_streams = {}  # device -> the stream host copies are made on
         self.device_transfers = 0  # device -> host fetches of statistics (tests, benchmarks)
         self.reset_step()
 

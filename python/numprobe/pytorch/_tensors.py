@@ -102,8 +102,10 @@ def _runtime():
 
 
 # async_dump: pending statistics are fetched at the latest after this many tensors (bounded
-# device memory: 4 values each).
+# device memory: 4 values each), and pending host copies (md5, tensor files) once they hold this
+# many bytes of pinned memory.
 MAX_PENDING_SLOTS = 1 << 16
+MAX_PENDING_HOST_BYTES = 1 << 30
 
 
 def _reduce(tensors):
@@ -160,28 +162,59 @@ def _decode(flat, kinds):
     return out
 
 
+def _copy_stream(rt, device):
+    """The stream async_dump copies `device`'s tensors to the host on, one per device, so that
+    the copies overlap the compute stream's next kernels instead of waiting for them."""
+    stream = rt.copy_streams.get(device)
+    if stream is None:
+        stream = rt.copy_streams[device] = torch.cuda.Stream(device=device)
+    return stream
+
+
+def _host_copy_later(rt, t):
+    """async_dump: a host copy of device tensor `t` started on the copy stream (pinned memory),
+    complete once flush() has synchronised that stream."""
+    t = t.detach()
+    if t.device.type != "cuda":  # the forced device path of the tests: a plain copy
+        return t.to("cpu", copy=True).contiguous()
+    stream = _copy_stream(rt, t.device)
+    stream.wait_stream(torch.cuda.current_stream(t.device))  # `t` as the op left it
+    with torch.cuda.stream(stream):
+        host = torch.empty(t.shape, dtype=t.dtype, pin_memory=True)
+        host.copy_(t, non_blocking=True)
+    t.record_stream(stream)  # its memory is not reused before the copy has read it
+    return host
+
+
 def device_batch(tensors, need_data):
     """Statistics of `tensors` reduced on their device in one stacked computation per call and
     fetched with a single transfer; msprobe's rules (dtype precision, bool any/all, 0-d, empty,
-    fp8 -> null). Returns [(stats, host_copy_or_None)]. With async_dump (statistics task) the
-    values stay on the device: stats is then a slot number that flush() resolves."""
+    fp8 -> null). Returns [(stats, host_copy_or_None)]. With async_dump the values stay on the
+    device: stats is then a slot number that flush() resolves, and the host copies that md5 and
+    tensor files need (need_data) are made on a copy stream and handed over then too."""
     rt = _runtime()
     with _Inner(_runtime):
         with torch.no_grad():
             reduced = _reduce(tensors)
             parts = [p for p, _ in reduced if p is not None]
-            if rt is not None and rt.async_stats and not need_data:
-                if len(rt.pending_kinds) >= MAX_PENDING_SLOTS:
+            if rt is not None and rt.async_stats:
+                if (len(rt.pending_kinds) >= MAX_PENDING_SLOTS
+                        or rt.pending_host_bytes >= MAX_PENDING_HOST_BYTES):
                     flush(rt)
                 out = []
                 if parts:
                     rt.pending_parts.append(torch.cat(parts))
-                for part, kind in reduced:
-                    if part is None:
+                for t, (part, kind) in zip(tensors, reduced):
+                    if part is None and not need_data:
                         out.append(([None] * 4, None))
-                    else:
-                        out.append((len(rt.pending_kinds), None))
-                        rt.pending_kinds.append(kind)
+                        continue
+                    host = None
+                    if need_data and not t.is_meta:
+                        host = _host_copy_later(rt, t)
+                        rt.pending_host_bytes += host.numel() * host.element_size()
+                    out.append((len(rt.pending_kinds), None))
+                    rt.pending_kinds.append(kind if part is not None else "null")
+                    rt.pending_hosts.append(host)
                 return out
             flat = torch.cat(parts).cpu().tolist() if parts else []
             if rt is not None and parts:
@@ -196,17 +229,23 @@ def device_batch(tensors, need_data):
 
 
 def flush(rt):
-    """async_dump: fetches every pending statistic in one transfer and hands them to the dumper,
-    which then journals the waiting records in order."""
+    """async_dump: fetches every pending statistic in one transfer, waits for the pending host
+    copies, and hands both to the dumper, which then writes their files and md5s and journals the
+    waiting records in order."""
     if not rt.pending_kinds:
         return
     with _Inner(lambda: rt):
         with torch.no_grad():
-            flat = torch.cat(rt.pending_parts).cpu().tolist()
-    rt.device_transfers += 1
-    kinds = rt.pending_kinds
-    rt.pending_parts, rt.pending_kinds = [], []
-    rt.dumper.resolve_pending(_decode(flat, kinds))
+            flat = torch.cat(rt.pending_parts).cpu().tolist() if rt.pending_parts else []
+    for stream in rt.copy_streams.values():
+        stream.synchronize()
+    if rt.pending_parts:
+        rt.device_transfers += 1
+    kinds, hosts = rt.pending_kinds, rt.pending_hosts
+    rt.pending_parts, rt.pending_kinds, rt.pending_hosts = [], [], []
+    rt.pending_host_bytes = 0
+    data = hosts if any(h is not None for h in hosts) else None
+    rt.dumper.resolve_pending(_decode(flat, kinds), data)
 
 
 def register():

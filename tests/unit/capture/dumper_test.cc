@@ -3,6 +3,7 @@
 #include "numprobe/dumper.h"
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -15,6 +16,7 @@
 #include "numprobe/float_convert.h"
 
 #include "core/json.h"
+#include "msprobe/data_file.h"
 #include "msprobe/dump_journal.h"
 #include "testing/temp_dir.h"
 
@@ -153,12 +155,14 @@ TEST_F(DumperTest, JsonFilesAreFirstWrittenAtStopAndReadersUseTheJournalBefore) 
 
 // async_dump: leaves whose statistics are still on the device wait, with every record after them,
 // until ResolvePending; then they are journaled and merged in record order.
-DumpValue Pending(int64_t slot, std::vector<int64_t> shape) {
+// `with_data`: its data comes with ResolvePending too (host copies of md5 and tensor dumps).
+DumpValue Pending(int64_t slot, std::vector<int64_t> shape, bool with_data = false) {
   TensorArg a;
   a.view.dtype = DType::kF32;
   a.view.shape = std::move(shape);
   a.view.strides = {1};
   a.pending_slot = slot;
+  a.pending_data = with_data;
   return DumpValue::Tensor(std::move(a));
 }
 
@@ -178,10 +182,10 @@ TEST_F(DumperTest, PendingDeviceStatisticsAreFilledInRecordOrder) {
   EXPECT_EQ(ReadDumpJournal(dir / "dump.json.journal")->records, 0);
 
   using V = std::vector<JsonValue>;
-  ASSERT_TRUE(d->ResolvePending({V{JsonValue::Double(3), JsonValue::Double(-1),
-                                   JsonValue::Double(1), JsonValue::Double(3.1622776601683795)},
-                                 V{JsonValue::Double(9), JsonValue::Double(0), JsonValue::Double(4),
-                                   JsonValue::Double(9.5)}})
+  ASSERT_TRUE(d->ResolvePending({{V{JsonValue::Double(3), JsonValue::Double(-1),
+                                    JsonValue::Double(1), JsonValue::Double(3.1622776601683795)}},
+                                 {V{JsonValue::Double(9), JsonValue::Double(0),
+                                    JsonValue::Double(4), JsonValue::Double(9.5)}}})
                   .ok());
   EXPECT_EQ(d->pending_records(), 0);
   EXPECT_EQ(ReadDumpJournal(dir / "dump.json.journal")->records, 4);
@@ -210,7 +214,7 @@ TEST_F(DumperTest, UnresolvedPendingStatisticsAreWrittenAsNullAndAMissingSlotIsA
   ASSERT_TRUE(d->RecordForward("Functional.a.0.forward", DumpValue::List({Pending(0, {2})}),
                                DumpValue::Dict({}), DumpValue::List({Pending(1, {2})}))
                   .ok());
-  Status st = d->ResolvePending({{JsonValue::Int(1), JsonValue::Int(0)}});  // slot 1 missing
+  Status st = d->ResolvePending({{{JsonValue::Int(1), JsonValue::Int(0)}}});  // slot 1 missing
   EXPECT_EQ(st.code(), ErrorCode::kInvalidArgument);
   EXPECT_NE(st.message().find("slot 1"), std::string::npos) << st.message();
   ASSERT_TRUE(d->RecordForward("Functional.b.0.forward", DumpValue::List({Pending(0, {2})}),
@@ -223,6 +227,68 @@ TEST_F(DumperTest, UnresolvedPendingStatisticsAreWrittenAsNullAndAMissingSlotIsA
   const JsonValue& leaf =
       dump.Find("data")->Find("Functional.b.0.forward")->Find("input_args")->array()[0];
   EXPECT_TRUE(leaf.Find("Max")->is_null() && leaf.Find("Norm")->is_null());
+}
+
+// async_dump with data: the host copies arrive with the statistics; the files and md5s are made
+// then, before the records are journaled, and equal those of a record made with the data.
+TEST_F(DumperTest, PendingDataGetsItsFileAndMd5WhenResolved) {
+  for (const char* layout : {"files", "packed"}) {
+    SCOPED_TRACE(layout);
+    std::filesystem::remove_all(root_);
+    auto d = Open(std::string(R"(, "task": "tensor", "async_dump": true, "dump_layout": ")") +
+                  layout + R"(", "tensor": {"summary_mode": "md5"})");
+    const fs::path dir = root_ / "step0" / "rank0";
+    std::vector<float> x = {1, -2, 3, 4};
+    ASSERT_TRUE(d->Start().ok());
+    ASSERT_TRUE(d->RecordForward("Functional.a.0.forward", DumpValue::List({Pending(0, {4}, true)}),
+                                 DumpValue::Dict({}), DumpValue::List({F32(x, {4})}))
+                    .ok());
+    EXPECT_EQ(ReadDumpJournal(dir / "dump.json.journal")->records, 0);
+    using V = std::vector<JsonValue>;
+    PendingValues slot{V{JsonValue::Double(4), JsonValue::Double(-2), JsonValue::Double(1.5),
+                         JsonValue::Double(5.477225575051661)},
+                       TensorView::Contiguous(x.data(), DType::kF32, {4})};
+    ASSERT_TRUE(d->ResolvePending({slot}).ok());
+    x.assign(4, 0.0f);  // the view is read during the call only
+    ASSERT_TRUE(d->Stop().ok());
+    JsonValue dump = ReadJson(dir / "dump.json");
+    const JsonValue* a = dump.Find("data")->Find("Functional.a.0.forward");
+    const JsonValue& in = a->Find("input_args")->array()[0];
+    const JsonValue& out = a->Find("output")->array()[0];
+    EXPECT_EQ(in.Find("data_name")->string_value(), "Functional.a.0.forward.input.0.pt");
+    EXPECT_EQ(in.Find("Max")->double_value(), 4.0);
+    ASSERT_TRUE(in.Find("md5")->is_string() && out.Find("md5")->is_string());
+    EXPECT_EQ(in.Find("md5")->string_value(), out.Find("md5")->string_value());  // same bytes
+    auto file = detail::ReadDataFile(dir / "dump_tensor_data", "Functional.a.0.forward.input.0.pt");
+    ASSERT_TRUE(file.ok()) << file.error().ToString();
+    const TensorView& view = file->tensors.at(0).tensor.view();
+    ASSERT_EQ(view.numel(), 4);
+    std::vector<float> written(4);
+    std::memcpy(written.data(), view.first(), sizeof(float) * 4);
+    EXPECT_EQ(written, (std::vector<float>{1, -2, 3, 4}));
+  }
+}
+
+TEST_F(DumperTest, PendingDataThatNeverCameLeavesNoFileName) {
+  auto d = Open(R"(, "task": "tensor", "async_dump": true, "tensor": {"summary_mode": "md5"})");
+  ASSERT_TRUE(d->Start().ok());
+  ASSERT_TRUE(d->RecordForward("Functional.a.0.forward",
+                               DumpValue::List({Pending(0, {2}, true), Pending(1, {2}, true)}),
+                               DumpValue::Dict({}), DumpValue::List({}))
+                  .ok());
+  // Slot 0 comes without data (a meta tensor); slot 1 never comes (Stop without it).
+  ASSERT_TRUE(d->ResolvePending({{{JsonValue::Int(1), JsonValue::Int(0)}}}).code() ==
+              ErrorCode::kInvalidArgument);
+  ASSERT_TRUE(d->Stop().ok());
+  JsonValue dump = ReadJson(root_ / "step0" / "rank0" / "dump.json");
+  const std::string text = ToJson(dump, -1);
+  EXPECT_EQ(text.find("data_name"), std::string::npos) << text;
+  EXPECT_EQ(text.find("pending"), std::string::npos) << text;
+  const auto& args = dump.Find("data")->Find("Functional.a.0.forward")->Find("input_args")->array();
+  EXPECT_EQ(args[0].Find("Max")->int_value(), 1);
+  EXPECT_TRUE(args[0].Find("md5")->is_null() && args[1].Find("md5")->is_null());
+  EXPECT_FALSE(fs::exists(root_ / "step0" / "rank0" / "dump_tensor_data" /
+                          "Functional.a.0.forward.input.0.pt"));
 }
 
 TEST_F(DumperTest, Bf16StatisticsAreReportedAtBf16PrecisionAndIntsBoolsScalarsFollowMsprobe) {

@@ -56,6 +56,33 @@ void RecordMany(Dumper* d) {
   }
 }
 
+// RecordMany with async_dump: each tensor is recorded pending (its data still "on the device"),
+// then ResolvePending brings every statistic and host copy at once, as a step's end does.
+void RecordManyPendingThenResolve(Dumper* d) {
+  std::vector<PendingValues> slots(kRecords);
+  std::vector<std::vector<float>> hosts(kRecords);
+  for (int i = 0; i < kRecords; ++i) {
+    TensorArg t;
+    t.view.dtype = DType::kF32;
+    t.view.shape = {kElements};
+    t.view.strides = {1};
+    t.pending_slot = i;
+    t.pending_data = true;
+    const std::string name = "Functional.linear." + std::to_string(i) + ".forward";
+    ASSERT_TRUE(
+        d->RecordForwardOutputs(name, DumpValue::List({DumpValue::Tensor(std::move(t))})).ok());
+    const std::string plain = "Functional.size." + std::to_string(i) + ".forward";
+    ASSERT_TRUE(d->RecordForwardOutputs(plain, DumpValue::List({DumpValue::Int(i)})).ok());
+    auto& host = hosts[static_cast<size_t>(i)];
+    host.assign(static_cast<size_t>(kElements), static_cast<float>(i));
+    const double v = i;
+    slots[static_cast<size_t>(i)] = {
+        {JsonValue::Double(v), JsonValue::Double(v), JsonValue::Double(v), JsonValue::Double(v)},
+        TensorView::Contiguous(host.data(), DType::kF32, {kElements})};
+  }
+  ASSERT_TRUE(d->ResolvePending(slots).ok());
+}
+
 // Every data_name under `v`.
 void CollectDataNames(const JsonValue& v, std::vector<std::string>* out) {
   if (v.is_array()) {
@@ -226,6 +253,33 @@ TEST_P(TensorWriterTest, SigkillRightAfterStopLosesNothing) {
     EXPECT_NE(loaded->text.find("Functional.linear." + std::to_string(i) + ".forward"),
               std::string::npos);
   }
+}
+
+// async_dump: the files of resolved records are queued before their journal lines, so a SIGKILL
+// while they are written leaves the same guarantee as a synchronous dump.
+TEST_P(TensorWriterTest, SigkillAfterResolvingPendingDataNamesOnlyCompleteFiles) {
+  const std::string extra = std::string(GetParam()) + R"(, "async_dump": true)";
+  RunAndKill([&] {
+    auto d = OpenTensorDumper(root_, extra);
+    if (!d->Start().ok()) ::_exit(2);
+    RecordManyPendingThenResolve(d.get());
+  });
+  const std::vector<std::string> order = CheckJournalNamesCompleteFiles(root_ / "step0" / "rank0");
+  for (size_t k = 0; k < order.size(); ++k) {
+    const std::string expected = (k % 2 == 0 ? "Functional.linear." : "Functional.size.") +
+                                 std::to_string(k / 2) + ".forward";
+    EXPECT_EQ(order[k], expected);
+  }
+  // And a step that ends normally has every file and record.
+  fs::remove_all(root_);
+  {
+    auto d = OpenTensorDumper(root_, extra);
+    ASSERT_TRUE(d->Start().ok());
+    RecordManyPendingThenResolve(d.get());
+    ASSERT_TRUE(d->Stop().ok());
+  }
+  EXPECT_EQ(CheckJournalNamesCompleteFiles(root_ / "step0" / "rank0").size(),
+            static_cast<size_t>(2 * kRecords));
 }
 
 INSTANTIATE_TEST_SUITE_P(
