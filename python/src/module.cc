@@ -218,12 +218,17 @@ class Converter {
   // Keeps host copies alive until the record call returns.
   py::list& keep_alive() { return keep_alive_; }
 
+  // numprobe's DType code of a torch.dtype (borrowed), or nullptr for a dtype it does not know.
+  static PyObject* DTypeCode(py::handle dtype) {
+    PyObject* code = PyDict_GetItemWithError(Types().dtype_map.ptr(), dtype.ptr());
+    if (code == nullptr && PyErr_Occurred()) throw py::error_already_set();
+    return code;
+  }
+
   // The view of a host tensor of a dtype numprobe knows (async_dump's copies).
   static TensorView HostView(py::handle h) {
     TensorView view;
-    PyObject* code = PyDict_GetItemWithError(Types().dtype_map.ptr(),
-                                             GetAttr(h, Names().dtype).ptr());  // borrowed
-    if (code == nullptr && PyErr_Occurred()) throw py::error_already_set();
+    PyObject* code = DTypeCode(GetAttr(h, Names().dtype));
     if (code == nullptr) throw py::value_error("a host copy of a dtype numprobe does not know");
     view.dtype = static_cast<DType>(py::handle(code).cast<int>());
     ReadInts(GetAttr(h, Names().shape), &view.shape);
@@ -238,8 +243,7 @@ class Converter {
     TensorArg arg;
     arg.requires_grad = GetBool(h, names.requires_grad);
     py::object dtype = GetAttr(h, names.dtype);
-    PyObject* code = PyDict_GetItemWithError(t.dtype_map.ptr(), dtype.ptr());  // borrowed
-    if (code == nullptr && PyErr_Occurred()) throw py::error_already_set();
+    PyObject* code = DTypeCode(dtype);
     if (code == nullptr) {
       // A dtype numprobe does not know (quantized, ...): shape and dtype name only.
       return DumpValue::Literal(

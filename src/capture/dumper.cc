@@ -642,11 +642,9 @@ struct Dumper::Impl {
         for (const std::string& k : w.keys) data_name += "." + k;
         data_name += ext;
       }
-      if (data_pending) {
-        // queued by FillData
-      } else if (w.judged) {
+      if (w.judged) {
         candidates.push_back({data_name, &t.view});  // JudgeRecord decides
-      } else {
+      } else if (!data_pending) {  // else FillData queues it once the data has come
         NUMPROBE_ASSIGN_OR_RETURN(Tensor copy, Tensor::CopyOf(t.view));
         QueueTensor(data_name, std::move(copy));
       }
