@@ -116,17 +116,17 @@ class RankScanner {
   Status Scan(const DumpLocation& location, int slot);
 
  private:
-  void WatchGradient(const RankScan& rank, const std::string& op, const DumpRow& row,
+  void WatchGradient(const RankScan& rank, std::string_view op, const DumpRow& row,
                      const ScanTensor& t);
-  void WatchTensor(const RankScan& rank, const std::string& op, const ScanTensor& t);
-  void WatchActivation(const RankScan& rank, const std::string& op, const ScanTensor& t);
+  void WatchTensor(const RankScan& rank, std::string_view op, const ScanTensor& t);
+  void WatchActivation(const RankScan& rank, std::string_view op, const ScanTensor& t);
   // `entry` and `row` are t's, in the rank's DumpFile (whose texts the rank keeps).
   void AddHeadroom(const RankScan& rank, const DumpEntry& entry, const DumpRow& row,
                    const std::string& layer, const ScanTensor& t);
-  void Hit(Watchpoint w, const RankScan& rank, std::string tensor, std::string op,
+  void Hit(Watchpoint w, const RankScan& rank, std::string tensor, std::string_view op,
            std::string condition, double actual, double threshold, bool exact,
            std::string detail = {}) {
-    AddHit(&out_->hits, w, rank, std::move(tensor), std::move(op), std::move(condition), actual,
+    AddHit(&out_->hits, w, rank, std::move(tensor), std::string(op), std::move(condition), actual,
            threshold, exact, std::move(detail));
   }
   bool Watching(Watchpoint w) const { return numprobe::Watching(options_, w); }
@@ -150,7 +150,7 @@ class RankScanner {
   std::vector<std::string_view> kept_dtypes_;
 };
 
-void RankScanner::WatchGradient(const RankScan& rank, const std::string& op, const DumpRow& row,
+void RankScanner::WatchGradient(const RankScan& rank, std::string_view op, const DumpRow& row,
                                 const ScanTensor& t) {
   if (!t.is_tensor) return;
   const std::string param = detail::ParameterKey(op, row.name);
@@ -182,7 +182,7 @@ void RankScanner::WatchGradient(const RankScan& rank, const std::string& op, con
   }
 }
 
-void RankScanner::WatchTensor(const RankScan& rank, const std::string& op, const ScanTensor& t) {
+void RankScanner::WatchTensor(const RankScan& rank, std::string_view op, const ScanTensor& t) {
   if (!Watching(Watchpoint::kTensorTooLarge) || !t.is_tensor || t.nonfinite) return;
   if (!detail::IsFloatDTypeText(t.dtype) || std::isnan(t.max_abs)) return;
   const double limit = options_.thresholds.tensor_abs_max;
@@ -192,8 +192,7 @@ void RankScanner::WatchTensor(const RankScan& rank, const std::string& op, const
   }
 }
 
-void RankScanner::WatchActivation(const RankScan& rank, const std::string& op,
-                                  const ScanTensor& t) {
+void RankScanner::WatchActivation(const RankScan& rank, std::string_view op, const ScanTensor& t) {
   if (!Watching(Watchpoint::kActivationRange) || !t.is_tensor || t.nonfinite) return;
   if (!detail::IsFloatDTypeText(t.dtype) || !t.has_max || !t.has_min) return;
   if (t.count >= 0 && t.count <= 1) return;  // one value has no range
@@ -434,7 +433,7 @@ Status RankScanner::Scan(const DumpLocation& location, int slot) {
   std::unordered_set<std::string> seen_params;
   for (uint32_t e = 0; e < file.entries.size(); ++e) {
     const DumpEntry& entry = file.entries[e];
-    const std::string name(entry.name);
+    const std::string_view name = entry.name;
     const uint32_t end = entry.first_row + entry.row_count;
     if (detail::IsParametersGradEntry(name)) {
       const std::string layer = detail::ModuleOfEntry(name);

@@ -24,6 +24,31 @@ std::vector<std::string_view> Parts(std::string_view name) {
   }
 }
 
+// Whether one of name's dot-separated parts is `part`, without Parts' vector: it is asked for
+// every row of a large scan.
+bool HasPart(std::string_view name, std::string_view part) {
+  size_t start = 0;
+  while (true) {
+    const size_t dot = name.find('.', start);
+    if (name.substr(start, dot == std::string_view::npos ? dot : dot - start) == part) return true;
+    if (dot == std::string_view::npos) return false;
+    start = dot + 1;
+  }
+}
+
+char AsciiLower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+// Whether `text` lowered is `lower` (ASCII, no copy).
+bool EqualsLowered(std::string_view text, std::string_view lower) {
+  return text.size() == lower.size() &&
+         std::equal(text.begin(), text.end(), lower.begin(),
+                    [](char a, char b) { return AsciiLower(a) == b; });
+}
+
+bool StartsWithLowered(std::string_view text, std::string_view lower) {
+  return text.size() >= lower.size() && EqualsLowered(text.substr(0, lower.size()), lower);
+}
+
 bool AllDigits(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
@@ -78,10 +103,7 @@ bool IsModuleEntry(std::string_view name) {
   return name.starts_with("Module.") || name.starts_with("Cell.");
 }
 
-bool IsParametersGradEntry(std::string_view name) {
-  const auto parts = Parts(name);
-  return std::find(parts.begin(), parts.end(), "parameters_grad") != parts.end();
-}
+bool IsParametersGradEntry(std::string_view name) { return HasPart(name, "parameters_grad"); }
 
 bool IsCommunicationEntry(std::string_view name) {
   if (!name.starts_with("Distributed.") && !name.starts_with("MintDistributed.")) return false;
@@ -96,14 +118,14 @@ bool IsIgnoredEntry(std::string_view name) {
   return std::find(kEmptyApis.begin(), kEmptyApis.end(), api) != kEmptyApis.end();
 }
 
-bool IsBackwardEntry(std::string_view name) {
-  const auto parts = Parts(name);
-  return std::find(parts.begin(), parts.end(), "backward") != parts.end();
-}
+bool IsBackwardEntry(std::string_view name) { return HasPart(name, "backward"); }
 
 std::string_view ApiName(std::string_view name) {
-  const auto parts = Parts(name);
-  return parts.size() > 1 ? parts[1] : std::string_view();
+  // The second part: between the first dot and the next (or the end).
+  const size_t first = name.find('.');
+  if (first == std::string_view::npos) return {};
+  const std::string_view rest = name.substr(first + 1);
+  return rest.substr(0, rest.find('.'));
 }
 
 std::string OpKindLower(std::string_view name) {
@@ -146,15 +168,21 @@ std::string ParameterKey(std::string_view entry, std::string_view row_name) {
 }
 
 bool IsActivationOp(std::string_view name) {
+  if (!IsModuleEntry(name)) {  // most entries: the API name, matched without a lowered copy
+    const std::string_view api = ApiName(name);
+    return std::any_of(kActivations.begin(), kActivations.end(),
+                       [&](std::string_view a) { return EqualsLowered(api, a); });
+  }
   const std::string kind = OpKindLower(name);
   return std::find(kActivations.begin(), kActivations.end(), kind) != kActivations.end();
 }
 
 bool IsFloatDTypeText(std::string_view dtype) {
-  std::string d = Lower(dtype);
-  if (d.starts_with("torch.")) d.erase(0, 6);
-  if (d.starts_with("mindspore.")) d.erase(0, 10);
-  return d.starts_with("float") || d.starts_with("bfloat") || d == "half" || d == "double";
+  // Asked for every row of a large scan: matched in place, without a lowered copy.
+  if (StartsWithLowered(dtype, "torch.")) dtype.remove_prefix(6);
+  if (StartsWithLowered(dtype, "mindspore.")) dtype.remove_prefix(10);
+  return StartsWithLowered(dtype, "float") || StartsWithLowered(dtype, "bfloat") ||
+         EqualsLowered(dtype, "half") || EqualsLowered(dtype, "double");
 }
 
 std::optional<int64_t> NumelOfShapeText(std::string_view shape) {

@@ -4,6 +4,7 @@
 // entries of dump.json verbatim (with Python's bare NaN tokens, as msprobe writes it).
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <string>
 
@@ -302,10 +303,20 @@ std::string ScanJson(const ScanReport& r) {
   return {buffer.GetString(), buffer.GetSize()};
 }
 
+void AppendCsvNumber(double v, std::string* out) {
+  if (std::isnan(v)) {
+    out->append("nan");
+  } else if (std::isinf(v)) {
+    out->append(v > 0 ? "inf" : "-inf");
+  } else {
+    fmt::format_to(std::back_inserter(*out), FMT_COMPILE("{}"), v);
+  }
+}
+
 std::string CsvNumber(double v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  return fmt::format(FMT_COMPILE("{}"), v);
+  std::string text;
+  AppendCsvNumber(v, &text);
+  return text;
 }
 
 std::string TensorBrief(const ScanTensor& t) {
@@ -362,33 +373,40 @@ Status WriteHeadroomCsv(const ScanReport& r, const fs::path& path) {
   NUMPROBE_RETURN_IF_ERROR(file.Write(CsvLine(header)));
   constexpr size_t kChunk = 4096;
   const size_t rows = r.headroom.size();
+  // Each row cell by cell into the chunk's text, every cell followed by a comma and the row's
+  // last comma turned into its line end: a string per cell was a tenth of a large scan's
+  // writing (millions of rows).
   auto format = [&](int64_t c, std::string* out) {
     const size_t begin = static_cast<size_t>(c) * kChunk;
-    std::vector<std::string> cells;
+    auto text = [out](std::string_view cell) {
+      detail::AppendCsvField(cell, out);
+      out->push_back(',');
+    };
+    auto number = [out](bool present, double v) {
+      if (present) AppendCsvNumber(v, out);
+      out->push_back(',');
+    };
     for (size_t i = begin; i < std::min(rows, begin + kChunk); ++i) {
       const auto& row = r.headroom[i];
-      cells.resize(10);
-      cells[0] = std::to_string(row.step);
-      cells[1] = std::to_string(row.rank);
-      cells[2] = row.rank_folder;
-      cells[3] = row.op_name;
-      cells[4] = row.tensor;
-      cells[5] = row.layer;
-      cells[6] = row.dtype;
-      cells[7] = row.exact ? "True" : "False";
-      cells[8] = row.nonfinite ? "" : CsvNumber(row.max_abs);
-      cells[9] = std::isnan(row.min_nonzero_abs) ? "" : CsvNumber(row.min_nonzero_abs);
+      fmt::format_to(std::back_inserter(*out), FMT_COMPILE("{},{},"), row.step, row.rank);
+      text(row.rank_folder);
+      text(row.op_name);
+      text(row.tensor);
+      text(row.layer);
+      text(row.dtype);
+      text(row.exact ? "True" : "False");
+      number(!row.nonfinite, row.max_abs);
+      number(!std::isnan(row.min_nonzero_abs), row.min_nonzero_abs);
       for (size_t t = 0; t < r.options.targets.size(); ++t) {
         if (row.nonfinite || t >= row.fits.size()) {
-          cells.emplace_back("nonfinite");
-          cells.emplace_back("");
+          text("nonfinite");
+          text("");
           continue;
         }
-        cells.push_back(Status4(row.fits[t]));
-        cells.push_back(
-            std::isnan(row.fits[t].headroom_log2) ? "" : CsvNumber(row.fits[t].headroom_log2));
+        text(Status4(row.fits[t]));
+        number(!std::isnan(row.fits[t].headroom_log2), row.fits[t].headroom_log2);
       }
-      detail::AppendCsvLine(cells, out);
+      out->back() = '\n';
     }
   };
   NUMPROBE_RETURN_IF_ERROR(detail::WriteChunksInOrder<std::string>(

@@ -70,6 +70,20 @@ TEST(CsvReadTest, AnUnclosedQuotedFieldIsAnError) {
   }
 }
 
+// pandas quotes a field only for a comma, a quote or a line break; tabs, spaces and UTF-8 bytes
+// (high bit set, so signed chars) pass as they are.
+TEST(CsvWriteTest, QuotesOnlyWhatPandasQuotes) {
+  EXPECT_EQ(CsvField(""), "");
+  EXPECT_EQ(CsvField("plain text\t"), "plain text\t");
+  EXPECT_EQ(CsvField("\xE5\x90\x8D\xFF"), "\xE5\x90\x8D\xFF");
+  EXPECT_EQ(CsvField("[8, 1024]"), "\"[8, 1024]\"");
+  EXPECT_EQ(CsvField("say \"hi\""), "\"say \"\"hi\"\"\"");
+  EXPECT_EQ(CsvField("two\nlines"), "\"two\nlines\"");
+  EXPECT_EQ(CsvField("cr\r"), "\"cr\r\"");
+  EXPECT_EQ(CsvField(std::string_view("nul\0,", 5)), std::string("\"nul\0,\"", 7));
+  EXPECT_EQ(CsvLine({"a", "b,c", ""}), "a,\"b,c\",\n");
+}
+
 TEST(CsvReadTest, WhatTheWriterWritesReadsBack) {
   std::mt19937 rng(5);
   const std::string alphabet = "ab ,\"\r\n\t\xC3\xA9";
