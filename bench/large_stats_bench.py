@@ -7,6 +7,11 @@ reference, and the ratio is the median of those pairs' ratios (report: one run, 
 reference run just before it); peak RSS is the child's own (wait4), reported against the two
 files' size. Targets: compare and scan <= 3x the SAX pass, peak RSS <= 2x the files.
 
+Compare also writes its tables (the CSV and its JSON twin, about 2.5x the dumps' bytes), which
+the SAX pass does not: a second line gives compare against the SAX pass plus dd writing the same
+number of bytes into the same folder (conv=fsync, as compare's outputs are made durable), the
+floor under reading the dumps and writing the result, measured after each compare run.
+
   /usr/bin/python3 bench/large_stats_bench.py BUILD/tools/numprobe/numprobe BUILD/bench/sax_pass
 
 NUMPROBE_BENCH_LARGE_ENTRIES sets N (default 1000000, the issue's size: two files of about 620 MiB
@@ -49,11 +54,31 @@ def median_run(args, reps, output=None):
     return statistics.median(r[0] for r in runs), max(r[1] for r in runs)
 
 
-def paired_run(args, reference, reps, output=None):
+def folder_bytes(folder):
+    return sum(os.path.getsize(os.path.join(root, f))
+               for root, _, names in os.walk(folder) for f in names)
+
+
+def dd_write(folder, nbytes):
+    """Seconds dd takes to write `nbytes` into a new file in `folder` and fsync it."""
+    path = os.path.join(folder, "dd.bin")
+    os.sync()
+    t0 = time.perf_counter()
+    subprocess.run(["dd", "if=/dev/zero", f"of={path}", "bs=1M",
+                    f"count={max(1, nbytes >> 20)}", "conv=fsync"], check=True,
+                   capture_output=True)
+    seconds = time.perf_counter() - t0
+    os.remove(path)
+    return seconds
+
+
+def paired_run(args, reference, reps, output=None, write_floor=False):
     """Each run of `args` right after a run of `reference`: (median of the time ratios, median
-    time, median reference time, peak RSS). This VM's speed drifts by up to half within minutes,
-    so a reference measured once, minutes before, made the ratio drift with it."""
-    ratios, seconds, ref_seconds, rss = [], [], [], 0
+    time, median reference time, peak RSS, and with `write_floor` the median ratio against the
+    reference plus dd writing the bytes the run wrote into `output`, and those bytes). This VM's
+    speed drifts by up to half within minutes, so a reference measured once, minutes before, made
+    the ratio drift with it."""
+    ratios, floor_ratios, seconds, ref_seconds, rss, written = [], [], [], [], 0, 0
     for _ in range(reps):
         ref_s = timed(reference)[0]
         run_s, run_rss, _ = timed(args, output)
@@ -61,8 +86,15 @@ def paired_run(args, reference, reps, output=None):
         seconds.append(run_s)
         ref_seconds.append(ref_s)
         rss = max(rss, run_rss)
+        if write_floor:
+            written = folder_bytes(output)
+            floor = output + ".dd"  # beside the run's output, which a later step may read
+            os.makedirs(floor, exist_ok=True)
+            floor_ratios.append(run_s / (ref_s + dd_write(floor, written)))
+            os.rmdir(floor)
     return (statistics.median(ratios), statistics.median(seconds),
-            statistics.median(ref_seconds), rss)
+            statistics.median(ref_seconds), rss,
+            statistics.median(floor_ratios) if write_floor else None, written)
 
 
 def line(name, ratio, target, detail):
@@ -93,10 +125,11 @@ def main():
                     pass
         reference = [sax, *files]
         out = os.path.join(scratch, "out")
-        compare_ratio, compare_s, compare_sax_s, compare_rss = paired_run(
-            [numprobe, "compare", "-tp", target, "-gp", golden, "-o", out], reference, reps, out)
+        compare_ratio, compare_s, compare_sax_s, compare_rss, compare_floor, compare_written = \
+            paired_run([numprobe, "compare", "-tp", target, "-gp", golden, "-o", out], reference,
+                       reps, out, write_floor=True)
         scan_out = os.path.join(scratch, "scan")
-        scan_ratio, scan_s, scan_sax_s, scan_rss = paired_run(
+        scan_ratio, scan_s, scan_sax_s, scan_rss, _, _ = paired_run(
             [numprobe, "scan", target, "-o", scan_out], reference, reps, scan_out)
         report = os.path.join(scratch, "report.html")
         sax_s = timed(reference)[0]
@@ -105,6 +138,9 @@ def main():
                   "each against the SAX pass just before it")
         line("large statistics compare vs SAX pass", compare_ratio, 3,
              f"{detail}: compare {compare_s:.2f} s, SAX pass {compare_sax_s:.2f} s")
+        print(f"BENCH large statistics compare vs SAX pass + writing its result: ratio "
+              f"{compare_floor:.2f} | compare wrote {compare_written / (1 << 20):.0f} MiB; the "
+              f"reference is the SAX pass and dd writing as many bytes (conv=fsync) after it")
         line("large statistics scan vs SAX pass", scan_ratio, 3,
              f"{detail}: scan {scan_s:.2f} s, SAX pass {scan_sax_s:.2f} s")
         line("large statistics compare peak RSS vs files", compare_rss / size, 2,
