@@ -180,6 +180,10 @@ class Dumper {
   void Leave(std::string_view name);
   // Whether an entry named `name` passes the scope/list filter now.
   bool Selected(std::string_view name);
+  // Whether records of `entry` use their tensors' data (md5 summaries, tensor files, or leaves an
+  // incremental dump may write), so that a caller holding device tensors copies to the host only
+  // those: a statistics dump with a tensor_list needs the listed entries' data alone.
+  bool NeedsData(std::string_view entry) const;
 
   // Forward inputs of `name` ("input_args" from the List `args`, "input_kwargs" from the Dict
   // `kwargs`), recorded now, before the op runs (so in-place ops show their inputs as they were).

@@ -380,11 +380,6 @@ StackCache& Stacks() {
   return *cache;
 }
 
-bool NeedData(const Dumper& d) {
-  return d.config().task == DumpTask::kTensor || !d.config().tensor_list.empty() ||
-         d.config().summary_mode == SummaryMode::kMd5;
-}
-
 // Runs `work` (returning a Status) without the GIL, so that other Python threads run while the
 // Dumper writes; a failure becomes the Python exception.
 template <typename Work>
@@ -443,14 +438,14 @@ py::dict StatsToDict(const TensorStats& s) {
 }  // namespace
 
 void RecordForwardInputsOf(Dumper& d, std::string_view name, py::handle args, py::handle kwargs) {
-  ConvertAndRecord({args, kwargs}, NeedData(d), [&](std::vector<DumpValue>& v) {
+  ConvertAndRecord({args, kwargs}, d.NeedsData(name), [&](std::vector<DumpValue>& v) {
     return d.RecordForwardInputs(name, v[0], v[1]);
   });
 }
 
 void RecordForwardOutputsOf(Dumper& d, std::string_view name, py::handle output,
                             py::handle params) {
-  ConvertAndRecord({output, params}, NeedData(d), [&](std::vector<DumpValue>& v) {
+  ConvertAndRecord({output, params}, d.NeedsData(name), [&](std::vector<DumpValue>& v) {
     return d.RecordForwardOutputs(name, v[0], params.is_none() ? nullptr : &v[1]);
   });
 }
@@ -645,7 +640,7 @@ PYBIND11_MODULE(_numprobe, m) {
           "record_forward",
           [](Dumper& d, const std::string& name, py::tuple args, py::dict kwargs, py::handle output,
              py::object params) {
-            ConvertAndRecord({args, kwargs, output, params}, NeedData(d),
+            ConvertAndRecord({args, kwargs, output, params}, d.NeedsData(name),
                              [&](std::vector<DumpValue>& v) {
                                return d.RecordForward(name, v[0], v[1], v[2],
                                                       params.is_none() ? nullptr : &v[3]);
@@ -656,18 +651,18 @@ PYBIND11_MODULE(_numprobe, m) {
       .def("record_backward",
            [](Dumper& d, const std::string& name, py::handle grad_outputs, py::handle grad_inputs) {
              ConvertAndRecord(
-                 {grad_outputs, grad_inputs}, NeedData(d),
+                 {grad_outputs, grad_inputs}, d.NeedsData(name),
                  [&](std::vector<DumpValue>& v) { return d.RecordBackward(name, v[0], v[1]); });
            })
       .def("record_param_grad",
            [](Dumper& d, const std::string& entry, const std::string& param, py::handle grad) {
-             ConvertAndRecord({grad}, NeedData(d), [&](std::vector<DumpValue>& v) {
+             ConvertAndRecord({grad}, d.NeedsData(entry), [&](std::vector<DumpValue>& v) {
                return d.RecordParameterGrad(entry, param, v[0]);
              });
            })
       .def("record_debug",
            [](Dumper& d, const std::string& name, py::handle value) {
-             ConvertAndRecord({value}, NeedData(d),
+             ConvertAndRecord({value}, d.NeedsData(name),
                               [&](std::vector<DumpValue>& v) { return d.RecordDebug(name, v[0]); });
            })
       .def("track_casts", [](Dumper& d) { d.TrackCasts(); })

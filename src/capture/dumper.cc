@@ -1222,6 +1222,11 @@ bool Dumper::Selected(std::string_view name) {
   return impl_->SelectedLocked(name);
 }
 
+bool Dumper::NeedsData(std::string_view entry) const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->config.summary_mode == SummaryMode::kMd5 || impl_->WantsFiles(entry);
+}
+
 Status Dumper::RecordForwardInputs(std::string_view name, const DumpValue& args,
                                    const DumpValue& kwargs) {
   std::lock_guard lock(impl_->mu);

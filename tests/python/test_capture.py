@@ -548,6 +548,39 @@ def test_scope_list_risk_level_and_tensor_list(tmp_path):
     assert "data_name" not in dump["data"]["Torch.sigmoid.0.forward"]["output"][0]
 
 
+@pytest.mark.parametrize("dump", ["sync", "async"])
+def test_tensor_list_copies_only_the_listed_entries_data(tmp_path, dump):
+    """A statistics dump with a tensor_list on the device path (forced onto CPU tensors): only the
+    listed entries' tensors are copied to the host (a copy of every tensor, as before, made a
+    device-to-host transfer of each activation for files nobody asked for), and the files are
+    those the kernel path writes."""
+    body = """
+    import numprobe._numprobe as core
+    from numprobe.pytorch import PrecisionDebugger
+    core.set_force_device_path(True)
+    dbg = PrecisionDebugger(config_path="config.json")
+    dbg.start(model)
+    h = model(x).flatten()
+    y = torch.sigmoid(h) * 2
+    dbg.stop()
+    print(json.dumps({"host_copies": dbg._runtime.host_copies}))
+    """
+    config = {"task": "statistics", "level": "L1", "async_dump": dump == "async",
+              "statistics": {"tensor_list": ["relu"]}}
+    proc = run_script(tmp_path, body, config)
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == {"host_copies": 2}
+    dump_json, rank_dir = load(tmp_path)
+    files = sorted(os.listdir(os.path.join(rank_dir, "dump_tensor_data")))
+    assert files == ["Functional.relu.0.forward.input.0.pt", "Functional.relu.0.forward.output.0.pt"]
+    relu = dump_json["data"]["Functional.relu.0.forward"]
+    assert relu["output"][0]["data_name"] == files[1]
+    assert "data_name" not in dump_json["data"]["Torch.sigmoid.0.forward"]["output"][0]
+    import torch
+
+    saved = torch.load(os.path.join(rank_dir, "dump_tensor_data", files[1]))
+    assert saved.max().item() == relu["output"][0]["Max"]
+
+
 def test_narrowing_casts_go_to_casts_json_and_dump_json_stays_msprobes(tmp_path):
     """casts.json (docs/casts.md): every narrowing cast, named as msprobe would name it at risk
     level ALL, at any risk level; dump.json holds casts only where msprobe would (ALL), never the

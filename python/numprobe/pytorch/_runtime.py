@@ -132,6 +132,7 @@ class _Runtime(_numprobe.CaptureState):
         self.pending_host_bytes = 0
         self.copy_streams = {}  # device -> the stream host copies are made on
         self.device_transfers = 0  # device -> host fetches of statistics (tests, benchmarks)
+        self.host_copies = 0  # device tensors copied to the host for their data (tests)
         self.reset_step()
 
     # ---- per-step state ----

@@ -191,7 +191,8 @@ def device_batch(tensors, need_data):
     fetched with a single transfer; msprobe's rules (dtype precision, bool any/all, 0-d, empty,
     fp8 -> null). Returns [(stats, host_copy_or_None)]. With async_dump the values stay on the
     device: stats is then a slot number that flush() resolves, and the host copies that md5 and
-    tensor files need (need_data) are made on a copy stream and handed over then too."""
+    tensor files need (need_data) are made on a copy stream and handed over then too. The caller
+    asks for data only for entries that use it (C++ Dumper::NeedsData: md5, tensor files)."""
     rt = _runtime()
     with _Inner(_runtime):
         with torch.no_grad():
@@ -212,6 +213,7 @@ def device_batch(tensors, need_data):
                     if need_data and not t.is_meta:
                         host = _host_copy_later(rt, t)
                         rt.pending_host_bytes += host.numel() * host.element_size()
+                        rt.host_copies += 1
                     out.append((len(rt.pending_kinds), None))
                     rt.pending_kinds.append(kind if part is not None else "null")
                     rt.pending_hosts.append(host)
@@ -224,6 +226,8 @@ def device_batch(tensors, need_data):
                 host = None
                 if need_data and not t.is_meta:
                     host = t.detach().to("cpu").contiguous()
+                    if rt is not None:
+                        rt.host_copies += 1
                 out.append((stats, host))
             return out
 

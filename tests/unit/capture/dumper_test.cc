@@ -343,6 +343,18 @@ TEST_F(DumperTest, NonFiniteStatisticsAreBareTokens) {
   EXPECT_NE(s.str().find("\"Mean\": NaN,"), std::string::npos);
 }
 
+// What the Python layer asks before it copies a device tensor to the host: only entries whose
+// records use the data (a tensor_list names some of them) get a copy.
+TEST_F(DumperTest, NeedsDataOnlyForEntriesThatUseIt) {
+  EXPECT_FALSE(Open("")->NeedsData("Functional.relu.0.forward"));
+  auto listed = Open(R"(, "statistics": {"tensor_list": ["relu"]})");
+  EXPECT_TRUE(listed->NeedsData("Functional.relu.0.forward"));
+  EXPECT_FALSE(listed->NeedsData("Functional.linear.0.forward"));
+  listed.reset();
+  EXPECT_TRUE(Open(R"(, "statistics": {"summary_mode": "md5"})")->NeedsData("Torch.add.0.forward"));
+  EXPECT_TRUE(Open(R"(, "task": "tensor")")->NeedsData("Torch.add.0.forward"));
+}
+
 TEST_F(DumperTest, Md5IsCrc32OfTheBytes) {
   auto d = Open(R"(, "statistics": {"summary_mode": "md5"})");
   ASSERT_TRUE(d->Start().ok());
