@@ -59,9 +59,11 @@ constexpr uint8_t kCsvQuote = 1;
 constexpr uint8_t kJsonEscape = 2;
 constexpr std::array<uint8_t, 256> kCellByteNeeds = [] {
   std::array<uint8_t, 256> needs{};
-  for (int c = 0; c < 0x20; ++c) needs[static_cast<size_t>(c)] = kJsonEscape;
-  for (const char c : {',', '\n', '\r'}) needs[static_cast<uint8_t>(c)] |= kCsvQuote;
-  needs['"'] = kCsvQuote | kJsonEscape;
+  for (int c = 0; c < 256; ++c) {
+    if (detail::IsCsvQuoteByte(static_cast<char>(c))) needs[static_cast<size_t>(c)] |= kCsvQuote;
+  }
+  for (int c = 0; c < 0x20; ++c) needs[static_cast<size_t>(c)] |= kJsonEscape;
+  needs['"'] |= kJsonEscape;
   needs['\\'] = kJsonEscape;
   return needs;
 }();

@@ -11,7 +11,8 @@ namespace {
 // every cell of million-row tables.
 constexpr std::array<bool, 256> kNeedsQuotes = [] {
   std::array<bool, 256> needs{};
-  for (const char c : {',', '"', '\n', '\r'}) needs[static_cast<uint8_t>(c)] = true;
+  for (int c = 0; c < 256; ++c)
+    needs[static_cast<size_t>(c)] = IsCsvQuoteByte(static_cast<char>(c));
   return needs;
 }();
 

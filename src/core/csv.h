@@ -11,6 +11,9 @@
 
 namespace numprobe::detail {
 
+// The bytes that make a field quoted.
+constexpr bool IsCsvQuoteByte(char c) { return c == ',' || c == '"' || c == '\n' || c == '\r'; }
+
 // One field, quoted when it must be.
 std::string CsvField(std::string_view text);
 void AppendCsvField(std::string_view text, std::string* out);

@@ -7,60 +7,41 @@
 #include <string_view>
 #include <vector>
 
+#include "core/ascii_case.h"
 #include "core/checked.h"
 #include "scan/scan_internal.h"
 
 namespace numprobe::detail {
 namespace {
 
-std::vector<std::string_view> Parts(std::string_view name) {
-  std::vector<std::string_view> parts;
+// Calls visit(part) for each of name's dot-separated parts in order, until it returns true;
+// whether one did. Without a vector: HasPart is asked for every row of a large scan.
+template <typename Visit>
+bool AnyPart(std::string_view name, const Visit& visit) {
   size_t start = 0;
   while (true) {
     const size_t dot = name.find('.', start);
-    parts.push_back(name.substr(start, dot == std::string_view::npos ? dot : dot - start));
-    if (dot == std::string_view::npos) return parts;
-    start = dot + 1;
-  }
-}
-
-// Whether one of name's dot-separated parts is `part`, without Parts' vector: it is asked for
-// every row of a large scan.
-bool HasPart(std::string_view name, std::string_view part) {
-  size_t start = 0;
-  while (true) {
-    const size_t dot = name.find('.', start);
-    if (name.substr(start, dot == std::string_view::npos ? dot : dot - start) == part) return true;
+    if (visit(name.substr(start, dot == std::string_view::npos ? dot : dot - start))) return true;
     if (dot == std::string_view::npos) return false;
     start = dot + 1;
   }
 }
 
-char AsciiLower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-
-// Whether `text` lowered is `lower` (ASCII, no copy).
-bool EqualsLowered(std::string_view text, std::string_view lower) {
-  return text.size() == lower.size() &&
-         std::equal(text.begin(), text.end(), lower.begin(),
-                    [](char a, char b) { return AsciiLower(a) == b; });
+std::vector<std::string_view> Parts(std::string_view name) {
+  std::vector<std::string_view> parts;
+  AnyPart(name, [&](std::string_view part) {
+    parts.push_back(part);
+    return false;
+  });
+  return parts;
 }
 
-bool StartsWithLowered(std::string_view text, std::string_view lower) {
-  return text.size() >= lower.size() && EqualsLowered(text.substr(0, lower.size()), lower);
+bool HasPart(std::string_view name, std::string_view part) {
+  return AnyPart(name, [&](std::string_view p) { return p == part; });
 }
 
 bool AllDigits(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
-// ASCII only, as the names and dtypes it is used on are (std::tolower is a locale call per
-// character, and this runs for every row of a large scan).
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
 }
 
 // msprobe's nan_analyze COMMUNICATION_KEYWORDS, matched against the API name.
@@ -129,10 +110,10 @@ std::string_view ApiName(std::string_view name) {
 }
 
 std::string OpKindLower(std::string_view name) {
-  if (!IsModuleEntry(name)) return Lower(ApiName(name));
+  if (!IsModuleEntry(name)) return AsciiLowered(ApiName(name));
   const std::string module = ModuleOfEntry(name);
   const size_t dot = module.rfind('.');
-  return Lower(dot == std::string::npos ? module : std::string_view{module}.substr(dot + 1));
+  return AsciiLowered(dot == std::string::npos ? module : std::string_view{module}.substr(dot + 1));
 }
 
 std::string ModuleOfEntry(std::string_view name) {

@@ -12,6 +12,7 @@
 #include "numprobe/stats.h"
 #include "numprobe/tensor_file.h"
 
+#include "core/ascii_case.h"
 #include "core/element_load.h"
 #include "msprobe/data_file.h"
 #include "scan/scan_internal.h"
@@ -30,10 +31,7 @@ bool NumberOf(const DumpFile& file, const PyValue& value, double* out) {
       *out = value.as_float();
       return true;
     case PyValue::Kind::kStr: {
-      std::string text = file.Text(value.text_id());
-      for (char& c : text) {
-        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');  // ASCII words only
-      }
+      const std::string text = AsciiLowered(file.Text(value.text_id()));  // ASCII words only
       if (text == "nan") {
         *out = kNaN;
       } else if (text == "inf" || text == "infinity" || text == "+inf") {

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "core/ascii_case.h"
 #include "msprobe/entry_name.h"
 
 namespace numprobe::ui {
@@ -39,8 +40,7 @@ std::string_view NameOf(const ResultStore& store, uint32_t row) {
 bool IsNonFiniteText(std::string_view text) {
   const std::string_view t = Trim(text);
   if (t.size() < 3 || t.size() > 9) return false;
-  std::string lower(t);
-  for (char& c : lower) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  const std::string lower = detail::AsciiLowered(t);
   return lower == "nan" || lower == "inf" || lower == "-inf" || lower == "+inf" ||
          lower == "infinity" || lower == "-infinity";
 }

@@ -4,18 +4,19 @@
 
 #include "numprobe/dump.h"
 
+#include "core/ascii_case.h"
+
 namespace numprobe::ui {
 
 namespace {
-
-char Lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
 
 bool ContainsNoCase(std::string_view hay, std::string_view needle) {
   if (needle.empty()) return true;
   if (needle.size() > hay.size()) return false;
   for (size_t i = 0; i + needle.size() <= hay.size(); ++i) {
     size_t k = 0;
-    while (k < needle.size() && Lower(hay[i + k]) == Lower(needle[k])) ++k;
+    while (k < needle.size() && detail::AsciiLower(hay[i + k]) == detail::AsciiLower(needle[k]))
+      ++k;
     if (k == needle.size()) return true;
   }
   return false;

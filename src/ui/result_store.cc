@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 #include <sys/mman.h>
 
+#include "core/ascii_case.h"
+
 namespace numprobe::ui {
 
 namespace {
@@ -39,21 +41,13 @@ namespace {
 
 constexpr size_t kCachedViews = 16;
 
-char Lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
-std::string Lowered(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = Lower(c);
-  return out;
-}
-
 // Case-insensitive substring search; `needle` is already lower case.
 bool ContainsLowered(std::string_view hay, std::string_view needle) {
   if (needle.empty()) return true;
   if (needle.size() > hay.size()) return false;
   for (size_t i = 0; i + needle.size() <= hay.size(); ++i) {
     size_t k = 0;
-    while (k < needle.size() && Lower(hay[i + k]) == needle[k]) ++k;
+    while (k < needle.size() && detail::AsciiLower(hay[i + k]) == needle[k]) ++k;
     if (k == needle.size()) return true;
   }
   return false;
@@ -67,7 +61,7 @@ bool GlobLowered(std::string_view text, std::string_view pattern) {
   size_t star = std::string_view::npos;
   size_t mark = 0;
   while (t < text.size()) {
-    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == Lower(text[t]))) {
+    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == detail::AsciiLower(text[t]))) {
       ++t;
       ++p;
     } else if (p < pattern.size() && pattern[p] == '*') {
@@ -245,7 +239,7 @@ std::shared_ptr<const std::vector<uint32_t>> ResultStore::Select(const RowQuery&
   }
   std::shared_ptr<const std::vector<uint32_t>> order;
   if (query.sort_column >= 0) order = SortOrder(query.sort_column, query.descending);
-  const std::string lowered = Lowered(query.pattern);
+  const std::string lowered = detail::AsciiLowered(query.pattern);
   const bool glob = lowered.find_first_of("*?") != std::string::npos;
   const bool only_entry = query.entry.has_value() && query.levels.empty() && lowered.empty() &&
                           query.ranges.empty() && !query.node_span && !order;
