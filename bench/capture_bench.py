@@ -3,7 +3,8 @@ statistics dump at L1 and at mix, divided by the undumped step time (target <= 1
 (L1 and mix) is timed in wall time, since what it costs is mostly waiting for the disk: its
 slowdown, and its write rate against `dd` writing (and fdatasync-ing) the same folder, each with
 tensor_durability "step" (one sync per step, the default) and "file" (an fsync per file, as
-before the key existed), medians of 3 interpreters. Each configuration runs in its own
+before the key existed), medians of 3 interpreters; a row's three dumps are deleted together after
+it, not between its runs (kept_dumps says why). Each configuration runs in its own
 interpreter. Where CUDA is present the block is also trained on the GPU (wall time, the device
 synchronised at the end of each step, median of 20 steps), numprobe and msprobe on the same
 config: statistics, md5 and tensor at L1 and mix, each with and without async_dump, on the mid
@@ -45,8 +46,10 @@ First, the per-op cost: process CPU time of one recorded API call (torch.add of 
 tensors, statistics L1, with stacks) against the same call unrecorded, medians of 5 rounds of 2000
 calls in each of 3 interpreters; --per-op runs that row alone.
 """
+import contextlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -157,8 +160,43 @@ def per_op():
           f"{added:.1f} us added to a {plain:.1f} us call (process CPU time, median of 3)")
 
 
+# Folders of the runs whose dumps are kept until their section ends (kept_dumps), or None.
+KEPT = None
+
+
+@contextlib.contextmanager
+def kept_dumps():
+    """Keeps each run's dump until the block ends, then deletes them all. Tensor-mode runs use
+    it: deleting a run's thousand tensor files just before the next run starts makes that run's
+    file creation several times slower on a filesystem without a journal (ext4's inode allocator
+    then skips every inode freed in the last minute, one lookup each; this VM's root is one):
+    113 files of 230 KiB took 9 ms, and 53 ms 2 s after 3,000 files were deleted beside them. A
+    training run does not delete files as it dumps; the bench must not charge it for its own
+    cleanup."""
+    global KEPT
+    KEPT = []
+    try:
+        yield
+    finally:
+        for path in KEPT:
+            shutil.rmtree(path, ignore_errors=True)
+        KEPT = None
+
+
+@contextlib.contextmanager
+def run_folder(folder):
+    """A fresh folder for one run: deleted when the run ends, or kept (kept_dumps)."""
+    if KEPT is None:
+        with tempfile.TemporaryDirectory(dir=folder) as tmp:
+            yield tmp
+    else:
+        tmp = tempfile.mkdtemp(dir=folder)
+        KEPT.append(tmp)
+        yield tmp
+
+
 def run(mode, config=None, device="cpu", clock="cpu", folder=None, model="mid"):
-    with tempfile.TemporaryDirectory(dir=folder) as tmp:
+    with run_folder(folder) as tmp:
         args = [sys.executable, "-c", BODY, mode]
         config = dict(config or {}, dump_path=os.path.join(tmp, "dump"))
         path = os.path.join(tmp, "config.json")
@@ -207,7 +245,8 @@ def tensor_mode(folder):
                                    ("packed", "file")):
             config = {"task": "tensor", "level": level, "tensor_durability": durability,
                       "dump_layout": layout}
-            t, size = median_of_3(lambda: run("on", config, clock="wall", folder=folder))
+            with kept_dumps():  # the row's three dumps are deleted together after it
+                t, size = median_of_3(lambda: run("on", config, clock="wall", folder=folder))
             per_step = size / STEPS_RUN
             rate = per_step / max(t - base, 1e-9)  # bytes per second of the time the dump adds
             print(f"capture_bench: tensor {level} layout={layout} durability={durability}: "
@@ -228,28 +267,35 @@ def incremental(folder):
     train = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts",
                          "demo", "train.py")
     with tempfile.TemporaryDirectory(dir=folder) as tmp:
-        def once(name, *extra, keep=False):
+        runs = []  # each run dumps under its own name; a measurement's three are deleted together
+
+        def once(name, *extra):
+            name = f"{name}{len(runs)}"
+            runs.append(os.path.join(tmp, "dumps", name))
             proc = subprocess.run([sys.executable, train, "--out", tmp, "--task", "tensor",
                                    "--dump-name", name, *extra], capture_output=True, text=True)
             if proc.returncode != 0:
                 sys.exit(f"capture_bench: {train} failed:\n{proc.stderr}")
             with open(os.path.join(tmp, "runs", name + ".json")) as f:
                 seconds = json.load(f)["train_s"]
-            size = dump_bytes(os.path.join(tmp, "dumps", name))
-            if not keep:
-                subprocess.run(["rm", "-rf", os.path.join(tmp, "dumps", name)], check=True)
-            return seconds, size
+            return seconds, dump_bytes(runs[-1])
 
-        once("baseline", "--variant", "baseline", keep=True)  # the golden
-        full = median_of_3(lambda: once("full", "--variant", "target"))
-        inc = median_of_3(lambda: once("inc", "--variant", "target", "--bench-path",
-                                       os.path.join(tmp, "dumps", "baseline")))
+        def measured(name, *extra):
+            """The median of three runs; their dumps are deleted after the three (kept_dumps)."""
+            result = median_of_3(lambda: once(name, *extra))
+            for path in runs[-3:]:
+                shutil.rmtree(path, ignore_errors=True)
+            return result
+
+        once("baseline", "--variant", "baseline")  # the golden, kept
+        golden = runs[-1]
+        full = measured("full", "--variant", "target")
+        inc = measured("inc", "--variant", "target", "--bench-path", golden)
         # The floor under the incremental dump's time: it computes every statistic a
         # statistics dump does (and judges it), so it cannot take less.
-        stats = median_of_3(lambda: once("stats", "--variant", "target", "--task",
-                                         "statistics"))
+        stats = measured("stats", "--variant", "target", "--task", "statistics")
         # The loop without the debugger: what the dumps' own time is measured above.
-        off = median_of_3(lambda: once("off", "--variant", "target", "--no-dump"))
+        off = measured("off", "--variant", "target", "--no-dump")
     print(f"capture_bench: incremental vs full tensor dump (demo, mix, 6 steps): "
           f"full {full[1] / 2**20:.1f} MiB in {full[0]:.2f} s, incremental "
           f"{inc[1] / 2**20:.2f} MiB in {inc[0]:.2f} s: {1 - inc[1] / full[1]:.1%} fewer bytes "
@@ -308,15 +354,19 @@ def mode_table(folder):
     print("capture_bench: |---|---|---|---|")
     for mode, clock in (("statistics", "cpu"), ("md5", "cpu"), ("tensor", "wall")):
         base = median_of_3(lambda: run("off", clock=clock, folder=folder))[0]
+        # A tensor cell's three dumps are deleted together after it (kept_dumps), both tools'.
+        cell = kept_dumps if mode == "tensor" else contextlib.nullcontext
         for level in ("L1", "mix"):
             config = {"task": "tensor" if mode == "tensor" else "statistics", "level": level}
             if mode == "md5":
                 config["statistics"] = {"summary_mode": "md5"}
-            ours = median_of_3(lambda: run("on", config, clock=clock, folder=folder))[0]
+            with cell():
+                ours = median_of_3(lambda: run("on", config, clock=clock, folder=folder))[0]
             theirs = "not installed"
             if msprobe:
-                theirs = msprobe_cell(lambda: median_of_3(
-                    lambda: run("msprobe", config, clock=clock, folder=folder))[0], base)
+                with cell():
+                    theirs = msprobe_cell(lambda: median_of_3(
+                        lambda: run("msprobe", config, clock=clock, folder=folder))[0], base)
             print(f"capture_bench: | {mode} | {level} | {ours / base:.2f}x | {theirs} |")
 
 
