@@ -282,6 +282,63 @@ Status AtomicOutput::Commit() {
     error_ = Status::IoError(final_path_.string() + ": close failed: " + ErrnoText());
     return error_;
   }
+  return RenameIntoPlace();
+}
+
+Status AtomicOutput::CommitAsLinkTo(const fs::path& existing) {
+  if (!error_.ok()) return error_;
+  if (fd_ < 0) return Status::Internal("commit twice");
+  ::close(fd_);
+  fd_ = -1;
+  pending_.clear();
+  // The temporary name is this writer's own (created O_EXCL): it is given to the link instead.
+  if (::unlink(temp_path_.c_str()) != 0 && errno != ENOENT) {
+    error_ = Status::IoError(final_path_.string() +
+                             ": cannot replace the temporary file: " + ErrnoText());
+    return error_;
+  }
+  struct stat st {};
+  if (::lstat(existing.c_str(), &st) != 0) {
+    error_ = Status::IoError(final_path_.string() + ": cannot link to " + existing.string() + ": " +
+                             ErrnoText());
+    return error_;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    error_ = NotRegular(existing, st.st_mode);
+    return error_;
+  }
+  struct stat at_target {};
+  if (::lstat(target_.c_str(), &at_target) == 0 && at_target.st_dev == st.st_dev &&
+      at_target.st_ino == st.st_ino) {
+    // Already that file (rename(2) between two links of one file does nothing, and would leave
+    // the temporary name behind).
+    temp_path_.clear();
+    return Status::Ok();
+  }
+  if (::link(existing.c_str(), temp_path_.c_str()) != 0) {
+    // No hard links here (EPERM, EXDEV, EMLINK, ENOTSUP...): a copy, as the file's own bytes.
+    std::error_code ec;
+    fs::copy_file(existing, temp_path_, ec);
+    if (ec) {
+      error_ = Status::IoError(final_path_.string() + ": cannot copy " + existing.string() + ": " +
+                               ec.message());
+      return error_;
+    }
+    if (sync_ == FileSync::kNow) {
+      const int fd = ::open(temp_path_.c_str(), O_RDONLY | O_CLOEXEC);
+      const bool synced = fd >= 0 && ::fsync(fd) == 0;
+      const std::string sync_error = synced ? std::string() : ErrnoText();
+      if (fd >= 0) ::close(fd);
+      if (!synced) {
+        error_ = Status::IoError(final_path_.string() + ": fsync failed: " + sync_error);
+        return error_;
+      }
+    }
+  }
+  return RenameIntoPlace();
+}
+
+Status AtomicOutput::RenameIntoPlace() {
   // Something other than a regular file may have appeared at the target since Create().
   struct stat st {};
   if (::lstat(target_.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {

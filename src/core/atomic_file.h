@@ -77,6 +77,12 @@ class AtomicOutput {
   // file to its final path (refusing, as Create() does, if something other than a regular file
   // appeared there meanwhile).
   Status Commit();
+  // Commits the content of `existing` (a regular file) instead of what was written: the
+  // temporary name becomes a hard link to it, then is renamed into place as Commit() renames, so
+  // no byte is copied (a tensor a dump records twice in a step). Where the filesystem has no hard
+  // links (or `existing` is on another one), the temporary file gets a copy of its bytes. With
+  // FileSync::kNow a copy is flushed to disk; a link adds no data to flush.
+  Status CommitAsLinkTo(const std::filesystem::path& existing);
 
  private:
   AtomicOutput() = default;
@@ -84,6 +90,8 @@ class AtomicOutput {
   // write(2) all of `bytes` to the file; sets and returns error_ on failure.
   Status WriteAll(std::span<const std::byte> bytes);
   Status FlushPending();
+  // Commit()'s last part: the checks on the target, then the rename of the temporary file.
+  Status RenameIntoPlace();
 
   int fd_ = -1;
   std::filesystem::path final_path_;  // as the caller named it, for messages

@@ -278,6 +278,50 @@ TEST(AtomicOutputTest, CommitReplacesAnExistingFile) {
   EXPECT_EQ(dir.EntryCount(), 1u);
 }
 
+// CommitAsLinkTo: the final name becomes the existing file (one inode, no byte copied), replacing
+// what was there as Commit() replaces it; what was written is dropped; no temporary is left.
+TEST(AtomicOutputTest, CommitAsLinkToMakesTheNameAHardLinkToTheFile) {
+  TempDir dir;
+  const fs::path first = dir.Write("a.pt", "tensor bytes");
+  const fs::path second = dir.Write("b.pt", "an old run's bytes");
+  auto out = AtomicOutput::Create(second, FileSync::kDeferred);
+  ASSERT_TRUE(out) << out.error().message();
+  ASSERT_TRUE(out->Write("dropped").ok());
+  ASSERT_TRUE(out->CommitAsLinkTo(first).ok());
+  EXPECT_EQ(ReadFile(second), "tensor bytes");
+  struct stat a {};
+  struct stat b {};
+  ASSERT_EQ(::stat(first.c_str(), &a), 0);
+  ASSERT_EQ(::stat(second.c_str(), &b), 0);
+  EXPECT_EQ(a.st_ino, b.st_ino);
+  EXPECT_EQ(b.st_nlink, 2u);
+  EXPECT_EQ(dir.EntryCount(), 2u);  // a.pt and b.pt, no temporary
+  // Linking a name to the file it already is changes nothing and leaves nothing behind.
+  auto again = AtomicOutput::Create(second, FileSync::kNow);
+  ASSERT_TRUE(again);
+  ASSERT_TRUE(again->CommitAsLinkTo(first).ok());
+  EXPECT_EQ(ReadFile(second), "tensor bytes");
+  EXPECT_EQ(dir.EntryCount(), 2u);
+}
+
+TEST(AtomicOutputTest, CommitAsLinkToAMissingOrNonRegularFileFailsAndLeavesNothing) {
+  TempDir dir;
+  auto out = AtomicOutput::Create(dir / "b.pt");
+  ASSERT_TRUE(out);
+  const Status missing = out->CommitAsLinkTo(dir / "no_such.pt");
+  EXPECT_EQ(missing.code(), ErrorCode::kIoError);
+  EXPECT_NE(missing.message().find("no_such.pt"), std::string::npos) << missing.message();
+  EXPECT_FALSE(out->Commit().ok());  // the error sticks
+  fs::create_directory(dir / "folder");
+  auto to_folder = AtomicOutput::Create(dir / "c.pt");
+  ASSERT_TRUE(to_folder);
+  const Status folder = to_folder->CommitAsLinkTo(dir / "folder");
+  EXPECT_NE(folder.message().find("not a regular file"), std::string::npos) << folder.message();
+  EXPECT_FALSE(fs::exists(dir / "b.pt"));
+  EXPECT_FALSE(fs::exists(dir / "c.pt"));
+  EXPECT_EQ(dir.EntryCount(), 1u);  // the folder alone
+}
+
 TEST(AtomicOutputTest, EmptyContentMakesAnEmptyFile) {
   TempDir dir;
   ASSERT_TRUE(WriteFileAtomically(dir / "empty", "").ok());
