@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config
-  libfmt-dev libcli11-dev rapidjson-dev libhwy-dev zlib1g-dev libdeflate-dev
+  libfmt-dev libcli11-dev rapidjson-dev libhwy-dev zlib1g-dev libdeflate-dev libxxhash-dev
   libprotobuf-dev protobuf-compiler libyaml-cpp-dev libxlsxwriter-dev libcpp-httplib-dev
   libssl-dev libexpat1-dev libcsv-dev
   libgtest-dev libgmock-dev libbenchmark-dev

@@ -8,6 +8,7 @@
 #include "numprobe/npy.h"
 #include "numprobe/torch_pt.h"
 
+#include "core/atomic_file.h"
 #include "core/process_id.h"
 
 namespace numprobe::detail {
@@ -19,6 +20,13 @@ void TensorFileWriter::Enqueue(std::filesystem::path path, Tensor tensor, Tensor
   job.tensor = std::move(tensor);
   job.format = format;
   job.bytes = bytes;
+  Push(std::move(job));
+}
+
+void TensorFileWriter::EnqueueLink(std::filesystem::path path, std::filesystem::path existing) {
+  Job job;
+  job.path = std::move(path);
+  job.link_to = std::move(existing);
   Push(std::move(job));
 }
 
@@ -98,6 +106,10 @@ void TensorFileWriter::Shutdown() {
 Status TensorFileWriter::Perform(const Job& job) {
   if (job.task) return job.task();
   if (job.path.empty()) return journal_->AppendFormatted(job.journal_line);
+  if (!job.link_to.empty()) {
+    NUMPROBE_ASSIGN_OR_RETURN(AtomicOutput out, AtomicOutput::Create(job.path, sync_));
+    return out.CommitAsLinkTo(job.link_to);
+  }
   if (!job.packed_name.empty()) {
     return packed_.Append(job.path, job.packed_name, job.tensor.view(), sync_);
   }

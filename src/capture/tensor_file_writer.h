@@ -15,6 +15,9 @@
 // FileSync::kNow flushes each file before it is renamed into place (config key
 // tensor_durability: "file").
 //
+// A tensor the step has already queued is not written again: EnqueueLink makes its name a hard
+// link to the first file, renamed into place like any file and journaled behind it alike.
+//
 // Packed layout (dump_layout "packed"): EnqueuePacked appends the tensor to its folder's container
 // (msprobe/packed_tensors.h) instead of writing a file: bytes, then the index line, then the
 // journal records queued behind it, so the same ordering argument holds.
@@ -53,6 +56,9 @@ class TensorFileWriter {
 
   // Queues `tensor` to be written to `path`; waits while the queue holds too many bytes.
   void Enqueue(std::filesystem::path path, Tensor tensor, TensorFileFormat format);
+  // Queues `path` to be made a hard link to `existing`, a file queued before it (a tensor
+  // recorded again in the step: AtomicOutput::CommitAsLinkTo, a copy where links fail).
+  void EnqueueLink(std::filesystem::path path, std::filesystem::path existing);
   // Queues `tensor` to be appended as `name` to the packed container in `tensor_dir`.
   void EnqueuePacked(std::filesystem::path tensor_dir, std::string name, Tensor tensor);
   // Queues a journal line, appended once every file queued before it is written.
@@ -80,6 +86,7 @@ class TensorFileWriter {
     TensorFileFormat format = TensorFileFormat::kPt;
     std::string journal_line;
     std::string packed_name;       // not empty: append to the container in `path` (a folder)
+    std::filesystem::path link_to;  // not empty: `path` becomes a link to this file (EnqueueLink)
     std::function<Status()> task;  // set: run it (EnqueueTask; `journal_line` names it)
     uint64_t bytes = 0;
   };

@@ -263,6 +263,54 @@ def test_sigkill_mid_step_in_tensor_mode_journals_only_complete_files(tmp_path, 
             torch.load(os.path.join(rank_dir, "dump_tensor_data", f))
 
 
+def test_a_tensor_recorded_again_in_a_step_is_a_hard_link_that_torch_loads(tmp_path):
+    # An op's output is the next op's input: one file, two names (docs/capture.md). An in-place
+    # op's input (before) and output (after) hold other bytes: two files.
+    body = """
+    from numprobe.pytorch import PrecisionDebugger
+    dbg = PrecisionDebugger(config_path="config.json")
+    dbg.start()
+    h = F.relu(model.fc1(x))
+    h.mul_(2)
+    out = model.fc2(h)
+    dbg.stop()
+    dbg.step()
+    """
+    run_script(tmp_path, body, {"task": "tensor", "level": "L1"})
+    dump, rank_dir = load(tmp_path)
+    data = dump["data"]
+    import torch
+
+    def leaf(entry, part, i=0):
+        (name,) = [n for n in data if n.startswith(entry)]
+        return data[name][part][i]
+
+    def inode(leaf):
+        return os.stat(os.path.join(rank_dir, "dump_tensor_data", leaf["data_name"])).st_ino
+
+    linear0_out = leaf("Functional.linear.0.", "output")
+    relu_in, relu_out = leaf("Functional.relu.0.", "input_args"), leaf("Functional.relu.0.", "output")
+    mul_in, mul_out = leaf("Tensor.mul_.0.", "input_args"), leaf("Tensor.mul_.0.", "output")
+    linear1_in = leaf("Functional.linear.1.", "input_args")
+    assert inode(relu_in) == inode(linear0_out)
+    assert inode(mul_in) == inode(relu_out)
+    assert inode(linear1_in) == inode(mul_out)
+    assert inode(mul_in) != inode(mul_out)  # in place: other bytes
+    # Every name loads with torch, and holds what dump.json says it holds.
+    for entry in data.values():
+        for part in ("input_args", "output"):
+            for item in entry.get(part, []):
+                if not isinstance(item, dict) or "data_name" not in item:
+                    continue
+                tensor = torch.load(os.path.join(rank_dir, "dump_tensor_data", item["data_name"]))
+                assert list(tensor.shape) == item["shape"]
+                assert float(tensor.max()) == pytest.approx(item["Max"], rel=1e-6)
+    assert float(torch.load(os.path.join(rank_dir, "dump_tensor_data", mul_out["data_name"])).max()) \
+        == pytest.approx(2 * relu_out["Max"], rel=1e-6)
+    assert not [f for f in os.listdir(os.path.join(rank_dir, "dump_tensor_data"))
+                if ".numprobe-tmp." in f]
+
+
 def test_numprobe_run_dumps_an_unmodified_script(tmp_path):
     binary = os.environ.get("NUMPROBE_BIN")
     if not binary or not os.path.exists(binary):

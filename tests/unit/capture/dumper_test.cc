@@ -661,5 +661,100 @@ TEST_F(DumperTest, TensorTaskWritesPtFilesNamedLikeMsprobe) {
   }
 }
 
+// The values a dump's tensor file holds, read back as numprobe's readers read them.
+std::vector<float> ReadF32(const fs::path& tensor_dir, const std::string& name) {
+  auto file = detail::ReadDataFile(tensor_dir, name);
+  EXPECT_TRUE(file.ok()) << name << ": " << (file.ok() ? "" : file.error().ToString());
+  if (!file.ok()) return {};
+  const TensorView& view = file->tensors.at(0).tensor.view();
+  std::vector<float> values(static_cast<size_t>(view.numel()));
+  std::memcpy(values.data(), view.first(), values.size() * sizeof(float));
+  return values;
+}
+
+ino_t Inode(const fs::path& p) {
+  struct stat st {};
+  EXPECT_EQ(::stat(p.c_str(), &st), 0) << p;
+  return st.st_ino;
+}
+
+// A tensor recorded again in the step (an op's output that is the next op's input) is a hard
+// link to its first file; the same bytes under another shape or dtype, other bytes, a name given
+// new bytes, and the next step's folder all get files of their own, each read back exactly.
+TEST_F(DumperTest, TensorRecordedAgainInTheStepIsAHardLinkToItsFirstFile) {
+  auto d = Open(R"(, "task": "tensor")");
+  std::vector<float> x = {1, 2, 3, 4};
+  std::vector<float> y = {1, 2, 3, 5};
+  for (int step = 0; step < 2; ++step) {
+    ASSERT_TRUE(d->Start().ok());
+    ASSERT_TRUE(d->RecordForward("Functional.a.0.forward", DumpValue::List({F32(y, {4})}),
+                                 DumpValue::Dict({}), DumpValue::List({F32(x, {4})}))
+                    .ok());
+    ASSERT_TRUE(d->RecordForward("Functional.b.0.forward",
+                                 DumpValue::List({F32(x, {4}), F32(x, {2, 2})}),
+                                 DumpValue::Dict({}), DumpValue::List({F32(y, {4})}))
+                    .ok());
+    ASSERT_TRUE(d->Step().ok());
+  }
+  const fs::path step0 = root_ / "step0" / "rank0" / "dump_tensor_data";
+  const fs::path step1 = root_ / "step1" / "rank0" / "dump_tensor_data";
+  const std::string a_out = "Functional.a.0.forward.output.0.pt";
+  const std::string a_in = "Functional.a.0.forward.input.0.pt";
+  const std::string b_in = "Functional.b.0.forward.input.0.pt";
+  const std::string b_in_2x2 = "Functional.b.0.forward.input.1.pt";
+  const std::string b_out = "Functional.b.0.forward.output.0.pt";
+  EXPECT_EQ(Inode(step0 / b_in), Inode(step0 / a_out));      // x, recorded again
+  EXPECT_EQ(Inode(step0 / b_out), Inode(step0 / a_in));      // y, recorded again
+  EXPECT_NE(Inode(step0 / a_out), Inode(step0 / a_in));      // other bytes
+  EXPECT_NE(Inode(step0 / b_in_2x2), Inode(step0 / a_out));  // x's bytes, another shape
+  EXPECT_NE(Inode(step1 / a_out), Inode(step0 / a_out));     // each step's folder its own
+  EXPECT_EQ(Inode(step1 / b_in), Inode(step1 / a_out));
+  for (const fs::path& dir : {step0, step1}) {
+    EXPECT_EQ(ReadF32(dir, b_in), x);
+    EXPECT_EQ(ReadF32(dir, b_out), y);
+    EXPECT_EQ(ReadF32(dir, b_in_2x2), x);
+    auto shaped = detail::ReadDataFile(dir, b_in_2x2);
+    ASSERT_TRUE(shaped.ok());
+    EXPECT_EQ(shaped->tensors.at(0).tensor.view().shape, (std::vector<int64_t>{2, 2}));
+  }
+  // No temporary name is left beside them.
+  for (const auto& e : fs::directory_iterator(step0)) {
+    EXPECT_NE(e.path().filename().string()[0], '.') << e.path();
+  }
+}
+
+// A name recorded again with other bytes holds the new ones, and a later tensor with the old
+// bytes is not linked to it: it links to nothing that no longer holds them.
+TEST_F(DumperTest, ANameGivenNewBytesIsNoLongerALinkTargetForTheOldOnes) {
+  auto d = Open(R"(, "task": "tensor")");
+  std::vector<float> x = {1, 2};
+  std::vector<float> y = {3, 4};
+  ASSERT_TRUE(d->Start().ok());
+  ASSERT_TRUE(
+      d->RecordForwardOutputs("Functional.a.0.forward", DumpValue::List({F32(x, {2})})).ok());
+  ASSERT_TRUE(
+      d->RecordForwardOutputs("Functional.a.0.forward", DumpValue::List({F32(y, {2})})).ok());
+  ASSERT_TRUE(
+      d->RecordForwardOutputs("Functional.c.0.forward", DumpValue::List({F32(x, {2})})).ok());
+  ASSERT_TRUE(d->Stop().ok());
+  const fs::path dir = root_ / "step0" / "rank0" / "dump_tensor_data";
+  EXPECT_EQ(ReadF32(dir, "Functional.a.0.forward.output.0.pt"), y);
+  EXPECT_EQ(ReadF32(dir, "Functional.c.0.forward.output.0.pt"), x);
+}
+
+// The packed layout keeps one entry per name, with its own bytes.
+TEST_F(DumperTest, PackedLayoutReadsEveryRepeatedTensorBack) {
+  auto d = Open(R"(, "task": "tensor", "dump_layout": "packed")");
+  std::vector<float> x = {1, 2, 3, 4};
+  ASSERT_TRUE(d->Start().ok());
+  ASSERT_TRUE(d->RecordForward("Functional.a.0.forward", DumpValue::List({F32(x, {4})}),
+                               DumpValue::Dict({}), DumpValue::List({F32(x, {4})}))
+                  .ok());
+  ASSERT_TRUE(d->Stop().ok());
+  const fs::path dir = root_ / "step0" / "rank0" / "dump_tensor_data";
+  EXPECT_EQ(ReadF32(dir, "Functional.a.0.forward.input.0.pt"), x);
+  EXPECT_EQ(ReadF32(dir, "Functional.a.0.forward.output.0.pt"), x);
+}
+
 }  // namespace
 }  // namespace numprobe
