@@ -169,7 +169,7 @@ def kept_dumps():
     """Keeps each run's dump until the block ends, then deletes them all. Tensor-mode runs use
     it: deleting a run's thousand tensor files just before the next run starts makes that run's
     file creation several times slower on a filesystem without a journal (ext4's inode allocator
-    then skips every inode freed in the last minute, one lookup each; this VM's root is one):
+    then skips each recently freed inode, one lookup each; docs/capture.md; this VM's root is one):
     113 files of 230 KiB took 9 ms, and 53 ms 2 s after 3,000 files were deleted beside them. A
     training run does not delete files as it dumps; the bench must not charge it for its own
     cleanup."""
@@ -206,12 +206,12 @@ def run(mode, config=None, device="cpu", clock="cpu", folder=None, model="mid"):
         out = subprocess.run(args, check=True, capture_output=True, text=True,
                              env=msprobe_env() if mode == "msprobe" else None).stdout
         result = json.loads(out.strip().splitlines()[-1])
-        size = 0
-        for root, _, files in os.walk(os.path.join(tmp, "dump")):
-            # Tensor bytes: the files layout's .pt files, the packed layout's container data.
-            size += sum(os.path.getsize(os.path.join(root, f)) for f in files
-                        if f.endswith(".pt") or f == "packed.data")
-        return result["step_s"], size
+        # Tensor bytes: the files layout's .pt files, the packed layout's container data; stored
+        # (each file once) and named (each name, as a reader sees them).
+        tensor_file = lambda f: f.endswith(".pt") or f == "packed.data"  # noqa: E731
+        dump = os.path.join(tmp, "dump")
+        return (result["step_s"], dump_bytes(dump, tensor_file),
+                dump_bytes(dump, tensor_file, each_name=True))
 
 
 def median_of_3(measure):
@@ -246,19 +246,32 @@ def tensor_mode(folder):
             config = {"task": "tensor", "level": level, "tensor_durability": durability,
                       "dump_layout": layout}
             with kept_dumps():  # the row's three dumps are deleted together after it
-                t, size = median_of_3(lambda: run("on", config, clock="wall", folder=folder))
+                t, size, named = median_of_3(
+                    lambda: run("on", config, clock="wall", folder=folder))
             per_step = size / STEPS_RUN
-            rate = per_step / max(t - base, 1e-9)  # bytes per second of the time the dump adds
+            # Bytes per second of the time the dump adds: the bytes written (a repeated tensor's
+            # link writes none), and the bytes its files hold as a reader sees them.
+            rate = per_step / max(t - base, 1e-9)
+            named_rate = named / STEPS_RUN / max(t - base, 1e-9)
             print(f"capture_bench: tensor {level} layout={layout} durability={durability}: "
                   f"step {t * 1e3:.1f} ms, slowdown {t / base:.2f}x, "
-                  f"{per_step / 2**20:.1f} MiB per step, "
-                  f"{rate / 2**20:.0f} MiB/s = {rate / dd:.2f} of dd (goal >= 0.5)")
+                  f"{per_step / 2**20:.1f} MiB written per step "
+                  f"({named / STEPS_RUN / 2**20:.1f} MiB in its files), "
+                  f"{rate / 2**20:.0f} MiB/s written = {rate / dd:.2f} of dd (goal >= 0.5), "
+                  f"{named_rate / 2**20:.0f} MiB/s dumped = {named_rate / dd:.2f} of dd")
 
 
-def dump_bytes(folder):
-    total = 0
+def dump_bytes(folder, counted=lambda name: True, each_name=False):
+    """The bytes stored under `folder` in the files whose names `counted` accepts, each file once
+    unless `each_name`: a tensor recorded again in a step is a hard link to its first file
+    (docs/capture.md), which adds a name, not bytes written."""
+    total, seen = 0, set()
     for root, _, files in os.walk(folder):
-        total += sum(os.path.getsize(os.path.join(root, f)) for f in files)
+        for name in filter(counted, files):
+            st = os.lstat(os.path.join(root, name))
+            if each_name or (st.st_dev, st.st_ino) not in seen:
+                seen.add((st.st_dev, st.st_ino))
+                total += st.st_size
     return total
 
 
