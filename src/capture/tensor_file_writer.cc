@@ -107,8 +107,7 @@ Status TensorFileWriter::Perform(const Job& job) {
   if (job.task) return job.task();
   if (job.path.empty()) return journal_->AppendFormatted(job.journal_line);
   if (!job.link_to.empty()) {
-    NUMPROBE_ASSIGN_OR_RETURN(AtomicOutput out, AtomicOutput::Create(job.path, sync_));
-    return out.CommitAsLinkTo(job.link_to);
+    return AtomicOutput::CreateAsLinkTo(job.path, job.link_to, sync_);
   }
   if (!job.packed_name.empty()) {
     return packed_.Append(job.path, job.packed_name, job.tensor.view(), sync_);

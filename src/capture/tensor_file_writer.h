@@ -57,7 +57,7 @@ class TensorFileWriter {
   // Queues `tensor` to be written to `path`; waits while the queue holds too many bytes.
   void Enqueue(std::filesystem::path path, Tensor tensor, TensorFileFormat format);
   // Queues `path` to be made a hard link to `existing`, a file queued before it (a tensor
-  // recorded again in the step: AtomicOutput::CommitAsLinkTo, a copy where links fail).
+  // recorded again in the step: AtomicOutput::CreateAsLinkTo, a copy where links fail).
   void EnqueueLink(std::filesystem::path path, std::filesystem::path existing);
   // Queues `tensor` to be appended as `name` to the packed container in `tensor_dir`.
   void EnqueuePacked(std::filesystem::path tensor_dir, std::string name, Tensor tensor);

@@ -158,39 +158,85 @@ void AtomicOutput::Discard() {
   }
 }
 
-Result<AtomicOutput> AtomicOutput::Create(const std::filesystem::path& path, FileSync sync) {
+Result<AtomicOutput> AtomicOutput::Start(const fs::path& path, FileSync sync) {
   AtomicOutput out;
   out.final_path_ = path;
   out.sync_ = sync;
   NUMPROBE_ASSIGN_OR_RETURN(out.target_, ResolveTarget(path));
-  const fs::path folder = out.target_.parent_path();
-  RemoveStaleOnce(folder);
+  RemoveStaleOnce(out.target_.parent_path());
+  return out;
+}
+
+bool AtomicOutput::TakeTemporaryName(const std::function<bool(const char* name)>& create) {
   // ".<name>.numprobe-tmp.<pid>.<random>": hidden, recognisable, and the pid tells a later run
   // whether its writer is gone. The name part is cut so that the whole stays within NAME_MAX.
   constexpr size_t kMaxNamePart = 200;
-  const std::string prefix = "." + out.target_.filename().string().substr(0, kMaxNamePart) +
+  const std::string prefix = "." + target_.filename().string().substr(0, kMaxNamePart) +
                              std::string(kAtomicTempMarker) + std::to_string(::getpid()) + ".";
-  // O_EXCL with a random suffix rather than mkstemp: the file is created with mode 0666 minus
-  // the umask, like any other file the user writes, without touching the process umask.
+  // Exclusive creation (O_EXCL, link(2)) of a random name rather than mkstemp: the file is
+  // created with mode 0666 minus the umask, like any other file the user writes, without
+  // touching the process umask.
   static constexpr char kAlphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
   // Seeded once per thread: a std::random_device per file cost more than the file's open (a
   // tensor dump creates hundreds of files a step). A forked child repeats its parent's sequence,
-  // but the pid in the name keeps them apart and O_EXCL catches any clash.
+  // but the pid in the name keeps them apart and the exclusive creation catches any clash.
   thread_local std::mt19937 random{std::random_device{}()};
-  int fd = -1;
-  std::string name;
-  for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
-    name = (folder / prefix).string();
+  const fs::path folder = target_.parent_path();
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    std::string name = (folder / prefix).string();
     for (int i = 0; i < 6; ++i) name += kAlphabet[random() % (sizeof(kAlphabet) - 1)];
-    fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0 && errno != EEXIST) break;
+    if (create(name.c_str())) {
+      temp_path_ = std::move(name);
+      return true;
+    }
+    if (errno != EEXIST) return false;
   }
-  if (fd < 0) {
+  return false;
+}
+
+Result<AtomicOutput> AtomicOutput::Create(const std::filesystem::path& path, FileSync sync) {
+  NUMPROBE_ASSIGN_OR_RETURN(AtomicOutput out, Start(path, sync));
+  const bool created = out.TakeTemporaryName([&out](const char* name) {
+    out.fd_ = ::open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    return out.fd_ >= 0;
+  });
+  if (!created) {
     return Status::IoError(path.string() + ": cannot create a temporary file: " + ErrnoText());
   }
-  out.fd_ = fd;
-  out.temp_path_ = name;
   return out;
+}
+
+Status AtomicOutput::CreateAsLinkTo(const fs::path& path, const fs::path& existing, FileSync sync) {
+  struct stat st {};
+  if (::lstat(existing.c_str(), &st) != 0) {
+    return Status::IoError(path.string() + ": cannot link to " + existing.string() + ": " +
+                           ErrnoText());
+  }
+  if (!S_ISREG(st.st_mode)) return NotRegular(existing, st.st_mode);
+  NUMPROBE_ASSIGN_OR_RETURN(AtomicOutput out, Start(path, sync));
+  struct stat at_target {};
+  if (::lstat(out.target_.c_str(), &at_target) == 0 && at_target.st_dev == st.st_dev &&
+      at_target.st_ino == st.st_ino) {
+    // Already that file (rename(2) between two links of one file does nothing, and would leave
+    // the temporary name behind).
+    return Status::Ok();
+  }
+  // No temporary file is created for the link: on ext4 without a journal every inode created
+  // and freed makes the next creations slower (docs/capture.md), and a link needs none.
+  if (out.TakeTemporaryName(
+          [&existing](const char* name) { return ::link(existing.c_str(), name) == 0; })) {
+    return out.RenameIntoPlace();  // a link adds no data to flush
+  }
+  // No hard links here (EPERM, EXDEV, EMLINK, ENOTSUP...): a copy, written by name and
+  // committed (flushed with FileSync::kNow) as any file.
+  NUMPROBE_ASSIGN_OR_RETURN(AtomicOutput copy, Create(path, sync));
+  std::error_code ec;
+  fs::copy_file(existing, copy.LibraryPath(), fs::copy_options::overwrite_existing, ec);
+  if (ec) {
+    return Status::IoError(path.string() + ": cannot copy " + existing.string() + ": " +
+                           ec.message());
+  }
+  return copy.Commit();
 }
 
 Status AtomicOutput::Write(std::span<const std::byte> bytes) {
@@ -281,59 +327,6 @@ Status AtomicOutput::Commit() {
   if (rc != 0) {
     error_ = Status::IoError(final_path_.string() + ": close failed: " + ErrnoText());
     return error_;
-  }
-  return RenameIntoPlace();
-}
-
-Status AtomicOutput::CommitAsLinkTo(const fs::path& existing) {
-  if (!error_.ok()) return error_;
-  if (fd_ < 0) return Status::Internal("commit twice");
-  ::close(fd_);
-  fd_ = -1;
-  pending_.clear();
-  // The temporary name is this writer's own (created O_EXCL): it is given to the link instead.
-  if (::unlink(temp_path_.c_str()) != 0 && errno != ENOENT) {
-    error_ = Status::IoError(final_path_.string() +
-                             ": cannot replace the temporary file: " + ErrnoText());
-    return error_;
-  }
-  struct stat st {};
-  if (::lstat(existing.c_str(), &st) != 0) {
-    error_ = Status::IoError(final_path_.string() + ": cannot link to " + existing.string() + ": " +
-                             ErrnoText());
-    return error_;
-  }
-  if (!S_ISREG(st.st_mode)) {
-    error_ = NotRegular(existing, st.st_mode);
-    return error_;
-  }
-  struct stat at_target {};
-  if (::lstat(target_.c_str(), &at_target) == 0 && at_target.st_dev == st.st_dev &&
-      at_target.st_ino == st.st_ino) {
-    // Already that file (rename(2) between two links of one file does nothing, and would leave
-    // the temporary name behind).
-    temp_path_.clear();
-    return Status::Ok();
-  }
-  if (::link(existing.c_str(), temp_path_.c_str()) != 0) {
-    // No hard links here (EPERM, EXDEV, EMLINK, ENOTSUP...): a copy, as the file's own bytes.
-    std::error_code ec;
-    fs::copy_file(existing, temp_path_, ec);
-    if (ec) {
-      error_ = Status::IoError(final_path_.string() + ": cannot copy " + existing.string() + ": " +
-                               ec.message());
-      return error_;
-    }
-    if (sync_ == FileSync::kNow) {
-      const int fd = ::open(temp_path_.c_str(), O_RDONLY | O_CLOEXEC);
-      const bool synced = fd >= 0 && ::fsync(fd) == 0;
-      const std::string sync_error = synced ? std::string() : ErrnoText();
-      if (fd >= 0) ::close(fd);
-      if (!synced) {
-        error_ = Status::IoError(final_path_.string() + ": fsync failed: " + sync_error);
-        return error_;
-      }
-    }
   }
   return RenameIntoPlace();
 }

@@ -24,6 +24,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -49,6 +50,14 @@ class AtomicOutput {
   // Commit() renames without the fsync (see MakeDurable).
   static Result<AtomicOutput> Create(const std::filesystem::path& path,
                                      FileSync sync = FileSync::kNow);
+  // Makes `path` name the regular file `existing` (a tensor a dump records twice in a step) as
+  // one committed output: a hard link made under a temporary name and renamed into place as
+  // Commit() renames, with the same checks on `path`, so no byte is copied and no file is
+  // created. Where the filesystem has no hard links (or `existing` is on another one), a copy of
+  // its bytes is committed instead (flushed with FileSync::kNow; a link has no data to flush).
+  static Status CreateAsLinkTo(const std::filesystem::path& path,
+                               const std::filesystem::path& existing,
+                               FileSync sync = FileSync::kNow);
 
   // Appends `bytes`; kIoError on a failed write (the error sticks: later calls and Commit() fail
   // with it). Small writes are gathered in memory and reach the file in one write(2) (a .pt
@@ -77,15 +86,14 @@ class AtomicOutput {
   // file to its final path (refusing, as Create() does, if something other than a regular file
   // appeared there meanwhile).
   Status Commit();
-  // Commits the content of `existing` (a regular file) instead of what was written: the
-  // temporary name becomes a hard link to it, then is renamed into place as Commit() renames, so
-  // no byte is copied (a tensor a dump records twice in a step). Where the filesystem has no hard
-  // links (or `existing` is on another one), the temporary file gets a copy of its bytes. With
-  // FileSync::kNow a copy is flushed to disk; a link adds no data to flush.
-  Status CommitAsLinkTo(const std::filesystem::path& existing);
 
  private:
   AtomicOutput() = default;
+  // An output to `path` with no temporary name yet: its target resolved, its folder cleaned.
+  static Result<AtomicOutput> Start(const std::filesystem::path& path, FileSync sync);
+  // Creates a fresh temporary name beside the target with `create` (an exclusive creation:
+  // false with errno set on failure, EEXIST to try another name) and keeps it in temp_path_.
+  bool TakeTemporaryName(const std::function<bool(const char* name)>& create);
   void Discard();
   // write(2) all of `bytes` to the file; sets and returns error_ on failure.
   Status WriteAll(std::span<const std::byte> bytes);

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <string>
 #include <thread>
@@ -278,16 +279,13 @@ TEST(AtomicOutputTest, CommitReplacesAnExistingFile) {
   EXPECT_EQ(dir.EntryCount(), 1u);
 }
 
-// CommitAsLinkTo: the final name becomes the existing file (one inode, no byte copied), replacing
-// what was there as Commit() replaces it; what was written is dropped; no temporary is left.
-TEST(AtomicOutputTest, CommitAsLinkToMakesTheNameAHardLinkToTheFile) {
+// CreateAsLinkTo: the final name becomes the existing file (one inode, no byte copied), replacing
+// what was there as Commit() replaces it; no temporary is left.
+TEST(AtomicOutputTest, CreateAsLinkToMakesTheNameAHardLinkToTheFile) {
   TempDir dir;
   const fs::path first = dir.Write("a.pt", "tensor bytes");
   const fs::path second = dir.Write("b.pt", "an old run's bytes");
-  auto out = AtomicOutput::Create(second, FileSync::kDeferred);
-  ASSERT_TRUE(out) << out.error().message();
-  ASSERT_TRUE(out->Write("dropped").ok());
-  ASSERT_TRUE(out->CommitAsLinkTo(first).ok());
+  ASSERT_TRUE(AtomicOutput::CreateAsLinkTo(second, first, FileSync::kDeferred).ok());
   EXPECT_EQ(ReadFile(second), "tensor bytes");
   struct stat a {};
   struct stat b {};
@@ -297,29 +295,65 @@ TEST(AtomicOutputTest, CommitAsLinkToMakesTheNameAHardLinkToTheFile) {
   EXPECT_EQ(b.st_nlink, 2u);
   EXPECT_EQ(dir.EntryCount(), 2u);  // a.pt and b.pt, no temporary
   // Linking a name to the file it already is changes nothing and leaves nothing behind.
-  auto again = AtomicOutput::Create(second, FileSync::kNow);
-  ASSERT_TRUE(again);
-  ASSERT_TRUE(again->CommitAsLinkTo(first).ok());
+  ASSERT_TRUE(AtomicOutput::CreateAsLinkTo(second, first, FileSync::kNow).ok());
   EXPECT_EQ(ReadFile(second), "tensor bytes");
   EXPECT_EQ(dir.EntryCount(), 2u);
 }
 
-TEST(AtomicOutputTest, CommitAsLinkToAMissingOrNonRegularFileFailsAndLeavesNothing) {
+TEST(AtomicOutputTest, CreateAsLinkToAMissingOrNonRegularFileFailsAndLeavesNothing) {
   TempDir dir;
-  auto out = AtomicOutput::Create(dir / "b.pt");
-  ASSERT_TRUE(out);
-  const Status missing = out->CommitAsLinkTo(dir / "no_such.pt");
+  const Status missing = AtomicOutput::CreateAsLinkTo(dir / "b.pt", dir / "no_such.pt");
   EXPECT_EQ(missing.code(), ErrorCode::kIoError);
   EXPECT_NE(missing.message().find("no_such.pt"), std::string::npos) << missing.message();
-  EXPECT_FALSE(out->Commit().ok());  // the error sticks
   fs::create_directory(dir / "folder");
-  auto to_folder = AtomicOutput::Create(dir / "c.pt");
-  ASSERT_TRUE(to_folder);
-  const Status folder = to_folder->CommitAsLinkTo(dir / "folder");
+  const Status folder = AtomicOutput::CreateAsLinkTo(dir / "c.pt", dir / "folder");
   EXPECT_NE(folder.message().find("not a regular file"), std::string::npos) << folder.message();
   EXPECT_FALSE(fs::exists(dir / "b.pt"));
   EXPECT_FALSE(fs::exists(dir / "c.pt"));
   EXPECT_EQ(dir.EntryCount(), 1u);  // the folder alone
+}
+
+// The link's name gets Create()'s checks: a FIFO there is refused, not replaced.
+TEST(AtomicOutputTest, CreateAsLinkToRefusesToReplaceANonRegularFile) {
+  TempDir dir;
+  const fs::path first = dir.Write("a.pt", "tensor bytes");
+  ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0600), 0);
+  const Status st = AtomicOutput::CreateAsLinkTo(dir / "fifo", first);
+  EXPECT_EQ(st.code(), ErrorCode::kIoError);
+  EXPECT_NE(st.message().find("not a regular file"), std::string::npos) << st.message();
+  struct stat fifo {};
+  ASSERT_EQ(::lstat((dir / "fifo").c_str(), &fifo), 0);
+  EXPECT_TRUE(S_ISFIFO(fifo.st_mode));
+  EXPECT_EQ(dir.EntryCount(), 2u);  // a.pt and the FIFO, no temporary
+}
+
+// Across filesystems link(2) fails (EXDEV): the name gets a copy of the bytes, a file of its own.
+TEST(AtomicOutputTest, CreateAsLinkToCopiesWhereNoLinkCanBeMade) {
+  TempDir dir;
+  const fs::path shm = "/dev/shm";
+  struct stat here {};
+  struct stat there {};
+  if (::stat(dir.path().c_str(), &here) != 0 || ::stat(shm.c_str(), &there) != 0 ||
+      here.st_dev == there.st_dev || ::access(shm.c_str(), W_OK) != 0) {
+    GTEST_SKIP() << "needs a writable /dev/shm on another filesystem than the test's folder";
+  }
+  const fs::path source = shm / ("numprobe_link_test." + std::to_string(::getpid()));
+  {
+    std::ofstream f(source, std::ios::binary);
+    f << "tensor bytes";
+  }
+  const Status st = AtomicOutput::CreateAsLinkTo(dir / "b.pt", source, FileSync::kNow);
+  struct stat copy {};
+  struct stat original {};
+  const bool stated =
+      ::stat((dir / "b.pt").c_str(), &copy) == 0 && ::stat(source.c_str(), &original) == 0;
+  fs::remove(source);
+  ASSERT_TRUE(st.ok()) << st.message();
+  ASSERT_TRUE(stated);
+  EXPECT_EQ(ReadFile(dir / "b.pt"), "tensor bytes");
+  EXPECT_EQ(copy.st_nlink, 1u);
+  EXPECT_NE(copy.st_dev, original.st_dev);
+  EXPECT_EQ(dir.EntryCount(), 1u);  // b.pt, no temporary
 }
 
 TEST(AtomicOutputTest, EmptyContentMakesAnEmptyFile) {
