@@ -461,7 +461,7 @@ struct Dumper::Impl {
   JsonValue::Array casts;
   DumpJournalWriter journal;  // declared before the writer, whose thread appends to it
   detail::TensorFileWriter writer;
-  // The files layout's tensor data queued in the current step folder, by content, and the key
+  // The tensor data queued in the current step folder (either layout), by content, and the key
   // each data_name was last given (QueueData).
   std::unordered_map<DataKey, std::string, DataKeyHash> step_data;
   std::unordered_map<std::string, DataKey> step_data_keys;
@@ -600,19 +600,15 @@ struct Dumper::Impl {
     return false;
   }
 
-  // A tensor's data for the background writer. In the files layout a tensor whose bytes, dtype
-  // and shape the step has already queued under another name becomes a hard link to that file:
+  // A tensor's data for the background writer. A tensor whose bytes, dtype and shape the step
+  // has already queued under another name is not queued again: in the files layout its name
+  // becomes a hard link to that file, in the packed layout a second index line of its bytes:
   // an op's output is the next op's input, a parameter is read by the forward and then by the
   // optimizer, a gradient passes through an add unchanged; half the bytes of a transformer
   // block's L1 tensor dump were such repeats (13.3 of 25.8 MiB a step). The training thread then
   // neither copies them nor has them written: their content is hashed where they lie (XXH3,
   // 128 bits: an accidental match is out of reach, and a dump records the user's own tensors).
   Status QueueData(const std::string& data_name, const TensorView& view) {
-    if (config.dump_layout == DumpLayout::kPacked) {
-      NUMPROBE_ASSIGN_OR_RETURN(Tensor copy, Tensor::CopyOf(view));
-      QueueTensor(data_name, std::move(copy));
-      return Status::Ok();
-    }
     Tensor copy;
     const bool contiguous = view.is_contiguous();
     if (!contiguous) {
@@ -625,7 +621,11 @@ struct Dumper::Impl {
     }
     if (earlier != step_data.end()) {
       const fs::path dir = current_dir / "dump_tensor_data";
-      writer.EnqueueLink(dir / data_name, dir / earlier->second);
+      if (config.dump_layout == DumpLayout::kPacked) {
+        writer.EnqueuePackedRepeat(dir, data_name, earlier->second);
+      } else {
+        writer.EnqueueLink(dir / data_name, dir / earlier->second);
+      }
     } else {
       if (contiguous) {
         NUMPROBE_ASSIGN_OR_RETURN(copy, Tensor::CopyOf(view));
@@ -1218,6 +1218,9 @@ Status Dumper::SetRank(int64_t rank) {
                            ec.message());
   }
   d.current_dir = target;
+  // The packed writer starts afresh in the renamed folder: no repeat refers back past it.
+  d.step_data.clear();
+  d.step_data_keys.clear();
   if (d.FilesWanted()) {
     d.header.Set("dump_data_dir",
                  JsonValue::String(fs::absolute(target / "dump_tensor_data").string()));

@@ -41,6 +41,15 @@ void TensorFileWriter::EnqueuePacked(std::filesystem::path tensor_dir, std::stri
   Push(std::move(job));
 }
 
+void TensorFileWriter::EnqueuePackedRepeat(std::filesystem::path tensor_dir, std::string name,
+                                           std::string earlier) {
+  Job job;
+  job.path = std::move(tensor_dir);
+  job.packed_name = std::move(name);
+  job.link_to = std::move(earlier);
+  Push(std::move(job));
+}
+
 void TensorFileWriter::EnqueueJournalLine(std::string line) {
   Job job;
   job.bytes = line.size();
@@ -107,6 +116,9 @@ Status TensorFileWriter::Perform(const Job& job) {
   if (job.task) return job.task();
   if (job.path.empty()) return journal_->AppendFormatted(job.journal_line);
   if (!job.link_to.empty()) {
+    if (!job.packed_name.empty()) {
+      return packed_.AppendRepeat(job.path, job.packed_name, job.link_to.string(), sync_);
+    }
     return AtomicOutput::CreateAsLinkTo(job.path, job.link_to, sync_);
   }
   if (!job.packed_name.empty()) {

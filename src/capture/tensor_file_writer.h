@@ -16,7 +16,8 @@
 // tensor_durability: "file").
 //
 // A tensor the step has already queued is not written again: EnqueueLink makes its name a hard
-// link to the first file, renamed into place like any file and journaled behind it alike.
+// link to the first file, renamed into place like any file and journaled behind it alike;
+// EnqueuePackedRepeat gives the container's entry a second index line.
 //
 // Packed layout (dump_layout "packed"): EnqueuePacked appends the tensor to its folder's container
 // (msprobe/packed_tensors.h) instead of writing a file: bytes, then the index line, then the
@@ -61,6 +62,9 @@ class TensorFileWriter {
   void EnqueueLink(std::filesystem::path path, std::filesystem::path existing);
   // Queues `tensor` to be appended as `name` to the packed container in `tensor_dir`.
   void EnqueuePacked(std::filesystem::path tensor_dir, std::string name, Tensor tensor);
+  // Queues `name` as a second name of the container's entry `earlier`, queued before it
+  // (PackedTensorWriter::AppendRepeat: an index line, no bytes).
+  void EnqueuePackedRepeat(std::filesystem::path tensor_dir, std::string name, std::string earlier);
   // Queues a journal line, appended once every file queued before it is written.
   void EnqueueJournalLine(std::string line);
   // Queues `task`, run once everything queued before it is done (a step's sync); its error is
@@ -86,7 +90,9 @@ class TensorFileWriter {
     TensorFileFormat format = TensorFileFormat::kPt;
     std::string journal_line;
     std::string packed_name;       // not empty: append to the container in `path` (a folder)
-    std::filesystem::path link_to;  // not empty: `path` becomes a link to this file (EnqueueLink)
+    // Not empty: `path` becomes a link to this file (EnqueueLink); with packed_name, the entry
+    // of this name in the container is given packed_name too (EnqueuePackedRepeat).
+    std::filesystem::path link_to;
     std::function<Status()> task;  // set: run it (EnqueueTask; `journal_line` names it)
     uint64_t bytes = 0;
   };

@@ -109,6 +109,7 @@ Result<PackedIndex> ParsePackedIndex(std::string_view text, uint64_t data_bytes,
   size_t pos = 0;
   size_t line = 0;
   uint64_t expected = 0;  // where the next tensor's bytes begin
+  std::unordered_map<uint64_t, uint64_t> ranges;  // begin -> end of the ranges entries appended
   while (pos < text.size()) {
     ++line;
     const size_t nl = text.find('\n', pos);
@@ -133,7 +134,15 @@ Result<PackedIndex> ParsePackedIndex(std::string_view text, uint64_t data_bytes,
       continue;
     }
     NUMPROBE_ASSIGN_OR_RETURN(PackedEntry e, ParseLine(one, index_path, line, data_bytes));
-    // The writer appends: each tensor begins where the previous one ends.
+    // The writer appends: each tensor begins where the previous one ends, or names the range
+    // of an earlier one (a tensor recorded again; an empty one holds no bytes to overlap).
+    const auto earlier = e.begin < expected ? ranges.find(e.begin) : ranges.end();
+    if ((e.begin < expected && e.begin == e.end) ||
+        (earlier != ranges.end() && earlier->second == e.end)) {
+      out.by_name[e.name] = out.entries.size();
+      out.entries.push_back(std::move(e));
+      continue;
+    }
     if (e.begin < expected) {
       return LineError(index_path, line,
                        fmt::format("'{}' at [{}, {}] overlaps the tensor before it (ends at {})",
@@ -145,6 +154,7 @@ Result<PackedIndex> ParsePackedIndex(std::string_view text, uint64_t data_bytes,
           fmt::format("'{}' begins at {}, leaving a hole after {}", e.name, e.begin, expected));
     }
     expected = e.end;
+    if (e.end > e.begin) ranges.emplace(e.begin, e.end);
     out.by_name[e.name] = out.entries.size();
     out.entries.push_back(std::move(e));
   }
@@ -265,6 +275,7 @@ void PackedTensorWriter::Close() {
   data_fd_ = index_fd_ = -1;
   dir_.clear();
   end_ = writeback_from_ = 0;
+  appended_.clear();
 }
 
 Status PackedTensorWriter::Append(const fs::path& tensor_dir, std::string_view name,
@@ -275,7 +286,6 @@ Status PackedTensorWriter::Append(const fs::path& tensor_dir, std::string_view n
   const auto end = CheckedAdd<uint64_t>(end_, bytes);
   if (!end) return Status::OutOfRange("packed container larger than 2^64 bytes");
   const fs::path data = dir_ / kPackedDataName;
-  const fs::path index = dir_ / kPackedIndexName;
   // Bytes first, then the index line that names them (packed_tensors.h: crash safety).
   Status wrote = WriteAll(data_fd_, view.first(), static_cast<size_t>(bytes), data);
   if (!wrote.ok()) {
@@ -293,16 +303,34 @@ Status PackedTensorWriter::Append(const fs::path& tensor_dir, std::string_view n
     StartWriteback(data_fd_, writeback_from_, *end);
     writeback_from_ = *end;
   }
+  Appended range{view.dtype, view.shape, end_, *end};
+  end_ = *end;
+  return AppendIndexLine(name, std::move(range), sync);
+}
+
+Status PackedTensorWriter::AppendRepeat(const fs::path& tensor_dir, std::string_view name,
+                                        std::string_view earlier, FileSync sync) {
+  const auto it =
+      data_fd_ >= 0 && tensor_dir == dir_ ? appended_.find(std::string(earlier)) : appended_.end();
+  if (it == appended_.end()) {
+    return Status::Internal(fmt::format("{}: '{}' repeats '{}', which is not in the container",
+                                        (tensor_dir / kPackedIndexName).string(), name, earlier));
+  }
+  return AppendIndexLine(name, it->second, sync);
+}
+
+Status PackedTensorWriter::AppendIndexLine(std::string_view name, Appended range, FileSync sync) {
+  const fs::path index = dir_ / kPackedIndexName;
   std::string line = "{\"name\": ";
   line += ToJson(JsonValue::String(std::string(name)), -1);
   line += fmt::format(", \"dtype\": \"{}\", \"shape\": [{}], \"offsets\": [{}, {}]}}\n",
-                      Name(view.dtype), fmt::join(view.shape, ", "), end_, *end);
-  end_ = *end;
+                      Name(range.dtype), fmt::join(range.shape, ", "), range.begin, range.end);
   NUMPROBE_RETURN_IF_ERROR(
       WriteAll(index_fd_, reinterpret_cast<const std::byte*>(line.data()), line.size(), index));
   if (sync == FileSync::kNow && ::fdatasync(index_fd_) != 0) {
     return Status::IoError(fmt::format("{}: fdatasync failed: {}", index.string(), ErrnoText()));
   }
+  appended_.insert_or_assign(std::string(name), std::move(range));
   return Status::Ok();
 }
 

@@ -7,6 +7,9 @@
 //   packed.index  JSON lines: {"numprobe_packed": 1} first, then one line per tensor,
 //                 {"name": DATA_NAME, "dtype": "f32", "shape": [2, 3], "offsets": [BEGIN, END]}
 //                 (numprobe's dtype names; BEGIN/END are byte offsets into packed.data)
+// A tensor recorded again in the step (same dtype, shape and bytes) is not appended again: its
+// line repeats the offsets of the earlier line, so each entry either extends packed.data or
+// names exactly the range of an earlier entry.
 // Why not safetensors: its JSON header comes first and its size is known only at the end, so
 // making a container safetensors at the step's end means writing every byte twice (or reserving
 // a guessed header area). An index that grows with the data needs neither, and it is what makes
@@ -68,7 +71,8 @@ Result<PackedIndex> ParsePackedIndex(std::string_view text, uint64_t data_bytes,
 // Reads the container in `tensor_dir`. kNotFound when the folder has no packed.index; kRejected
 // when either file resolves outside the dump folder or an entry's name is not a plain file name;
 // kCorrupt (naming the file and the line) for a malformed line, an unknown dtype, offsets that do
-// not match dtype x shape, or entries that overlap or leave a hole.
+// not match dtype x shape, or entries that overlap or leave a hole (an entry that repeats an
+// earlier entry's exact range is neither).
 Result<std::shared_ptr<const PackedIndex>> ReadPackedIndex(const std::filesystem::path& tensor_dir);
 
 // The same through a small cache keyed by the files' identity (path, sizes, modification times),
@@ -94,16 +98,31 @@ class PackedTensorWriter {
   // With FileSync::kNow the bytes and then the index line are flushed before it returns.
   Status Append(const std::filesystem::path& tensor_dir, std::string_view name,
                 const TensorView& view, FileSync sync);
+  // Adds `name` to the container in `tensor_dir` as a second name of the bytes appended as
+  // `earlier` (same dtype and shape): an index line only. kInternal when this writer has not
+  // appended `earlier` to that container.
+  Status AppendRepeat(const std::filesystem::path& tensor_dir, std::string_view name,
+                      std::string_view earlier, FileSync sync);
   void Close();
 
  private:
+  // Where an appended tensor's bytes lie, and what they hold (AppendRepeat).
+  struct Appended {
+    DType dtype = DType::kF32;
+    std::vector<int64_t> shape;
+    uint64_t begin = 0;
+    uint64_t end = 0;
+  };
   Status Open(const std::filesystem::path& tensor_dir);
+  // Appends the index line that gives `range` the name `name`, then remembers it.
+  Status AppendIndexLine(std::string_view name, Appended range, FileSync sync);
 
   std::filesystem::path dir_;
   int data_fd_ = -1;
   int index_fd_ = -1;
   uint64_t end_ = 0;
   uint64_t writeback_from_ = 0;  // container bytes whose writeback is not started yet
+  std::unordered_map<std::string, Appended> appended_;  // by name, in the open container
 };
 
 // Removes a container left in `tensor_dir` by an earlier run (a new step starts afresh).

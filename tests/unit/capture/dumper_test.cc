@@ -743,17 +743,26 @@ TEST_F(DumperTest, ANameGivenNewBytesIsNoLongerALinkTargetForTheOldOnes) {
 }
 
 // The packed layout keeps one entry per name, with its own bytes.
-TEST_F(DumperTest, PackedLayoutReadsEveryRepeatedTensorBack) {
+// In the packed layout a repeat is an index line naming the first recording's bytes: x is
+// stored once, y once, and every name reads back what was recorded under it.
+TEST_F(DumperTest, PackedLayoutStoresARepeatedTensorOnceAndReadsEveryNameBack) {
   auto d = Open(R"(, "task": "tensor", "dump_layout": "packed")");
   std::vector<float> x = {1, 2, 3, 4};
+  std::vector<float> y = {5, 6, 7, 8};
   ASSERT_TRUE(d->Start().ok());
   ASSERT_TRUE(d->RecordForward("Functional.a.0.forward", DumpValue::List({F32(x, {4})}),
                                DumpValue::Dict({}), DumpValue::List({F32(x, {4})}))
                   .ok());
+  ASSERT_TRUE(d->RecordForward("Functional.b.0.forward", DumpValue::List({F32(x, {4})}),
+                               DumpValue::Dict({}), DumpValue::List({F32(y, {4})}))
+                  .ok());
   ASSERT_TRUE(d->Stop().ok());
   const fs::path dir = root_ / "step0" / "rank0" / "dump_tensor_data";
+  EXPECT_EQ(fs::file_size(dir / "packed.data"), 2 * 4 * sizeof(float));
   EXPECT_EQ(ReadF32(dir, "Functional.a.0.forward.input.0.pt"), x);
   EXPECT_EQ(ReadF32(dir, "Functional.a.0.forward.output.0.pt"), x);
+  EXPECT_EQ(ReadF32(dir, "Functional.b.0.forward.input.0.pt"), x);
+  EXPECT_EQ(ReadF32(dir, "Functional.b.0.forward.output.0.pt"), y);
 }
 
 }  // namespace

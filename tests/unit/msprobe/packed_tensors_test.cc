@@ -129,6 +129,40 @@ TEST_F(PackedFixture, ARenamedFolderIsContinuedAndANewOneStarted) {
   EXPECT_FALSE(fs::exists(moved / kPackedIndexName));
 }
 
+TEST_F(PackedFixture, ARepeatIsASecondNameOfTheEarlierBytes) {
+  const auto a = Iota(4, 1);
+  const auto b = Iota(2, 9);
+  PackedTensorWriter writer;
+  ASSERT_TRUE(writer.Append(tensors, "a.pt", ViewOf(a, {2, 2}), FileSync::kDeferred).ok());
+  ASSERT_TRUE(writer.Append(tensors, "b.pt", ViewOf(b, {2}), FileSync::kDeferred).ok());
+  ASSERT_TRUE(writer.AppendRepeat(tensors, "c.pt", "a.pt", FileSync::kNow).ok());
+  ASSERT_TRUE(writer.Append(tensors, "d.pt", ViewOf(b, {2}), FileSync::kDeferred).ok());
+  // An earlier name this writer never appended is an error, and writes nothing.
+  const Status unknown = writer.AppendRepeat(tensors, "e.pt", "z.pt", FileSync::kDeferred);
+  EXPECT_EQ(unknown.code(), ErrorCode::kInternal);
+  EXPECT_NE(unknown.message().find("z.pt"), std::string::npos) << unknown.message();
+  // An empty tensor's repeat names an empty range behind the end: it overlaps nothing.
+  ASSERT_TRUE(writer.Append(tensors, "f.pt", ViewOf(b, {0}), FileSync::kDeferred).ok());
+  ASSERT_TRUE(writer.Append(tensors, "g.pt", ViewOf(a, {4}), FileSync::kDeferred).ok());
+  ASSERT_TRUE(writer.AppendRepeat(tensors, "h.pt", "f.pt", FileSync::kDeferred).ok());
+  writer.Close();
+  EXPECT_EQ(fs::file_size(tensors / "packed.data"), (4 + 2 + 2 + 4) * sizeof(float));
+  auto index = ReadPackedIndex(tensors);
+  ASSERT_TRUE(index.ok()) << index.error().message();
+  ASSERT_EQ((*index)->entries.size(), 7u);
+  EXPECT_EQ(ReadDataFile(tensors, "h.pt")->tensors[0].tensor.numel(), 0);
+  EXPECT_EQ((*index)->entries[2].begin, 0u);
+  EXPECT_EQ((*index)->entries[2].end, 16u);
+  auto c = ReadDataFile(tensors, "c.pt");
+  ASSERT_TRUE(c.ok()) << c.error().message();
+  EXPECT_EQ(c->tensors[0].tensor.shape(), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(ValuesOf(c->tensors[0].tensor), a);
+  auto d = ReadDataFile(tensors, "d.pt");
+  ASSERT_TRUE(d.ok()) << d.error().message();
+  EXPECT_EQ(ValuesOf(d->tensors[0].tensor), b);
+  EXPECT_EQ(ReadDataFile(tensors, "e.pt").error().code(), ErrorCode::kNotFound);
+}
+
 TEST_F(PackedFixture, ACrashTailIsIgnoredAndACutTensorIsAnErrorNotAShorterTensor) {
   // After a SIGKILL: bytes of a tensor whose index line was never written, and a last line cut
   // short. Neither is referenced; the complete entry reads.
@@ -180,6 +214,10 @@ TEST_F(PackedFixture, BrokenIndexesAreRefusedWithTheLine) {
        ErrorCode::kCorrupt, "overlaps"},
       {head + "{\"name\": \"a.pt\", \"dtype\": \"f32\", \"shape\": [1], \"offsets\": [4, 8]}\n",
        ErrorCode::kCorrupt, "leaving a hole"},
+      // A repeat names an earlier entry's whole range, not a part of it.
+      {head + "{\"name\": \"a.pt\", \"dtype\": \"f32\", \"shape\": [2], \"offsets\": [0, 8]}\n" +
+           "{\"name\": \"b.pt\", \"dtype\": \"f32\", \"shape\": [1], \"offsets\": [0, 4]}\n",
+       ErrorCode::kCorrupt, "overlaps"},
       {head + "{\"name\": \"../../etc/passwd\", \"dtype\": \"u8\", \"shape\": [1], "
               "\"offsets\": [0, 1]}\n",
        ErrorCode::kRejected, "not a plain file name"},
