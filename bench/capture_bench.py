@@ -3,8 +3,9 @@ statistics dump at L1 and at mix, divided by the undumped step time (target <= 1
 (L1 and mix) is timed in wall time, since what it costs is mostly waiting for the disk: its
 slowdown, and its write rate against `dd` writing (and fdatasync-ing) the same folder, each with
 tensor_durability "step" (one sync per step, the default) and "file" (an fsync per file, as
-before the key existed), medians of 3 interpreters; a row's three dumps are deleted together after
-it, not between its runs (kept_dumps says why). Each configuration runs in its own
+before the key existed): medians of 3 pairs of interpreters, the undumped loop then the dumped
+one (tensor_mode says why); a row's dumps are deleted together after it, not between its runs
+(kept_dumps says why). Each configuration runs in its own
 interpreter. Where CUDA is present the block is also trained on the GPU (wall time, the device
 synchronised at the end of each step, median of 20 steps), numprobe and msprobe on the same
 config: statistics, md5 and tensor at L1 and mix, each with and without async_dump, on the mid
@@ -50,6 +51,7 @@ import contextlib
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -233,11 +235,13 @@ def dd_bytes_per_s(folder, mib=256):
 
 
 def tensor_mode(folder):
-    """Tensor-mode slowdown and write rate (wall time) for L1 and mix, both durabilities."""
-    base = median_of_3(lambda: run("off", clock="wall", folder=folder))[0]
+    """Tensor-mode slowdown and write rate (wall time) for L1 and mix, both durabilities. Each
+    row runs three pairs, the undumped loop and then the dumped one, and takes the medians of
+    the pairs' ratios and differences: the host's speed drifts within minutes (an undumped step
+    measured once for all rows was once slower than every dumped step after it)."""
     dd = dd_bytes_per_s(folder)
-    print(f"capture_bench: tensor mode in {folder}: undumped step {base * 1e3:.1f} ms (wall), "
-          f"dd {dd / 2**20:.0f} MiB/s (medians of 3; a shared machine: wall times are noisy)")
+    print(f"capture_bench: tensor mode in {folder}: dd {dd / 2**20:.0f} MiB/s (median of 3; "
+          f"a shared machine: wall times are noisy)")
     for level in ("L1", "mix"):
         # The packed layout (dump_layout, docs/capture.md): one container per step instead of a
         # file per tensor.
@@ -245,33 +249,57 @@ def tensor_mode(folder):
                                    ("packed", "file")):
             config = {"task": "tensor", "level": level, "tensor_durability": durability,
                       "dump_layout": layout}
-            with kept_dumps():  # the row's three dumps are deleted together after it
-                t, size, named = median_of_3(
-                    lambda: run("on", config, clock="wall", folder=folder))
+            pairs = []
+            with kept_dumps():  # the row's dumps are deleted together after it
+                for _ in range(3):
+                    base = run("off", clock="wall", folder=folder)[0]
+                    pairs.append((base, *run("on", config, clock="wall", folder=folder)))
+            t = statistics.median(on for _, on, _, _ in pairs)
+            slowdown = statistics.median(on / base for base, on, _, _ in pairs)
+            added = statistics.median(on - base for base, on, _, _ in pairs)
+            size, named = pairs[0][2], pairs[0][3]  # the same bytes in every run
             per_step = size / STEPS_RUN
+            head = (f"capture_bench: tensor {level} layout={layout} durability={durability}: "
+                    f"step {t * 1e3:.1f} ms, slowdown {slowdown:.2f}x, added "
+                    f"{added * 1e3:.1f} ms, {per_step / 2**20:.1f} MiB written per step "
+                    f"({named / STEPS_RUN / 2**20:.1f} MiB in its files)")
+            if added <= 0:
+                print(f"{head}: the dumped steps were not slower than the undumped ones "
+                      f"(noise), no rate")
+                continue
             # Bytes per second of the time the dump adds: the bytes written (a repeated tensor's
-            # link writes none), and the bytes its files hold as a reader sees them.
-            rate = per_step / max(t - base, 1e-9)
-            named_rate = named / STEPS_RUN / max(t - base, 1e-9)
-            print(f"capture_bench: tensor {level} layout={layout} durability={durability}: "
-                  f"step {t * 1e3:.1f} ms, slowdown {t / base:.2f}x, "
-                  f"{per_step / 2**20:.1f} MiB written per step "
-                  f"({named / STEPS_RUN / 2**20:.1f} MiB in its files), "
-                  f"{rate / 2**20:.0f} MiB/s written = {rate / dd:.2f} of dd (goal >= 0.5), "
-                  f"{named_rate / 2**20:.0f} MiB/s dumped = {named_rate / dd:.2f} of dd")
+            # link or index line writes none), and the bytes its names hold as a reader sees them.
+            rate = per_step / added
+            named_rate = named / STEPS_RUN / added
+            print(f"{head}, {rate / 2**20:.0f} MiB/s written = {rate / dd:.2f} of dd "
+                  f"(goal >= 0.5), {named_rate / 2**20:.0f} MiB/s dumped = "
+                  f"{named_rate / dd:.2f} of dd")
 
 
 def dump_bytes(folder, counted=lambda name: True, each_name=False):
-    """The bytes stored under `folder` in the files whose names `counted` accepts, each file once
-    unless `each_name`: a tensor recorded again in a step is a hard link to its first file
-    (docs/capture.md), which adds a name, not bytes written."""
+    """The bytes stored under `folder` in the files whose names `counted` accepts, each file once;
+    with `each_name`, the bytes every name holds, as a reader sees them. A tensor recorded again
+    in a step is a hard link to its first file, or in the packed layout an index line naming its
+    first entry's bytes (docs/capture.md): a name, not bytes written."""
     total, seen = 0, set()
     for root, _, files in os.walk(folder):
         for name in filter(counted, files):
             st = os.lstat(os.path.join(root, name))
-            if each_name or (st.st_dev, st.st_ino) not in seen:
+            if each_name and name == "packed.data":
+                total += packed_entry_bytes(os.path.join(root, "packed.index"))
+            elif each_name or (st.st_dev, st.st_ino) not in seen:
                 seen.add((st.st_dev, st.st_ino))
                 total += st.st_size
+    return total
+
+
+def packed_entry_bytes(index_path):
+    """The bytes a packed container's entries name, repeats included (packed_tensors.h)."""
+    total = 0
+    with open(index_path) as f:
+        for line in f.readlines()[1:]:
+            begin, end = json.loads(line)["offsets"]
+            total += end - begin
     return total
 
 
