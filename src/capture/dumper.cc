@@ -461,8 +461,8 @@ struct Dumper::Impl {
   JsonValue::Array casts;
   DumpJournalWriter journal;  // declared before the writer, whose thread appends to it
   detail::TensorFileWriter writer;
-  // The tensor data queued in the current step folder (either layout), by content, and the key
-  // each data_name was last given (QueueData).
+  // The tensor data queued in current_dir (either layout), by content, and the key each
+  // data_name was last given (QueueData). Only SetCurrentDir changes current_dir, and empties them.
   std::unordered_map<DataKey, std::string, DataKeyHash> step_data;
   std::unordered_map<std::string, DataKey> step_data_keys;
 
@@ -1086,10 +1086,16 @@ struct Dumper::Impl {
     return Status::Ok();
   }
 
-  Status OpenStep() {
-    current_dir = StepDir();
-    step_data.clear();  // links stay within a step's folder
+  // The step folder records go to. Repeats refer back only within one folder: links stay in a
+  // step's folder, and the packed writer starts afresh in a renamed one.
+  void SetCurrentDir(fs::path dir) {
+    current_dir = std::move(dir);
+    step_data.clear();
     step_data_keys.clear();
+  }
+
+  Status OpenStep() {
+    SetCurrentDir(StepDir());
     std::error_code ec;
     fs::create_directories(current_dir, ec);
     if (ec) return Status::IoError(current_dir.string() + ": cannot create: " + ec.message());
@@ -1122,8 +1128,6 @@ struct Dumper::Impl {
 
   void ResetStepState() {
     deferred.clear();  // (WriteJsonFiles has written them)
-    step_data.clear();
-    step_data_keys.clear();
     part_pending = false;
     entries.Clear();
     stacks.Clear();
@@ -1217,10 +1221,7 @@ Status Dumper::SetRank(int64_t rank) {
     return Status::IoError(d.current_dir.string() + ": cannot rename to " + target.string() + ": " +
                            ec.message());
   }
-  d.current_dir = target;
-  // The packed writer starts afresh in the renamed folder: no repeat refers back past it.
-  d.step_data.clear();
-  d.step_data_keys.clear();
+  d.SetCurrentDir(target);
   if (d.FilesWanted()) {
     d.header.Set("dump_data_dir",
                  JsonValue::String(fs::absolute(target / "dump_tensor_data").string()));
