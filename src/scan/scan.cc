@@ -259,40 +259,47 @@ void RankScanner::AddHeadroom(const RankScan& rank, const DumpEntry& entry, cons
   out_->headroom.push_back(row);
 }
 
-// A row's ScanTensor held without its texts while a rank is scanned: the name, dtype and shape
-// are the row's own (in the DumpFile) and the rare tensor file sits in a side list. A ScanTensor
-// per row with four strings was a third of a large statistics scan's peak memory.
+// The ScanTensor of every row of a rank, for the candidate walk after pass 1. A row whose
+// statistics came from dump.json alone is made again from the row when asked for (TensorOfRow
+// without files: a pure function of the row); only a row read from its tensor file keeps what
+// the file said, in a side list. A record per row (96 bytes, zeroed for every row) was the
+// second-largest array of a large statistics scan, and almost every row asked for it again.
 class RowFacts {
  public:
-  explicit RowFacts(const DumpFile& file) : file_(file) {
-    packed_.reserve(file.rows.size());
-    detail::AdviseHugePages(packed_);
-    packed_.resize(file.rows.size());
-  }
+  explicit RowFacts(const DumpFile& file) : file_(file) {}
 
   // Row r's ScanTensor, as TensorOfRow made it.
   void Set(size_t r, const ScanTensor& t) {
-    Packed& p = packed_[r];
-    CopyNumbers(t, &p);
-    if (!t.file.empty()) {
-      p.file = static_cast<uint32_t>(files_.size());
-      files_.push_back(t.file);
-    }
+    if (t.file.empty()) return;  // nothing beyond the row: Get makes it again
+    FromFile kept;
+    kept.row = r;
+    CopyNumbers(t, &kept);
+    kept.file = t.file;
+    // Pass 1 reads rows in order, so this appends; the search keeps the list sorted regardless.
+    const auto at = std::upper_bound(from_files_.begin(), from_files_.end(), r,
+                                     [](size_t row, const FromFile& f) { return row < f.row; });
+    from_files_.insert(at, std::move(kept));
   }
 
   // Row r's ScanTensor into *t (its strings' memory reused).
   void Get(size_t r, ScanTensor* t) const {
-    const Packed& p = packed_[r];
+    const auto it = std::lower_bound(from_files_.begin(), from_files_.end(), r,
+                                     [](const FromFile& f, size_t row) { return f.row < row; });
+    if (it == from_files_.end() || it->row != r) {
+      static const detail::RowReadContext kWithoutFiles = [] {
+        detail::RowReadContext context;
+        context.read_files = false;
+        return context;
+      }();
+      *t = detail::TensorOfRow(file_, file_.rows[r], kWithoutFiles, std::move(*t));
+      return;
+    }
     const DumpRow& row = file_.rows[r];
     t->name.assign(row.name);
     t->dtype.assign(file_.Text(row.dtype));
     t->shape.assign(file_.Text(row.shape));
-    CopyNumbers(p, t);
-    if (p.file == kNoFile) {
-      t->file.clear();
-    } else {
-      t->file.assign(files_[p.file]);
-    }
+    CopyNumbers(*it, t);
+    t->file.assign(it->file);
   }
   ScanTensor Get(size_t r) const {
     ScanTensor t;
@@ -301,7 +308,7 @@ class RowFacts {
   }
 
  private:
-  // The numbers of a ScanTensor into a Packed, and back (both name them alike).
+  // The numbers of a ScanTensor into a FromFile, and back (both name them alike).
   template <typename From, typename To>
   static void CopyNumbers(const From& from, To* to) {
     to->is_tensor = from.is_tensor;
@@ -322,18 +329,17 @@ class RowFacts {
     to->max_abs = from.max_abs;
     to->min_nonzero_abs = from.min_nonzero_abs;
   }
-  static constexpr uint32_t kNoFile = UINT32_MAX;
-  struct Packed {
+  struct FromFile {
+    size_t row = 0;
     bool is_tensor = false, exact = false, has_max = false, has_min = false, has_mean = false,
          has_norm = false, nonfinite = false;
-    uint32_t file = kNoFile;
     double max = 0, min = 0, mean = 0, norm = 0;
     int64_t count = -1, nan_count = -1, inf_count = -1, zero_count = -1;
     double max_abs = 0, min_nonzero_abs = 0;
+    std::string file;
   };
   const DumpFile& file_;
-  std::vector<Packed> packed_;
-  std::vector<std::string> files_;
+  std::vector<FromFile> from_files_;  // in row order
 };
 
 AnomalyNode NodeOf(const DumpFile& file, const DumpEntry& entry, uint32_t index,
