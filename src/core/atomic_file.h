@@ -51,10 +51,11 @@ class AtomicOutput {
   static Result<AtomicOutput> Create(const std::filesystem::path& path,
                                      FileSync sync = FileSync::kNow);
   // Makes `path` name the regular file `existing` (a tensor a dump records twice in a step) as
-  // one committed output: a hard link made under a temporary name and renamed into place as
-  // Commit() renames, with the same checks on `path`, so no byte is copied and no file is
-  // created. Where the filesystem has no hard links (or `existing` is on another one), a copy of
-  // its bytes is committed instead (flushed with FileSync::kNow; a link has no data to flush).
+  // one committed output: a hard link made at `path` when nothing is there yet, or else under a
+  // temporary name and renamed into place as Commit() renames, with the same checks on `path`,
+  // so no byte is copied and no file is created. Where the filesystem has no hard links (or
+  // `existing` is on another one), a copy of its bytes is committed instead (flushed with
+  // FileSync::kNow; a link has no data to flush).
   static Status CreateAsLinkTo(const std::filesystem::path& path,
                                const std::filesystem::path& existing,
                                FileSync sync = FileSync::kNow);

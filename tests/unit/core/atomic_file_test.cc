@@ -300,6 +300,25 @@ TEST(AtomicOutputTest, CreateAsLinkToMakesTheNameAHardLinkToTheFile) {
   EXPECT_EQ(dir.EntryCount(), 2u);
 }
 
+// A new name (a step's folder starts empty) is linked where it is, in one step: the name holds
+// the file at once, and nothing else appears in the folder.
+TEST(AtomicOutputTest, CreateAsLinkToANewNameLinksItInPlace) {
+  TempDir dir;
+  const fs::path first = dir.Write("a.pt", "tensor bytes");
+  for (const FileSync sync : {FileSync::kDeferred, FileSync::kNow}) {
+    const fs::path name = dir / (sync == FileSync::kNow ? "now.pt" : "deferred.pt");
+    ASSERT_TRUE(AtomicOutput::CreateAsLinkTo(name, first, sync).ok());
+    EXPECT_EQ(ReadFile(name), "tensor bytes");
+    struct stat a {};
+    struct stat b {};
+    ASSERT_EQ(::stat(first.c_str(), &a), 0);
+    ASSERT_EQ(::lstat(name.c_str(), &b), 0);
+    EXPECT_TRUE(S_ISREG(b.st_mode));
+    EXPECT_EQ(a.st_ino, b.st_ino);
+  }
+  EXPECT_EQ(dir.EntryCount(), 3u);  // a.pt and its two names, no temporary
+}
+
 TEST(AtomicOutputTest, CreateAsLinkToAMissingOrNonRegularFileFailsAndLeavesNothing) {
   TempDir dir;
   const Status missing = AtomicOutput::CreateAsLinkTo(dir / "b.pt", dir / "no_such.pt");
