@@ -1,4 +1,5 @@
-"""Capture overhead: step time (process CPU time) of a small transformer block training on CPU with numprobe's
+"""Capture overhead: step time (process CPU time, idle OpenMP workers made passive in every run:
+see run()) of a small transformer block training on CPU with numprobe's
 statistics dump at L1 and at mix, divided by the undumped step time (target <= 1.5). Tensor mode
 (L1 and mix) is timed in wall time, since what it costs is mostly waiting for the disk: its
 slowdown, and its write rate against `dd` writing (and fdatasync-ing) the same folder, each with
@@ -205,8 +206,16 @@ def run(mode, config=None, device="cpu", clock="cpu", folder=None, model="mid"):
         with open(path, "w") as f:
             json.dump(config, f)
         args += [path, device, clock, model]
+        env = msprobe_env() if mode == "msprobe" else dict(os.environ)
+        if device == "cpu" and clock == "cpu":
+            # Idle OpenMP workers spin by default, and process CPU time counts the spinning as
+            # work: the mid block's undumped step measured 188 ms in one round and 260 ms in
+            # another minutes later, slower than dumped steps beside it. Passive workers sleep,
+            # so the clock counts the work each run does; every run (undumped, numprobe,
+            # msprobe) is measured so.
+            env["OMP_WAIT_POLICY"] = "PASSIVE"
         out = subprocess.run(args, check=True, capture_output=True, text=True,
-                             env=msprobe_env() if mode == "msprobe" else None).stdout
+                             env=env).stdout
         result = json.loads(out.strip().splitlines()[-1])
         # Tensor bytes: the files layout's .pt files, the packed layout's container data; stored
         # (each file once) and named (each name, as a reader sees them).
@@ -483,30 +492,45 @@ def cuda_table(folder):
 
 
 def statistics_rows():
-    """Statistics (and md5) slowdowns at L1 and mix, process CPU time, medians of 3, on the
-    mid-size block and on the small-op one (the issue's two models), with msprobe's on the same
-    block and config where it is importable, and numprobe's overhead (slowdown - 1) as a share of
-    msprobe's (goal <= 1/3)."""
+    """Statistics (and md5) slowdowns at L1 and mix, process CPU time, on the mid-size block and
+    on the small-op one (the issue's two models), with msprobe's on the same block and config
+    where it is importable, and numprobe's overhead (slowdown - 1) as a share of msprobe's (goal
+    <= 1/3). Each row runs three rounds back to back, the undumped loop, then numprobe's, then
+    msprobe's, and takes the medians of the rounds' slowdowns and shares, as tensor_mode pairs
+    its runs: an undumped step measured once per block drifted with the host (it once came out
+    slower than the dumped steps after it, a slowdown below 1)."""
     msprobe = msprobe_available()
     for model in ("mid", "small"):
-        base = median_of_3(lambda: run("off", model=model))[0]
-        print(f"capture_bench: {model} block: undumped step {base * 1e3:.2f} ms (median of 3)")
         for level in ("L1", "mix"):
             for summary in ("statistics", "md5"):
                 config = {"task": "statistics", "level": level}
                 if summary == "md5":
                     config["statistics"] = {"summary_mode": "md5"}
-                t = median_of_3(lambda: run("on", config, model=model))[0]
-                line = (f"capture_bench: {model} block {summary} {level}: step {t * 1e3:.2f} ms, "
-                        f"slowdown {t / base:.2f}x")
-                if msprobe:
-                    try:
-                        theirs = median_of_3(lambda: run("msprobe", config, model=model))[0]
-                        share = (t - base) / (theirs - base) if theirs > base else float("nan")
-                        line += (f", msprobe {theirs / base:.2f}x: numprobe's overhead is "
-                                 f"{share:.2f} of msprobe's (goal <= 0.33)")
-                    except subprocess.CalledProcessError as e:
-                        line += ", msprobe " + failure(e)
+                rounds, why_not = [], None
+                for _ in range(3):
+                    base = run("off", model=model)[0]
+                    ours = run("on", config, model=model)[0]
+                    theirs = None
+                    if msprobe and why_not is None:
+                        try:
+                            theirs = run("msprobe", config, model=model)[0]
+                        except subprocess.CalledProcessError as e:
+                            why_not = failure(e)
+                    rounds.append((base, ours, theirs))
+                base = statistics.median(b for b, _, _ in rounds)
+                t = statistics.median(o for _, o, _ in rounds)
+                slowdown = statistics.median(o / b for b, o, _ in rounds)
+                line = (f"capture_bench: {model} block {summary} {level}: undumped step "
+                        f"{base * 1e3:.2f} ms, step {t * 1e3:.2f} ms, slowdown {slowdown:.2f}x")
+                if why_not is not None:
+                    line += ", msprobe " + why_not
+                elif msprobe:
+                    theirs = statistics.median(m / b for b, _, m in rounds)
+                    # A round where msprobe added nothing has no share (noise): left out.
+                    shares = [(o - b) / (m - b) for b, o, m in rounds if m > b]
+                    share = statistics.median(shares) if shares else float("nan")
+                    line += (f", msprobe {theirs:.2f}x: numprobe's overhead is {share:.2f} of "
+                             f"msprobe's (goal <= 0.33; medians of 3 rounds)")
                 else:
                     line += ", msprobe not installed"
                 print(line)
