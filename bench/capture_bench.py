@@ -387,37 +387,42 @@ def failure(error):
     return "failed: " + (lines[-1].strip() if lines else f"exit {error.returncode}")
 
 
-def msprobe_cell(measure, base):
-    """msprobe's slowdown, or why its run failed."""
-    try:
-        return f"{measure() / base:.2f}x"
-    except subprocess.CalledProcessError as e:
-        return failure(e)
-
-
 def mode_table(folder):
     """Slowdown per mode (statistics, md5, tensor) and level (L1, mix), numprobe and msprobe on
     the same block and config: process CPU time for statistics and md5, wall time for tensor
-    (which mostly waits for the disk), medians of 3."""
+    (which mostly waits for the disk). Each cell runs three rounds back to back (the undumped
+    loop, numprobe's, msprobe's) and gives the medians of the rounds' slowdowns, as
+    statistics_rows does (one base per mode, measured minutes before, drifted with the host)."""
     msprobe = msprobe_available()
     print("capture_bench: | mode | level | numprobe slowdown | msprobe slowdown |")
     print("capture_bench: |---|---|---|---|")
     for mode, clock in (("statistics", "cpu"), ("md5", "cpu"), ("tensor", "wall")):
-        base = median_of_3(lambda: run("off", clock=clock, folder=folder))[0]
-        # A tensor cell's three dumps are deleted together after it (kept_dumps), both tools'.
+        # A tensor cell's dumps are deleted together after it (kept_dumps), both tools'.
         cell = kept_dumps if mode == "tensor" else contextlib.nullcontext
         for level in ("L1", "mix"):
             config = {"task": "tensor" if mode == "tensor" else "statistics", "level": level}
             if mode == "md5":
                 config["statistics"] = {"summary_mode": "md5"}
+            rounds, why_not = [], None
             with cell():
-                ours = median_of_3(lambda: run("on", config, clock=clock, folder=folder))[0]
-            theirs = "not installed"
-            if msprobe:
-                with cell():
-                    theirs = msprobe_cell(lambda: median_of_3(
-                        lambda: run("msprobe", config, clock=clock, folder=folder))[0], base)
-            print(f"capture_bench: | {mode} | {level} | {ours / base:.2f}x | {theirs} |")
+                for _ in range(3):
+                    base = run("off", clock=clock, folder=folder)[0]
+                    ours = run("on", config, clock=clock, folder=folder)[0]
+                    theirs = None
+                    if msprobe and why_not is None:
+                        try:
+                            theirs = run("msprobe", config, clock=clock, folder=folder)[0]
+                        except subprocess.CalledProcessError as e:
+                            why_not = failure(e)
+                    rounds.append((base, ours, theirs))
+            ours = statistics.median(o / b for b, o, _ in rounds)
+            if why_not is not None:
+                theirs = why_not
+            elif msprobe:
+                theirs = f"{statistics.median(m / b for b, _, m in rounds):.2f}x"
+            else:
+                theirs = "not installed"
+            print(f"capture_bench: | {mode} | {level} | {ours:.2f}x | {theirs} |")
 
 
 def main():
