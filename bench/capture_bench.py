@@ -387,6 +387,25 @@ def failure(error):
     return "failed: " + (lines[-1].strip() if lines else f"exit {error.returncode}")
 
 
+def paired_rounds(config, msprobe, **where):
+    """Three rounds run back to back, each the undumped loop, numprobe's and msprobe's (where it
+    is importable) with `config`: ([(base, ours, theirs)], why msprobe failed or None). `where`
+    goes to run() (clock, folder, model). Ratios are taken within a round, since the host's speed
+    drifts within minutes."""
+    rounds, why_not = [], None
+    for _ in range(3):
+        base = run("off", **where)[0]
+        ours = run("on", config, **where)[0]
+        theirs = None
+        if msprobe and why_not is None:
+            try:
+                theirs = run("msprobe", config, **where)[0]
+            except subprocess.CalledProcessError as e:
+                why_not = failure(e)
+        rounds.append((base, ours, theirs))
+    return rounds, why_not
+
+
 def mode_table(folder):
     """Slowdown per mode (statistics, md5, tensor) and level (L1, mix), numprobe and msprobe on
     the same block and config: process CPU time for statistics and md5, wall time for tensor
@@ -403,18 +422,8 @@ def mode_table(folder):
             config = {"task": "tensor" if mode == "tensor" else "statistics", "level": level}
             if mode == "md5":
                 config["statistics"] = {"summary_mode": "md5"}
-            rounds, why_not = [], None
             with cell():
-                for _ in range(3):
-                    base = run("off", clock=clock, folder=folder)[0]
-                    ours = run("on", config, clock=clock, folder=folder)[0]
-                    theirs = None
-                    if msprobe and why_not is None:
-                        try:
-                            theirs = run("msprobe", config, clock=clock, folder=folder)[0]
-                        except subprocess.CalledProcessError as e:
-                            why_not = failure(e)
-                    rounds.append((base, ours, theirs))
+                rounds, why_not = paired_rounds(config, msprobe, clock=clock, folder=folder)
             ours = statistics.median(o / b for b, o, _ in rounds)
             if why_not is not None:
                 theirs = why_not
@@ -511,17 +520,7 @@ def statistics_rows():
                 config = {"task": "statistics", "level": level}
                 if summary == "md5":
                     config["statistics"] = {"summary_mode": "md5"}
-                rounds, why_not = [], None
-                for _ in range(3):
-                    base = run("off", model=model)[0]
-                    ours = run("on", config, model=model)[0]
-                    theirs = None
-                    if msprobe and why_not is None:
-                        try:
-                            theirs = run("msprobe", config, model=model)[0]
-                        except subprocess.CalledProcessError as e:
-                            why_not = failure(e)
-                    rounds.append((base, ours, theirs))
+                rounds, why_not = paired_rounds(config, msprobe, model=model)
                 base = statistics.median(b for b, _, _ in rounds)
                 t = statistics.median(o for _, o, _ in rounds)
                 slowdown = statistics.median(o / b for b, o, _ in rounds)
