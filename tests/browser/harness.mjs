@@ -343,6 +343,28 @@ export async function checkEveryViewLayout(page, base, prefix, routes = null) {
   assert.deepEqual(page.jsErrors, []);
 }
 
+// Leaving a view while its charts are still painting: zrender paints a heatmap's cells in
+// slices of 15 ms, one slice per animation frame, and a chart disposed between two slices must
+// not throw when the next frame comes (CI's browser.demo once failed on "reading 'layerStack'"
+// on a slow machine). Here the page's Date.now() moves 16 ms at every call, so that every slice
+// is one cell and every heatmap spans frames whatever the machine; each view is left as soon as
+// it is ready, before its charts have finished.
+export async function checkLeavingViewsMidPaint(browser, base, routes = null) {
+  const page = await newPage(browser);
+  await page.addInitScript(() => {
+    let now = Date.now();
+    Date.now = () => (now += 16);
+  });
+  const list = routes || (await everyRoute(page, base));
+  for (let round = 0; round < 2; ++round) {
+    for (const [, route] of list) await open(page, `${base}${route}`);
+  }
+  // The frames a disposed chart had pending run now.
+  await page.waitForTimeout(1000);
+  assert.deepEqual(page.jsErrors, []);
+  await page.close();
+}
+
 // Rows by result: the counts are written on the bars, and a handful of failing rows among many
 // passes draws a bar that can be seen (a logarithmic scale: at least a tenth of the passes' bar).
 const BAR_COLORS = { error: '#d64545', warning: '#e0a100', unmatched: '#8a7fb8', pass: '#2e9d5b' };

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, test } from 'node:test';
-import { BIN, EXPECT_OP, checkCountsChart, checkEveryViewLayout, checkMainViews, checkTrendViews, checkTreeGraph, launch, newPage, open, prepareData, ready, shot } from './harness.mjs';
+import { BIN, EXPECT_OP, checkCountsChart, checkEveryViewLayout, checkLeavingViewsMidPaint, checkMainViews, checkTrendViews, checkTreeGraph, launch, newPage, open, prepareData, ready, shot } from './harness.mjs';
 
 let browser;
 let data;
@@ -59,6 +59,16 @@ test('report from disk: every view at 1280x800 and 1920x1080, nothing clipped or
   await checkEveryViewLayout(page, multi, 'report-layout-multi', [
     ['overview', '#/overview?run=0'],
     ['trends', '#/trends?run=0&column=NPU%20max&heat=NPU%20max'],
+  ]);
+});
+
+test('report from disk: leaving a view while its charts paint throws nothing', async () => {
+  const url = report(data.single, 'report-mid-paint.html');
+  await checkLeavingViewsMidPaint(browser, url);
+  const multi = report(data.multi, 'report-mid-paint-multi.html');
+  await checkLeavingViewsMidPaint(browser, multi, [
+    ['trends', '#/trends?run=0&column=NPU%20max&heat=NPU%20max'],
+    ['overview', '#/overview?run=0'],
   ]);
 });
 

@@ -41,10 +41,20 @@ export function chart(container, option, { renderer = 'canvas' } = {}) {
   return instance;
 }
 
+// Disposes one chart. zrender 6 paints a heatmap's cells in slices of 15 ms, one per animation
+// frame, and its pending frame reads the painter that dispose() has already freed ("Cannot read
+// properties of null (reading 'layerStack')" on a slow machine). clear() repaints synchronously
+// with nothing to draw, which supersedes the pending frame, so the frame returns untouched.
+export function disposeChart(instance) {
+  if (!instance || instance.isDisposed()) return;
+  live.delete(instance);
+  instance.clear();
+  instance.dispose();
+}
+
 // Disposes every chart (called before a view is replaced).
 export function disposeCharts() {
-  for (const instance of live) instance.dispose();
-  live.clear();
+  for (const instance of [...live]) disposeChart(instance);
 }
 
 window.addEventListener('resize', () => {

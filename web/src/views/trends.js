@@ -1,6 +1,6 @@
 // Trends: one row's metric or statistic across steps (runs that differ only by step), and a
 // rank x op heatmap of a metric for the ranks of one step (each op's worst value over its rows).
-import { chart } from '../charts.js';
+import { chart, disposeChart } from '../charts.js';
 import { go, replaceParams } from '../router.js';
 import { el, formatNumber, html, shortName } from '../util.js';
 
@@ -37,7 +37,7 @@ export async function render({ backend, info, params, root, run }) {
     state.name = nameInput.value.trim();
     state.column = columnSelect.value;
     sync();
-    if (trendChart) trendChart.dispose();
+    disposeChart(trendChart);
     trendChart = null;
     if (!state.name || !state.column) {
       trendNote.textContent = 'Give a row name and a column.';
@@ -71,7 +71,7 @@ export async function render({ backend, info, params, root, run }) {
   async function drawHeat() {
     state.heat = heatSelect.value;
     sync();
-    if (heatChart) heatChart.dispose();
+    disposeChart(heatChart);
     heatChart = null;
     if (!state.heat) return;
     const h = await backend.heatmap(run, state.heat, 200);
