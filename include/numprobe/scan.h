@@ -170,43 +170,10 @@ struct TargetFit {
   double headroom_log2 = 0;  // log2(max_finite / max|x|); negative = overflow; NaN if max|x| = 0
 };
 
-// Each target at most once: the headroom targets are few (kHeadroomTargetNames).
-inline constexpr size_t kMaxHeadroomTargets = std::size(kHeadroomTargetNames);
-
-// A row's fits, parallel to ScanOptions::targets, held in the row itself: a large scan has
-// millions of rows, and a heap array for each was a tenth of its time (the allocations and the
-// first touch of their memory).
-class TargetFits {
- public:
-  size_t size() const { return size_; }
-  bool empty() const { return size_ == 0; }
-  const TargetFit& operator[](size_t i) const { return fits_[i]; }
-  TargetFit& operator[](size_t i) { return fits_[i]; }
-  const TargetFit* begin() const { return fits_.data(); }
-  const TargetFit* end() const { return fits_.data() + size_; }
-  TargetFit* begin() { return fits_.data(); }
-  TargetFit* end() { return fits_.data() + size_; }
-  // False, and nothing changed, past kMaxHeadroomTargets fits.
-  [[nodiscard]] bool push_back(const TargetFit& fit) {
-    if (size_ == fits_.size()) return false;
-    fits_[size_++] = fit;
-    return true;
-  }
-  [[nodiscard]] bool resize(size_t n) {
-    if (n > fits_.size()) return false;
-    for (size_t i = size_; i < n; ++i) fits_[i] = TargetFit{};
-    size_ = static_cast<uint8_t>(n);
-    return true;
-  }
-
- private:
-  std::array<TargetFit, kMaxHeadroomTargets> fits_{};
-  uint8_t size_ = 0;
-};
-
 // A tensor's headroom. A large dump has millions of them: the texts are views into the
 // ScanReport's headroom_texts (valid as long as the report, or a copy of it, lives), not strings
-// of their own.
+// of their own, and its fit to each target is derived when asked (FitOf below), not stored: up
+// to six fits made a row 240 bytes instead of 136, a fifth of a large scan's memory.
 struct HeadroomRow {
   std::string_view scope;
   int64_t step = -1;
@@ -220,8 +187,12 @@ struct HeadroomRow {
   bool nonfinite = false;  // already NaN/Inf: no verdict
   double max_abs = 0;
   double min_nonzero_abs = 0;  // NaN when unknown
-  TargetFits fits;             // parallel to ScanOptions::targets
 };
+
+// How the row's tensor fits `target` (one of ScanOptions::targets, or any 16- or 8-bit float
+// type): a pure function of max_abs and min_nonzero_abs. A nonfinite row has no verdict; its
+// fit says nothing.
+TargetFit FitOf(const HeadroomRow& row, DType target);
 
 struct LayerHeadroom {
   std::string layer;

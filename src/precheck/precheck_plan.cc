@@ -308,9 +308,9 @@ void AddRangeFindings(const ScanReport& scan, DType target, const PlanSettings& 
   const FloatRange range = RangeOf(target);
   const bool scaling = settings.loss_scaling.value_or(false);
   for (const HeadroomRow& row : scan.headroom) {
-    if (row.nonfinite || row.fits.empty()) continue;
+    if (row.nonfinite) continue;
     ++*tensors;
-    const TargetFit& fit = row.fits[0];
+    const TargetFit fit = FitOf(row, target);
     const bool grad = IsGradient(row.op_name);
     PlanFinding f;
     f.op = row.op_name;

@@ -251,11 +251,6 @@ void RankScanner::AddHeadroom(const RankScan& rank, const DumpEntry& entry, cons
   row.nonfinite = t.nonfinite;
   row.max_abs = t.max_abs;
   row.min_nonzero_abs = t.min_nonzero_abs;
-  if (!t.nonfinite) {
-    for (DType target : options_.targets) {  // ValidateOptions: they fit
-      (void)row.fits.push_back(detail::FitOf(target, t.max_abs, t.min_nonzero_abs));
-    }
-  }
   out_->headroom.push_back(row);
 }
 

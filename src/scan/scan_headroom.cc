@@ -57,8 +57,8 @@ std::vector<HeadroomSummary> SummarizeHeadroom(const std::vector<HeadroomRow>& r
       }
     };
     for (const HeadroomRow& row : rows) {
-      if (row.nonfinite || t >= row.fits.size()) continue;
-      const TargetFit& fit = row.fits[t];
+      if (row.nonfinite) continue;
+      const TargetFit fit = FitOf(s.target, row.max_abs, row.min_nonzero_abs);
       ++s.tensors;
       if (!fit.min_known) ++s.min_unknown;
       if (fit.overflow) {
@@ -76,3 +76,11 @@ std::vector<HeadroomSummary> SummarizeHeadroom(const std::vector<HeadroomRow>& r
 }
 
 }  // namespace numprobe::detail
+
+namespace numprobe {
+
+TargetFit FitOf(const HeadroomRow& row, DType target) {
+  return detail::FitOf(target, row.max_abs, row.min_nonzero_abs);
+}
+
+}  // namespace numprobe

@@ -18,8 +18,9 @@
 namespace numprobe::detail {
 namespace {
 
-// Format version: the first bytes of every encoded RankScan.
-constexpr uint64_t kMagic = 0x316e61637370'6e4eULL;  // "NnpscAn1"
+// Format version: the first bytes of every encoded RankScan. Version 2: a headroom row carries no
+// fits (FitOf derives them).
+constexpr uint64_t kMagic = 0x326e61637370'6e4eULL;  // "NnpscAn2"
 
 class Writer : public ByteWriter {
  public:
@@ -81,14 +82,6 @@ class Writer : public ByteWriter {
     Bool(r.nonfinite);
     F64(r.max_abs);
     F64(r.min_nonzero_abs);
-    U64(r.fits.size());
-    for (const TargetFit& f : r.fits) {
-      Bool(f.overflow);
-      Bool(f.underflow);
-      Bool(f.subnormal);
-      Bool(f.min_known);
-      F64(f.headroom_log2);
-    }
   }
   void Comm(const CommNode& n) {
     I64(n.rank_slot);
@@ -179,14 +172,6 @@ class Reader : public ByteReader {
     r.nonfinite = Bool();
     r.max_abs = F64();
     r.min_nonzero_abs = F64();
-    if (!r.fits.resize(Count(12))) Fail();
-    for (TargetFit& f : r.fits) {
-      f.overflow = Bool();
-      f.underflow = Bool();
-      f.subnormal = Bool();
-      f.min_known = Bool();
-      f.headroom_log2 = F64();
-    }
     return r;
   }
   CommNode Comm() {
@@ -303,7 +288,7 @@ Result<RankScan> DecodeRankScan(std::string_view bytes) {
     r.param_order.push_back(std::move(key));
   }
   if (!in.ok() || !in.at_end()) return Status::Corrupt("a truncated or malformed rank scan");
-  const int64_t warnings = static_cast<int64_t>(r.warnings.size());
+  const auto warnings = static_cast<int64_t>(r.warnings.size());
   if (r.range_warning_at < -1 || r.range_warning_at > warnings) {
     return Status::Corrupt("a malformed rank scan: warning position out of range");
   }

@@ -180,9 +180,10 @@ void WriteHeadroomRow(JsonWriter& w, const HeadroomRow& r, const std::vector<DTy
   PutOpt(w, "min_nonzero_abs", !std::isnan(r.min_nonzero_abs), r.min_nonzero_abs);
   w.Key("fits");
   w.StartObject();
-  for (size_t t = 0; t < targets.size() && t < r.fits.size(); ++t) {
-    const TargetFit& f = r.fits[t];
-    const std::string_view name = HeadroomTargetName(targets[t]);
+  for (DType target : targets) {
+    if (r.nonfinite) break;
+    const TargetFit f = FitOf(r, target);
+    const std::string_view name = HeadroomTargetName(target);
     w.Key(name);
     w.StartObject();
     PutStr(w, "status", Status4(f));
@@ -292,8 +293,12 @@ std::string ScanJson(const ScanReport& r) {
   w.Key("flagged");
   w.StartArray();
   for (const auto& row : r.headroom) {
-    const bool flagged = std::any_of(row.fits.begin(), row.fits.end(),
-                                     [](const TargetFit& f) { return f.overflow || f.underflow; });
+    const bool flagged =
+        !row.nonfinite &&
+        std::any_of(r.options.targets.begin(), r.options.targets.end(), [&row](DType target) {
+          const TargetFit f = FitOf(row, target);
+          return f.overflow || f.underflow;
+        });
     if (flagged) WriteHeadroomRow(w, row, r.options.targets);
   }
   w.EndArray();
@@ -397,14 +402,15 @@ Status WriteHeadroomCsv(const ScanReport& r, const fs::path& path) {
       text(row.exact ? "True" : "False");
       number(!row.nonfinite, row.max_abs);
       number(!std::isnan(row.min_nonzero_abs), row.min_nonzero_abs);
-      for (size_t t = 0; t < r.options.targets.size(); ++t) {
-        if (row.nonfinite || t >= row.fits.size()) {
+      for (DType target : r.options.targets) {
+        if (row.nonfinite) {
           text("nonfinite");
           text("");
           continue;
         }
-        text(Status4(row.fits[t]));
-        number(!std::isnan(row.fits[t].headroom_log2), row.fits[t].headroom_log2);
+        const TargetFit fit = FitOf(row, target);
+        text(Status4(fit));
+        number(!std::isnan(fit.headroom_log2), fit.headroom_log2);
       }
       out->back() = '\n';
     }

@@ -165,7 +165,7 @@ TEST(RankScanCodec, ExactAndStrict) {
   r.comm_anomalies.emplace_back(0, node);
   r.params["Module.fc.Linear.weight"] =
       ParamSnapshot{"Module.fc.Linear.forward.0", t, "abc", false};
-  r.param_order.push_back("Module.fc.Linear.weight");
+  r.param_order.emplace_back("Module.fc.Linear.weight");
 
   const std::string bytes = EncodeRankScan(r);
   auto back = DecodeRankScan(bytes);
@@ -188,49 +188,47 @@ TEST(RankScanCodec, ExactAndStrict) {
   EXPECT_EQ(DecodeRankScan(huge).error().code(), ErrorCode::kCorrupt);
 }
 
-TEST(TargetFitsTest, HoldsEveryTargetAndNoMore) {
-  TargetFits fits;
-  EXPECT_TRUE(fits.empty());
-  for (size_t i = 0; i < kMaxHeadroomTargets; ++i) {
-    TargetFit f;
-    f.headroom_log2 = static_cast<double>(i);
-    ASSERT_TRUE(fits.push_back(f));
+// A row's fit to a target is derived from its magnitudes, the same as scan's own FitOf, and a
+// decoded row (no fits on the wire) gives the same fits as the row that was encoded.
+TEST(RankScanCodec, DecodedHeadroomRowsGiveTheSameFits) {
+  RankScan r;
+  for (const auto& [max_abs, min_nz] : {std::pair{7e4, 1.0}, std::pair{1.0, 1e-9},
+                                        std::pair{300.0, std::nan("")}, std::pair{0.0, 0.0}}) {
+    HeadroomRow row;
+    row.max_abs = max_abs;
+    row.min_nonzero_abs = min_nz;
+    r.headroom.push_back(row);
   }
-  TargetFit extra;
-  extra.overflow = true;
-  EXPECT_FALSE(fits.push_back(extra));
-  ASSERT_EQ(fits.size(), kMaxHeadroomTargets);
-  EXPECT_EQ(fits[kMaxHeadroomTargets - 1].headroom_log2,
-            static_cast<double>(kMaxHeadroomTargets - 1));
-  EXPECT_TRUE(
-      std::none_of(fits.begin(), fits.end(), [](const TargetFit& f) { return f.overflow; }));
-  EXPECT_FALSE(fits.resize(kMaxHeadroomTargets + 1));
-  EXPECT_EQ(fits.size(), kMaxHeadroomTargets);
-  ASSERT_TRUE(fits.resize(1));
-  ASSERT_TRUE(fits.resize(2));  // a regrown fit starts fresh
-  EXPECT_EQ(fits[1].headroom_log2, 0.0);
+  auto decoded = DecodeRankScan(EncodeRankScan(r));
+  ASSERT_TRUE(decoded.ok()) << decoded.error().ToString();
+  ASSERT_EQ(decoded->headroom.size(), r.headroom.size());
+  for (size_t i = 0; i < r.headroom.size(); ++i) {
+    for (DType target : kDefaultHeadroomTargets) {
+      const TargetFit want = FitOf(target, r.headroom[i].max_abs, r.headroom[i].min_nonzero_abs);
+      const TargetFit got = FitOf(decoded->headroom[i], target);
+      EXPECT_EQ(got.overflow, want.overflow) << i;
+      EXPECT_EQ(got.underflow, want.underflow) << i;
+      EXPECT_EQ(got.subnormal, want.subnormal) << i;
+      EXPECT_EQ(got.min_known, want.min_known) << i;
+      EXPECT_EQ(std::isnan(got.headroom_log2), std::isnan(want.headroom_log2)) << i;
+      if (!std::isnan(want.headroom_log2)) {
+        EXPECT_EQ(got.headroom_log2, want.headroom_log2) << i;
+      }
+    }
+  }
+  EXPECT_TRUE(FitOf(decoded->headroom[0], DType::kF16).overflow);                   // 7e4 > 65504
+  EXPECT_TRUE(FitOf(decoded->headroom[1], DType::kF16).underflow);                  // 1e-9 < 2^-25
+  EXPECT_FALSE(FitOf(decoded->headroom[2], DType::kF16).min_known);                 // NaN: unknown
+  EXPECT_TRUE(std::isnan(FitOf(decoded->headroom[3], DType::kF16).headroom_log2));  // all zero
 }
 
-// A decoded headroom row with more fits than there are targets is refused, not truncated.
-TEST(RankScanCodec, RefusesMoreFitsThanTargets) {
-  RankScan r;
-  HeadroomRow row;
-  row.min_nonzero_abs = 1234.5;  // marks where the fits' count follows
-  for (size_t i = 0; i < kMaxHeadroomTargets; ++i) ASSERT_TRUE(row.fits.push_back(TargetFit{}));
-  r.headroom.push_back(row);
-  row.min_nonzero_abs = 1.0;
-  r.headroom.push_back(row);  // bytes enough after the first row for one more fit
-  const std::string bytes = EncodeRankScan(r);
+// An encoding of the previous version (headroom rows with fits) is refused, not misread.
+TEST(RankScanCodec, RefusesThePreviousVersion) {
+  std::string bytes = EncodeRankScan(RankScan{});
   ASSERT_TRUE(DecodeRankScan(bytes).ok());
-  const auto marker = std::bit_cast<std::array<char, 8>>(row.min_nonzero_abs);
-  const size_t at = bytes.find(std::string_view(marker.data(), marker.size()));
-  ASSERT_NE(at, std::string::npos);
-  // One more fit, well formed (4 flags and a double), after the row's fits, and the count to match.
-  std::string more = bytes;
-  more[at + 8] = static_cast<char>(kMaxHeadroomTargets + 1);  // the count's low byte
-  const size_t fits_end = at + 16 + kMaxHeadroomTargets * 12;
-  more.insert(fits_end, std::string(12, '\0'));
-  EXPECT_EQ(DecodeRankScan(more).error().code(), ErrorCode::kCorrupt);
+  ASSERT_EQ(bytes[7], '2');
+  bytes[7] = '1';
+  EXPECT_EQ(DecodeRankScan(bytes).error().code(), ErrorCode::kCorrupt);
 }
 
 }  // namespace
