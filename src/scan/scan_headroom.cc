@@ -12,20 +12,26 @@
 
 namespace numprobe::detail {
 
-TargetFit FitOf(DType target, double max_abs, double min_nonzero_abs) {
+TargetFit VerdictsOf(DType target, double max_abs, double min_nonzero_abs) {
   TargetFit fit;
-  const FloatRange range = RangeOf(target);
-  if (max_abs > 0) {
-    fit.overflow = !std::isfinite(RoundToDType(target, max_abs));
-    fit.headroom_log2 = std::log2(range.max_finite / max_abs);
-  } else {
-    fit.headroom_log2 = std::numeric_limits<double>::quiet_NaN();
-  }
+  fit.headroom_log2 = std::numeric_limits<double>::quiet_NaN();
+  if (max_abs > 0) fit.overflow = !std::isfinite(RoundToDType(target, max_abs));
   fit.min_known = !std::isnan(min_nonzero_abs);
   if (fit.min_known && std::isfinite(min_nonzero_abs) && min_nonzero_abs > 0) {
     fit.underflow = RoundToDType(target, min_nonzero_abs) == 0.0;
-    fit.subnormal = !fit.underflow && min_nonzero_abs < range.min_normal;
+    fit.subnormal = !fit.underflow && min_nonzero_abs < RangeOf(target).min_normal;
   }
+  return fit;
+}
+
+double HeadroomLog2(DType target, double max_abs) {
+  if (!(max_abs > 0)) return std::numeric_limits<double>::quiet_NaN();
+  return std::log2(RangeOf(target).max_finite / max_abs);
+}
+
+TargetFit FitOf(DType target, double max_abs, double min_nonzero_abs) {
+  TargetFit fit = VerdictsOf(target, max_abs, min_nonzero_abs);
+  fit.headroom_log2 = HeadroomLog2(target, max_abs);
   return fit;
 }
 
@@ -58,7 +64,8 @@ std::vector<HeadroomSummary> SummarizeHeadroom(const std::vector<HeadroomRow>& r
     };
     for (const HeadroomRow& row : rows) {
       if (row.nonfinite) continue;
-      const TargetFit fit = FitOf(s.target, row.max_abs, row.min_nonzero_abs);
+      TargetFit fit = VerdictsOf(s.target, row.max_abs, row.min_nonzero_abs);
+      if (fit.overflow || fit.underflow) fit.headroom_log2 = HeadroomLog2(s.target, row.max_abs);
       ++s.tensors;
       if (!fit.min_known) ++s.min_unknown;
       if (fit.overflow) {

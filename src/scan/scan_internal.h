@@ -125,6 +125,11 @@ void OrderCommNodes(const std::vector<int64_t>& rank_numbers,
 // ---- headroom (scan_headroom.cc) ----
 
 TargetFit FitOf(DType target, double max_abs, double min_nonzero_abs);
+// FitOf without headroom_log2 (left NaN): the verdicts that the summary and the JSON's flagged
+// rows test on every row of a large scan, where a log2 per row and target was a twentieth of it.
+TargetFit VerdictsOf(DType target, double max_abs, double min_nonzero_abs);
+// FitOf's headroom_log2: log2(max_finite / max_abs); NaN when max_abs is 0.
+double HeadroomLog2(DType target, double max_abs);
 std::vector<HeadroomSummary> SummarizeHeadroom(const std::vector<HeadroomRow>& rows,
                                                const std::vector<DType>& targets);
 

@@ -296,7 +296,7 @@ std::string ScanJson(const ScanReport& r) {
     const bool flagged =
         !row.nonfinite &&
         std::any_of(r.options.targets.begin(), r.options.targets.end(), [&row](DType target) {
-          const TargetFit f = FitOf(row, target);
+          const TargetFit f = detail::VerdictsOf(target, row.max_abs, row.min_nonzero_abs);
           return f.overflow || f.underflow;
         });
     if (flagged) WriteHeadroomRow(w, row, r.options.targets);
