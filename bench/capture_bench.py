@@ -198,7 +198,13 @@ def run_folder(folder):
         yield tmp
 
 
-def run(mode, config=None, device="cpu", clock="cpu", folder=None, model="mid"):
+# glibc's malloc with its thresholds fixed (statistics_rows says why): blocks below 4 MiB come
+# from the heap, and up to 64 MiB of freed heap stays mapped.
+FIXED_MALLOC = "glibc.malloc.mmap_threshold=4194304:glibc.malloc.trim_threshold=67108864"
+
+
+def run(mode, config=None, device="cpu", clock="cpu", folder=None, model="mid",
+        fixed_malloc=False):
     with run_folder(folder) as tmp:
         args = [sys.executable, "-c", BODY, mode]
         config = dict(config or {}, dump_path=os.path.join(tmp, "dump"))
@@ -214,6 +220,8 @@ def run(mode, config=None, device="cpu", clock="cpu", folder=None, model="mid"):
             # so the clock counts the work each run does; every run (undumped, numprobe,
             # msprobe) is measured so.
             env["OMP_WAIT_POLICY"] = "PASSIVE"
+        if fixed_malloc:
+            env["GLIBC_TUNABLES"] = FIXED_MALLOC
         out = subprocess.run(args, check=True, capture_output=True, text=True,
                              env=env).stdout
         result = json.loads(out.strip().splitlines()[-1])
@@ -390,7 +398,7 @@ def failure(error):
 def paired_rounds(config, msprobe, **where):
     """Three rounds run back to back, each the undumped loop, numprobe's and msprobe's (where it
     is importable) with `config`: ([(base, ours, theirs)], why msprobe failed or None). `where`
-    goes to run() (clock, folder, model). Ratios are taken within a round, since the host's speed
+    goes to run() (clock, folder, model, fixed_malloc). Ratios are taken within a round, since the host's speed
     drifts within minutes."""
     rounds, why_not = [], None
     for _ in range(3):
@@ -512,19 +520,31 @@ def statistics_rows():
     <= 1/3). Each row runs three rounds back to back, the undumped loop, then numprobe's, then
     msprobe's, and takes the medians of the rounds' slowdowns and shares, as tensor_mode pairs
     its runs: an undumped step measured once per block drifted with the host (it once came out
-    slower than the dumped steps after it, a slowdown below 1)."""
+    slower than the dumped steps after it, a slowdown below 1).
+
+    The mid block is measured twice: as a user runs it, and with glibc's malloc thresholds fixed
+    (FIXED_MALLOC, every kind of run alike). Its activations are 256 KiB to 1 MiB, above glibc's
+    initial mmap threshold, which glibc then raises and lowers its heap trimming with as blocks
+    are freed: which of a step's blocks are returned to the kernel, and faulted in again the next
+    step, depends on the order of every allocation in the process. Over 40 steps, undumped runs
+    took 61-71 thousand page faults; numprobe's statistics L1 runs 50, 100 and 109 thousand, and
+    their steps 123, 143 and 145 ms against 120-124 ms undumped. With the thresholds fixed, both
+    took 37-39 thousand and 113 and 120-121 ms. The second set of rows measures what each tool's
+    work costs, without the allocator's response to it."""
     msprobe = msprobe_available()
-    for model in ("mid", "small"):
+    for model, fixed_malloc in (("mid", False), ("mid", True), ("small", False)):
         for level in ("L1", "mix"):
             for summary in ("statistics", "md5"):
                 config = {"task": "statistics", "level": level}
                 if summary == "md5":
                     config["statistics"] = {"summary_mode": "md5"}
-                rounds, why_not = paired_rounds(config, msprobe, model=model)
+                rounds, why_not = paired_rounds(config, msprobe, model=model,
+                                                fixed_malloc=fixed_malloc)
                 base = statistics.median(b for b, _, _ in rounds)
                 t = statistics.median(o for _, o, _ in rounds)
                 slowdown = statistics.median(o / b for b, o, _ in rounds)
-                line = (f"capture_bench: {model} block {summary} {level}: undumped step "
+                block = f"{model} block{' (malloc thresholds fixed)' if fixed_malloc else ''}"
+                line = (f"capture_bench: {block} {summary} {level}: undumped step "
                         f"{base * 1e3:.2f} ms, step {t * 1e3:.2f} ms, slowdown {slowdown:.2f}x")
                 if why_not is not None:
                     line += ", msprobe " + why_not
