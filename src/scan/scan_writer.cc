@@ -181,7 +181,7 @@ void WriteHeadroomRow(JsonWriter& w, const HeadroomRow& r, const std::vector<DTy
   w.Key("fits");
   w.StartObject();
   for (DType target : targets) {
-    if (r.nonfinite) break;
+    if (r.nonfinite) break;  // no verdict (a flagged row never is)
     const TargetFit f = FitOf(r, target);
     const std::string_view name = HeadroomTargetName(target);
     w.Key(name);
