@@ -398,8 +398,8 @@ def failure(error):
 def paired_rounds(config, msprobe, **where):
     """Three rounds run back to back, each the undumped loop, numprobe's and msprobe's (where it
     is importable) with `config`: ([(base, ours, theirs)], why msprobe failed or None). `where`
-    goes to run() (clock, folder, model, fixed_malloc). Ratios are taken within a round, since the host's speed
-    drifts within minutes."""
+    goes to run() (clock, folder, model, fixed_malloc). Ratios are taken within a round, since
+    the host's speed drifts within minutes."""
     rounds, why_not = [], None
     for _ in range(3):
         base = run("off", **where)[0]
@@ -524,7 +524,7 @@ def statistics_rows():
 
     The mid block is measured twice: as a user runs it, and with glibc's malloc thresholds fixed
     (FIXED_MALLOC, every kind of run alike). Its activations are 256 KiB to 1 MiB, above glibc's
-    initial mmap threshold, which glibc then raises and lowers its heap trimming with as blocks
+    initial mmap threshold, which glibc raises, and its heap-trim threshold with it, as blocks
     are freed: which of a step's blocks are returned to the kernel, and faulted in again the next
     step, depends on the order of every allocation in the process. Over 40 steps, undumped runs
     took 61-71 thousand page faults; numprobe's statistics L1 runs 50, 100 and 109 thousand, and
