@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/huge_pages.h"
+
 namespace numprobe::detail {
 
 class NameIndex {
@@ -64,7 +66,12 @@ class NameIndex {
   static size_t Capacity(size_t n) { return std::bit_ceil(std::max<size_t>(16, n * 4 / 3 + 1)); }
 
   void Resize(size_t capacity) {
-    slots_.assign(capacity, Slot{});
+    // Reserved and advised before the slots are written: a million names' table is 16 MiB.
+    std::vector<Slot> slots;
+    slots.reserve(capacity);
+    AdviseHugePages(slots);
+    slots.assign(capacity, Slot{});
+    slots_ = std::move(slots);
     mask_ = capacity - 1;
   }
 

@@ -10,9 +10,12 @@
 #include <cstddef>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "core/huge_pages.h"
 
 namespace numprobe::detail {
 
@@ -49,8 +52,13 @@ class TextArena {
       used_ = 0;
     }
     if (current_ == blocks_.size()) {
-      const size_t size = std::max(block_bytes_, text.size());
-      blocks_.push_back({std::make_unique_for_overwrite<char[]>(size), size});
+      // Each new block twice the last, up to kLargestBlock: a large dump's names (hundreds of
+      // MB) come in blocks that huge pages can back (NewBlock), a small one's in one block.
+      const size_t grown =
+          blocks_.empty()
+              ? block_bytes_
+              : std::max(block_bytes_, std::min(kLargestBlock, blocks_.back().size * 2));
+      blocks_.push_back(NewBlock(std::max(grown, text.size())));
       used_ = 0;
     }
     char* at = blocks_[current_].bytes.get() + used_;
@@ -67,10 +75,28 @@ class TextArena {
   }
 
  private:
+  static constexpr size_t kHugePage = size_t{2} << 20;
+  static constexpr size_t kLargestBlock = size_t{8} << 20;
+
+  // Frees a block with the alignment NewBlock gave it.
+  struct FreeBlock {
+    std::align_val_t alignment;
+    void operator()(char* p) const { ::operator delete[](p, alignment); }
+  };
   struct Block {
-    std::unique_ptr<char[]> bytes;
+    std::unique_ptr<char[], FreeBlock> bytes;
     size_t size = 0;
   };
+
+  // A block of `size` bytes (not zeroed). One of a huge page or more is aligned to one and
+  // advised for them: on a VM where each 4 KiB fault traps to the hypervisor, a 1,000,000-entry
+  // dump's names took 20% of a scan's 4 KiB faults.
+  static Block NewBlock(size_t size) {
+    const std::align_val_t alignment{size >= kHugePage ? kHugePage : alignof(std::max_align_t)};
+    char* bytes = static_cast<char*>(::operator new[](size, alignment));
+    if (size >= kHugePage) AdviseHugePages(bytes, size);
+    return {std::unique_ptr<char[], FreeBlock>(bytes, FreeBlock{alignment}), size};
+  }
 
   size_t block_bytes_;
   std::vector<Block> blocks_;

@@ -431,6 +431,8 @@ Status RankScanner::Scan(const DumpLocation& location, int slot) {
     facts.Set(r, t);
   };
   std::vector<EntryFacts> ops;
+  ops.reserve(file.entries.size());  // one per entry at most: no copy of a large scan's ops
+  detail::AdviseHugePages(ops);
   std::unordered_set<std::string> seen_params;
   for (uint32_t e = 0; e < file.entries.size(); ++e) {
     const DumpEntry& entry = file.entries[e];
