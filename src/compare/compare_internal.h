@@ -13,6 +13,8 @@
 #include "numprobe/dump_layout.h"
 #include "numprobe/progress.h"
 
+#include "core/huge_pages.h"
+
 namespace numprobe::detail {
 
 struct LoadedMapping;
@@ -69,7 +71,8 @@ bool DtypesComparable(std::string_view a, std::string_view b);
 class RowKeys {
  public:
   RowKeys() = default;
-  explicit RowKeys(const DumpFile* file) : file_(file), ref_(file->rows.size(), kNone) {}
+  explicit RowKeys(const DumpFile* file)
+      : file_(file), ref_(AdvisedVector(file->rows.size(), kNone)) {}
 
   size_t size() const { return ref_.size(); }
   bool has(size_t r) const { return ref_[r] != kNone; }

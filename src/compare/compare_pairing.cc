@@ -250,7 +250,7 @@ class Pairing {
     }
     if (m_.api_mapping && !m_.api_args.empty()) ApplyUserApiMapping(tf, gf, m_, &t_keys);
 
-    std::vector<int64_t> partner(t_keys.size(), -1);
+    std::vector<int64_t> partner = AdvisedVector<int64_t>(t_keys.size(), -1);
     std::vector<bool> golden_taken(g_keys.size(), false);
     if (m_.fuzzy) {
       Fuzzy(t_keys, g_keys, golden_taken, &partner);
@@ -282,7 +282,7 @@ class Pairing {
       std::vector<uint32_t> first;  // of each key: its first golden row (what -dm joins on)
       std::vector<uint32_t> head;   // its first golden row not taken yet
       std::vector<uint32_t> tail;   // its last golden row
-      std::vector<uint32_t> next(g_keys.size(), kEnd);
+      std::vector<uint32_t> next = AdvisedVector<uint32_t>(g_keys.size(), kEnd);
       const auto key_of = [&](uint32_t id) { return g_keys[first[id]]; };
       for (uint32_t r = g_start; r < g_keys.size(); ++r) {
         if (!g_keys.has(r) || golden_taken[r]) continue;

@@ -66,12 +66,7 @@ class NameIndex {
   static size_t Capacity(size_t n) { return std::bit_ceil(std::max<size_t>(16, n * 4 / 3 + 1)); }
 
   void Resize(size_t capacity) {
-    // Reserved and advised before the slots are written: a million names' table is 16 MiB.
-    std::vector<Slot> slots;
-    slots.reserve(capacity);
-    AdviseHugePages(slots);
-    slots.assign(capacity, Slot{});
-    slots_ = std::move(slots);
+    slots_ = AdvisedVector(capacity, Slot{});  // a million names' table is 16 MiB
     mask_ = capacity - 1;
   }
 
