@@ -89,8 +89,8 @@ class TextArena {
   };
 
   // A block of `size` bytes (not zeroed). One of a huge page or more is aligned to one and
-  // advised for them: on a VM where each 4 KiB fault traps to the hypervisor, a 1,000,000-entry
-  // dump's names took 20% of a scan's 4 KiB faults.
+  // advised for them: on a VM where each 4 KiB fault traps to the hypervisor, the names of a
+  // 200,000-entry dump took a fifth of its scan's 4 KiB faults.
   static Block NewBlock(size_t size) {
     const std::align_val_t alignment{size >= kHugePage ? kHugePage : alignof(std::max_align_t)};
     char* bytes = static_cast<char*>(::operator new[](size, alignment));
