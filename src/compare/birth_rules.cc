@@ -154,8 +154,8 @@ class Analyzer {
         construct_(construct),
         target_flow_(tf_),
         golden_flow_(gf_) {
-    target_row_to_compare_.assign(tf_.rows.size(), -1);
-    golden_row_to_compare_.assign(gf_.rows.size(), -1);
+    target_row_to_compare_ = AdvisedVector<int64_t>(tf_.rows.size(), -1);
+    golden_row_to_compare_ = AdvisedVector<int64_t>(gf_.rows.size(), -1);
     for (size_t i = 0; i < table.rows.size(); ++i) {
       const CompareRow& r = table.rows[i];
       target_row_to_compare_[r.target] = static_cast<int64_t>(i);
