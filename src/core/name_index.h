@@ -43,14 +43,6 @@ class NameIndex {
     }
   }
 
-  // Makes room for `expected` names in all without growing again (one rehash now instead of one
-  // per doubling): for a reader that learns the table's final size partway through.
-  template <class NameOf>
-  void Reserve(size_t expected, const NameOf& name_of) {
-    const size_t capacity = Capacity(std::max(expected, size_));
-    if (capacity > slots_.size()) Rehash(capacity, name_of);
-  }
-
   // The id of `name`, or kNone.
   template <class NameOf>
   uint32_t Find(std::string_view name, const NameOf& name_of) const {
@@ -80,12 +72,7 @@ class NameIndex {
 
   template <class NameOf>
   void Grow(const NameOf& name_of) {
-    Rehash(slots_.size() * 2, name_of);
-  }
-
-  template <class NameOf>
-  void Rehash(size_t capacity, const NameOf& name_of) {
-    Resize(capacity);
+    Resize(slots_.size() * 2);
     for (uint32_t id = 0; id < size_; ++id) {
       const uint64_t h = Hash(name_of(id));
       size_t i = h & mask_;

@@ -600,8 +600,6 @@ class DumpFileBuilder {
         static_cast<size_t>(std::min(most, scale * static_cast<double>(file_.rows.size()))));
     file_.entries.reserve(
         static_cast<size_t>(std::min(most, scale * static_cast<double>(file_.entries.size()))));
-    entry_index_.Reserve(file_.entries.capacity(),
-                         [this](uint32_t e) { return file_.entries[e].name; });
     if (advise_huge_pages_) {
       detail::AdviseHugePages(file_.rows);
       detail::AdviseHugePages(file_.entries);

@@ -1,5 +1,5 @@
-// core/name_index: dense ids in first-insertion order, found again after the index grows or is
-// reserved partway, and names that share a hash tag told apart by their text.
+// core/name_index: dense ids in first-insertion order, found again after the index grows, and
+// names that share a hash tag told apart by their text.
 #include "core/name_index.h"
 
 #include <string>
@@ -33,25 +33,6 @@ TEST(NameIndex, IdsInInsertionOrderAcrossGrowth) {
   EXPECT_EQ(index.size(), 10000u);
   EXPECT_EQ(index.Find("Functional.op0.0.forward.input.1", name_of), NameIndex::kNone);
   EXPECT_EQ(index.Find("", name_of), NameIndex::kNone);
-}
-
-TEST(NameIndex, ReservingPartwayKeepsEveryIdFindable) {
-  std::vector<std::string> names;
-  NameIndex index;
-  const auto name_of = [&](uint32_t id) { return std::string_view{names[id]}; };
-  const auto insert = [&](int i) {
-    names.push_back("Torch.add." + std::to_string(i) + ".forward");
-    const auto [id, inserted] = index.Insert(names.back(), name_of);
-    ASSERT_TRUE(inserted);
-    ASSERT_EQ(id, static_cast<uint32_t>(i));
-  };
-  for (int i = 0; i < 1000; ++i) insert(i);
-  index.Reserve(50000, name_of);                 // the reader's estimate, made after a sample
-  index.Reserve(10, name_of);                    // less than it holds: nothing changes
-  for (int i = 1000; i < 60000; ++i) insert(i);  // past the estimate: it grows as before
-  EXPECT_EQ(index.size(), 60000U);
-  for (uint32_t i = 0; i < names.size(); ++i) ASSERT_EQ(index.Find(names[i], name_of), i) << i;
-  EXPECT_EQ(index.Find("Torch.add.60000.forward", name_of), NameIndex::kNone);
 }
 
 TEST(NameIndex, EmptyNameAndPrefixesAreDistinct) {
