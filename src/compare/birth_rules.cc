@@ -199,7 +199,7 @@ class Analyzer {
 
 std::vector<Op> Analyzer::Ops(DivergenceReport* report) const {
   // Reserved for every entry (an op is one, at most) and advised for huge pages: a large
-  // compare's ops and candidates grown by doubling took a fifth of its page faults.
+  // compare's ops and candidates grown by doubling took a third of its page faults.
   std::vector<Op> forward;
   std::vector<Op> backward;
   forward.reserve(tf_.entries.size());
