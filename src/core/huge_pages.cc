@@ -8,7 +8,7 @@
 namespace numprobe::detail {
 
 void AdviseHugePages(const void* data, size_t bytes) {
-  constexpr uintptr_t kHugePage = uintptr_t{2} << 20;
+  constexpr uintptr_t kHugePage = kHugePageBytes;
   const auto begin = reinterpret_cast<uintptr_t>(data);
   if (data == nullptr || bytes < kHugePage || begin > UINTPTR_MAX - bytes) return;
   const uintptr_t first = (begin + kHugePage - 1) & ~(kHugePage - 1);

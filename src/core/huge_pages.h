@@ -13,6 +13,9 @@
 
 namespace numprobe::detail {
 
+// The size of a transparent huge page on x86-64 and arm64 (4 KiB base pages).
+inline constexpr size_t kHugePageBytes = size_t{2} << 20;
+
 // Advises huge pages for the whole 2 MiB pages inside [data, data + bytes). Only an advice: a
 // range too small to hold one, a system without THP or a refusal leave things as they were.
 void AdviseHugePages(const void* data, size_t bytes);

@@ -75,7 +75,6 @@ class TextArena {
   }
 
  private:
-  static constexpr size_t kHugePage = size_t{2} << 20;
   static constexpr size_t kLargestBlock = size_t{8} << 20;
 
   // Frees a block with the alignment NewBlock gave it.
@@ -92,9 +91,10 @@ class TextArena {
   // advised for them: on a VM where each 4 KiB fault traps to the hypervisor, the names of a
   // 200,000-entry dump took a fifth of its scan's 4 KiB faults.
   static Block NewBlock(size_t size) {
-    const std::align_val_t alignment{size >= kHugePage ? kHugePage : alignof(std::max_align_t)};
+    const std::align_val_t alignment{size >= kHugePageBytes ? kHugePageBytes
+                                                            : alignof(std::max_align_t)};
     char* bytes = static_cast<char*>(::operator new[](size, alignment));
-    if (size >= kHugePage) AdviseHugePages(bytes, size);
+    if (size >= kHugePageBytes) AdviseHugePages(bytes, size);
     return {std::unique_ptr<char[], FreeBlock>(bytes, FreeBlock{alignment}), size};
   }
 

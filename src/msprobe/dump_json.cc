@@ -491,12 +491,6 @@ class DumpFileBuilder {
   // tenth of compare's time on hundreds of thousands of rows.
   void SetFileBytes(uint64_t file_bytes) { file_bytes_ = file_bytes; }
 
-  // Huge pages for the reserved rows and entries (core/huge_pages.h), for a file read from disk:
-  // their first touch was 44% of a large compare's page faults and 59% of a scan's. (An earlier
-  // measurement had the two-thread reader slower with them, when a scan took 14 s; on a
-  // 200,000-entry scan they now take 46,000 faults down to 18,000 and 2.18 s to 1.97 s.)
-  void SetAdviseHugePages(bool advise) { advise_huge_pages_ = advise; }
-
   // A member of the root object other than "data".
   template <typename Node>
   Status RootMember(std::string_view key, const Node& value) {
@@ -600,15 +594,16 @@ class DumpFileBuilder {
         static_cast<size_t>(std::min(most, scale * static_cast<double>(file_.rows.size()))));
     file_.entries.reserve(
         static_cast<size_t>(std::min(most, scale * static_cast<double>(file_.entries.size()))));
-    if (advise_huge_pages_) {
-      detail::AdviseHugePages(file_.rows);
-      detail::AdviseHugePages(file_.entries);
-    }
+    // Huge pages for them (core/huge_pages.h): their first touch was 44% of a large compare's
+    // page faults and 59% of a scan's. (An earlier measurement had the two-thread reader slower
+    // with them, when a scan took 14 s; a 200,000-entry scan now takes 46,000 faults down to
+    // 18,000 and 2.18 s to 1.97 s.)
+    detail::AdviseHugePages(file_.rows);
+    detail::AdviseHugePages(file_.entries);
   }
 
   DumpFile file_;
   uint64_t file_bytes_ = 0;
-  bool advise_huge_pages_ = false;
   Flattener flattener_;
   detail::NameIndex entry_index_;                              // entries by name
   std::vector<DumpRow> scratch_;                               // the rows of the entry being read
@@ -635,11 +630,9 @@ Result<DumpFile> DumpFileOfJournal(const RecoveredDump& recovered) {
 // Reads dump.json through `stream` (StreamJsonTape or StreamJsonFileTape with the spec it is
 // given). A value that repeats a key is read as a JsonValue, which has Python's dict semantics.
 template <typename StreamFn>
-Result<DumpFile> ParseDumpJsonWith(const StreamFn& stream, uint64_t file_bytes,
-                                   bool advise_huge_pages = false) {
+Result<DumpFile> ParseDumpJsonWith(const StreamFn& stream, uint64_t file_bytes) {
   DumpFileBuilder builder;
   builder.SetFileBytes(file_bytes);
-  builder.SetAdviseHugePages(advise_huge_pages);
   bool saw_data = false;
   JsonTapeStreamSpec spec;
   spec.stream_path = {"data"};
@@ -717,7 +710,7 @@ Result<DumpFile> ReadDumpJson(const std::filesystem::path& path) {
         return two_threads ? StreamJsonFileTapeOnTwoThreads(path, spec, kPythonJson)
                            : StreamJsonFileTape(path, spec, kPythonJson);
       },
-      size_error ? 0 : static_cast<uint64_t>(file_bytes), /*advise_huge_pages=*/true);
+      size_error ? 0 : static_cast<uint64_t>(file_bytes));
   if (!file) return file.error().WithContext(path.string());
   return file;
 }
