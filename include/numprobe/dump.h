@@ -13,6 +13,7 @@
 #include <bit>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -167,6 +168,24 @@ Result<DumpFile> DumpFileOfEntry(std::string_view task, std::string_view name,
 // does not exist beside a journal) is read from the journal instead, as are stack.json and
 // construct.json below: a run killed mid-step is read back whole.
 Result<DumpFile> ReadDumpJson(const std::filesystem::path& path);
+
+// One entry of dump.json as StreamDumpJson delivers it: `file` is the dump read so far (header,
+// entries up to this one, texts; no rows), `entry` its last entry, and `rows` the entry's rows as
+// ReadDumpJson would hold them (DumpRow::entry set). `rows` is valid during the call only; the
+// texts its rows and the entry view are the file's, valid as long as the file StreamDumpJson
+// returns.
+using DumpEntryVisitor = std::function<Status(const DumpFile& file, const DumpEntry& entry,
+                                              std::span<const DumpRow> rows)>;
+
+// ReadDumpJson without holding the rows: `visit` sees each entry in file order as it is read (on
+// another thread than the caller's for a large file), and the file returned holds everything but
+// the rows. A reader that reduces each entry to a few facts (scan) then needs memory for those
+// facts, not for the dump. A dump.json that repeats an entry cannot be delivered in one pass
+// (Python's dict keeps the first position and the last value): `restart` is then called, and
+// every entry is delivered again from the start, from the file read whole. Errors: ReadDumpJson's,
+// and the first error `visit` returns (which stops the read).
+Result<DumpFile> StreamDumpJson(const std::filesystem::path& path, const DumpEntryVisitor& visit,
+                                const std::function<void()>& restart);
 
 // True when `path` holds an empty JSON object `{}` (whitespace aside): msprobe writes that for a
 // rank that recorded nothing, and its compare skips such a rank with a warning.

@@ -5,6 +5,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -491,6 +494,11 @@ class DumpFileBuilder {
   // tenth of compare's time on hundreds of thousands of rows.
   void SetFileBytes(uint64_t file_bytes) { file_bytes_ = file_bytes; }
 
+  // Each entry is handed to `visit` instead of kept (StreamDumpJson). A repeated entry then stops
+  // the read: saw_repeat().
+  void SetVisitor(const DumpEntryVisitor* visit) { visit_ = visit; }
+  bool saw_repeat() const { return saw_repeat_; }
+
   // A member of the root object other than "data".
   template <typename Node>
   Status RootMember(std::string_view key, const Node& value) {
@@ -503,9 +511,10 @@ class DumpFileBuilder {
   }
 
   // An entry of "data". Its rows go straight into the file's rows (no second copy of them while
-  // a large dump is read); a repeated entry is set aside and put in place at the end.
+  // a large dump is read), or to the visitor; a repeated entry is set aside and put in place at
+  // the end. Errors: the visitor's, or kRejected for a repeated entry while visiting.
   template <typename Node>
-  void Entry(std::string_view key, const Node& value, uint64_t offset) {
+  Status Entry(std::string_view key, const Node& value, uint64_t offset) {
     if (file_.entries.size() == kReserveSample) ReserveFromSample(offset);
     scratch_.clear();
     flattener_.ReadOp(value, key, &scratch_);
@@ -521,27 +530,32 @@ class DumpFileBuilder {
     const auto entry_name = [this](uint32_t e) { return file_.entries[e].name; };
     const uint32_t found = entry_index_.Find(key, entry_name);
     if (found != detail::NameIndex::kNone) {
+      if (visit_ != nullptr) {  // its first position was delivered with its first value
+        saw_repeat_ = true;
+        return Status::Rejected("an entry is repeated: read whole");
+      }
       replaced_[found] = std::move(scratch_);  // a repeated entry: the last one wins
       scratch_ = {};
-      return;
+      return Status::Ok();
     }
-    if (file_.rows.size() + scratch_.size() > UINT32_MAX) {
+    if (rows_read_ + scratch_.size() > UINT32_MAX) {
       too_many_rows_ = true;
-      return;
+      return Status::Ok();
     }
     const std::string_view name = file_.Store(key);
     entry_index_.Insert(name, entry_name);  // its id is its index in entries
     DumpEntry entry;
     entry.name = name;
     entry.offset = offset;
-    entry.first_row = static_cast<uint32_t>(file_.rows.size());
+    entry.first_row = static_cast<uint32_t>(rows_read_);
     entry.row_count = static_cast<uint32_t>(scratch_.size());
+    rows_read_ += scratch_.size();
     const auto index = static_cast<uint32_t>(file_.entries.size());
     file_.entries.push_back(entry);  // DumpEntry and DumpRow are trivially copyable
-    for (DumpRow& r : scratch_) {
-      r.entry = index;
-      file_.rows.push_back(r);
-    }
+    for (DumpRow& r : scratch_) r.entry = index;
+    if (visit_ != nullptr) return (*visit_)(file_, file_.entries.back(), scratch_);
+    file_.rows.insert(file_.rows.end(), scratch_.begin(), scratch_.end());
+    return Status::Ok();
   }
 
   Result<DumpFile> Finish() {
@@ -590,8 +604,10 @@ class DumpFileBuilder {
     const uint64_t most_rows =
         std::min<uint64_t>(file_bytes_ / 24, DefaultMaxMemory() / sizeof(DumpRow));
     const auto most = static_cast<double>(most_rows);
-    file_.rows.reserve(
-        static_cast<size_t>(std::min(most, scale * static_cast<double>(file_.rows.size()))));
+    if (visit_ == nullptr) {  // a visited file keeps no rows
+      file_.rows.reserve(
+          static_cast<size_t>(std::min(most, scale * static_cast<double>(file_.rows.size()))));
+    }
     file_.entries.reserve(
         static_cast<size_t>(std::min(most, scale * static_cast<double>(file_.entries.size()))));
     // Huge pages for them (core/huge_pages.h): their first touch was 44% of a large compare's
@@ -604,6 +620,9 @@ class DumpFileBuilder {
 
   DumpFile file_;
   uint64_t file_bytes_ = 0;
+  const DumpEntryVisitor* visit_ = nullptr;
+  bool saw_repeat_ = false;
+  size_t rows_read_ = 0;  // rows of the entries so far (kept or visited)
   Flattener flattener_;
   detail::NameIndex entry_index_;                              // entries by name
   std::vector<DumpRow> scratch_;                               // the rows of the entry being read
@@ -616,7 +635,9 @@ Result<DumpFile> DumpFileOfJournal(const RecoveredDump& recovered) {
   DumpFileBuilder builder;
   for (const auto& [key, value] : recovered.dump.object()) {
     if (key == "data") {
-      for (const auto& [name, entry] : value.object()) builder.Entry(name, entry, 0);
+      for (const auto& [name, entry] : value.object()) {
+        NUMPROBE_RETURN_IF_ERROR(builder.Entry(name, entry, 0));
+      }
     } else {
       NUMPROBE_RETURN_IF_ERROR(builder.RootMember(key, value));
     }
@@ -629,10 +650,15 @@ Result<DumpFile> DumpFileOfJournal(const RecoveredDump& recovered) {
 
 // Reads dump.json through `stream` (StreamJsonTape or StreamJsonFileTape with the spec it is
 // given). A value that repeats a key is read as a JsonValue, which has Python's dict semantics.
+// With `visit`, entries go to it (DumpFileBuilder::SetVisitor), and *saw_repeat says whether a
+// repeated entry stopped the read.
 template <typename StreamFn>
-Result<DumpFile> ParseDumpJsonWith(const StreamFn& stream, uint64_t file_bytes) {
+Result<DumpFile> ParseDumpJsonWith(const StreamFn& stream, uint64_t file_bytes,
+                                   const DumpEntryVisitor* visit = nullptr,
+                                   bool* saw_repeat = nullptr) {
   DumpFileBuilder builder;
   builder.SetFileBytes(file_bytes);
+  builder.SetVisitor(visit);
   bool saw_data = false;
   JsonTapeStreamSpec spec;
   spec.stream_path = {"data"};
@@ -643,14 +669,12 @@ Result<DumpFile> ParseDumpJsonWith(const StreamFn& stream, uint64_t file_bytes) 
   };
   spec.on_member = [&](std::string_view key, const JsonTapeValue& value,
                        uint64_t offset) -> Status {
-    if (value.repeated_keys()) {
-      builder.Entry(key, ToJsonValue(value), offset);
-    } else {
-      builder.Entry(key, value, offset);
-    }
-    return Status::Ok();
+    if (value.repeated_keys()) return builder.Entry(key, ToJsonValue(value), offset);
+    return builder.Entry(key, value, offset);
   };
-  NUMPROBE_RETURN_IF_ERROR(stream(spec));
+  const Status read = stream(spec);
+  if (saw_repeat != nullptr) *saw_repeat = builder.saw_repeat();
+  NUMPROBE_RETURN_IF_ERROR(read);
   if (!saw_data) return Status::Corrupt("no \"data\" object at the top level");
   return builder.Finish();
 }
@@ -668,7 +692,7 @@ Result<DumpFile> DumpFileOfEntry(std::string_view task, std::string_view name,
                                  const JsonValue& entry) {
   DumpFileBuilder builder;
   NUMPROBE_RETURN_IF_ERROR(builder.RootMember("task", JsonValue::String(std::string(task))));
-  builder.Entry(name, entry, 0);
+  NUMPROBE_RETURN_IF_ERROR(builder.Entry(name, entry, 0));
   return builder.Finish();
 }
 
@@ -683,19 +707,24 @@ bool IsEmptyDumpJson(const std::filesystem::path& path) {
   return compact == "{}";
 }
 
-Result<DumpFile> ReadDumpJson(const std::filesystem::path& path) {
-  if (path.filename() == "dump.json") {
-    // A killed run: the journal is read straight into the model.
-    NUMPROBE_ASSIGN_OR_RETURN(auto journal, ReadJournalIfNewer(path.parent_path()));
-    if (journal.has_value()) {
-      auto file = DumpFileOfJournal(*journal);
-      if (!file) {
-        return file.error().WithContext(
-            (path.parent_path() / std::string(kDumpJournalName)).string());
-      }
-      return file;
-    }
+namespace {
+
+// The journal beside dump.json at `path` when it is newer (a killed run), read into a DumpFile;
+// nullopt when dump.json itself is to be read.
+Result<std::optional<DumpFile>> ReadJournalInstead(const std::filesystem::path& path) {
+  if (path.filename() != "dump.json") return std::optional<DumpFile>();
+  NUMPROBE_ASSIGN_OR_RETURN(auto journal, ReadJournalIfNewer(path.parent_path()));
+  if (!journal.has_value()) return std::optional<DumpFile>();
+  auto file = DumpFileOfJournal(*journal);
+  if (!file) {
+    return file.error().WithContext((path.parent_path() / std::string(kDumpJournalName)).string());
   }
+  return std::optional<DumpFile>(std::move(*file));
+}
+
+// dump.json itself, streamed (to `visit` when given); errors are prefixed with the path.
+Result<DumpFile> ParseDumpJsonFile(const std::filesystem::path& path, const DumpEntryVisitor* visit,
+                                   bool* saw_repeat) {
   // Read in pieces rather than mapped: a large dump.json's pages would otherwise stay resident
   // beside the model built from it.
   std::error_code size_error;
@@ -710,9 +739,44 @@ Result<DumpFile> ReadDumpJson(const std::filesystem::path& path) {
         return two_threads ? StreamJsonFileTapeOnTwoThreads(path, spec, kPythonJson)
                            : StreamJsonFileTape(path, spec, kPythonJson);
       },
-      size_error ? 0 : static_cast<uint64_t>(file_bytes));
+      size_error ? 0 : static_cast<uint64_t>(file_bytes), visit, saw_repeat);
   if (!file) return file.error().WithContext(path.string());
   return file;
+}
+
+// Every entry of `file` (read whole) to `visit`, in order.
+Status VisitEntries(const DumpFile& file, const DumpEntryVisitor& visit) {
+  for (const DumpEntry& entry : file.entries) {
+    NUMPROBE_RETURN_IF_ERROR(
+        visit(file, entry,
+              std::span<const DumpRow>(file.rows).subspan(entry.first_row, entry.row_count)));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<DumpFile> ReadDumpJson(const std::filesystem::path& path) {
+  // A killed run: the journal is read straight into the model.
+  NUMPROBE_ASSIGN_OR_RETURN(auto journal, ReadJournalInstead(path));
+  if (journal.has_value()) return std::move(*journal);
+  return ParseDumpJsonFile(path, nullptr, nullptr);
+}
+
+Result<DumpFile> StreamDumpJson(const std::filesystem::path& path, const DumpEntryVisitor& visit,
+                                const std::function<void()>& restart) {
+  NUMPROBE_ASSIGN_OR_RETURN(auto journal, ReadJournalInstead(path));
+  if (journal.has_value()) {  // a journal is read whole anyway (it is applied record by record)
+    NUMPROBE_RETURN_IF_ERROR(VisitEntries(*journal, visit));
+    return std::move(*journal);
+  }
+  bool saw_repeat = false;
+  auto streamed = ParseDumpJsonFile(path, &visit, &saw_repeat);
+  if (!saw_repeat) return streamed;
+  if (restart) restart();
+  NUMPROBE_ASSIGN_OR_RETURN(DumpFile whole, ParseDumpJsonFile(path, nullptr, nullptr));
+  NUMPROBE_RETURN_IF_ERROR(VisitEntries(whole, visit));
+  return whole;
 }
 
 }  // namespace numprobe

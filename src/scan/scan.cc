@@ -1,8 +1,9 @@
-// numprobe scan: one pass over every rank of every step of a dump. Each rank's dump.json is read
-// (streaming, through ReadDumpJson), its rows turned into statistics (from the tensor files when a
-// tensor-mode dump has them), and reduced to what the analysis needs later: anomaly candidates,
-// communication ops, parameter snapshots, watchpoint hits and headroom rows. The DumpFile is then
-// dropped, so memory grows with the findings, not with the dump.
+// numprobe scan: one pass over every rank of every step of a dump. Each rank's dump.json is
+// streamed entry by entry (StreamDumpJson), each entry's rows turned into statistics (from the
+// tensor files when a tensor-mode dump has them) and reduced, as they are read, to what the
+// analysis needs later: anomaly candidates, communication ops, parameter snapshots, watchpoint
+// hits and headroom rows. The rows are never held, so memory grows with the findings (and the
+// names they cite), not with the dump.
 //
 // First anomaly. Per rank, ops are walked in execution order: an op whose inputs are finite and
 // whose output is not is a birth (kCompute); the first op whose inputs are already non-finite
@@ -17,12 +18,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <iterator>
 #include <limits>
 #include <map>
 #include <set>
+#include <span>
 #include <string>
-#include <thread>
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
@@ -101,21 +103,64 @@ bool Watching(const ScanOptions& options, Watchpoint w) {
 }
 
 // Module inputs and outputs repeat their APIs' tensors when APIs are dumped too: pass 1 gives
-// such a row no watchpoint and no headroom row, and the headroom reservation does not count it.
+// such a row no watchpoint and no headroom row once the dump is known to hold an API entry.
 // Parameters and parameter gradients are never repeats.
-bool RepeatsApiTensor(const DumpEntry& entry, const DumpRow& row, bool has_api) {
-  return has_api && row.state != RowState::kParameters && detail::IsModuleEntry(entry.name) &&
+bool MayRepeatApiTensor(const DumpEntry& entry, const DumpRow& row) {
+  return row.state != RowState::kParameters && detail::IsModuleEntry(entry.name) &&
          !detail::IsParametersGradEntry(entry.name);
 }
 
-// One (step, rank) unit scanned into a RankScan (scan_units.h).
+// Index ranges [first, second) of a vector, in increasing order.
+using IndexRanges = std::vector<std::pair<size_t, size_t>>;
+
+void AddRange(IndexRanges* ranges, size_t begin, size_t end) {
+  if (begin == end) return;
+  if (!ranges->empty() && ranges->back().second == begin) {
+    ranges->back().second = end;
+  } else {
+    ranges->emplace_back(begin, end);
+  }
+}
+
+// Removes the items at `ranges` from *v, keeping the others' order.
+template <typename T>
+void EraseRanges(std::vector<T>* v, const IndexRanges& ranges) {
+  size_t to = ranges.empty() ? v->size() : ranges.front().first;
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    const size_t next = i + 1 < ranges.size() ? ranges[i + 1].first : v->size();
+    for (size_t from = ranges[i].second; from < next; ++from) (*v)[to++] = std::move((*v)[from]);
+  }
+  v->resize(to);
+}
+
+// One (step, rank) unit scanned into a RankScan (scan_units.h). dump.json is streamed
+// (StreamDumpJson): pass 1 runs on each entry as it is read, keeping of it only the facts the
+// later passes need, so that neither the dump's rows nor a record per row are held.
 class RankScanner {
  public:
-  RankScanner(const ScanOptions& options, RankScan* out) : options_(options), out_(out) {}
+  RankScanner(const ScanOptions& options, const DumpLocation& location, int slot, RankScan* out)
+      : options_(options), location_(location), slot_(slot), out_(out), initial_(*out) {}
 
-  Status Scan(const DumpLocation& location, int slot);
+  Status Scan();
 
  private:
+  // Pass 1 over one entry (StreamDumpJson's visitor).
+  Status Entry(const DumpFile& file, const DumpEntry& entry, std::span<const DumpRow> rows);
+  // Everything pass 1 built, dropped: the entries are delivered again (StreamDumpJson).
+  void Restart();
+  // Passes 2 and 3, once every entry went through pass 1.
+  Status Finish(const DumpFile& file);
+
+  // The headroom rows reserved once, from the density of the first entries (as the reader
+  // reserves its own): growing the vector held the old and the new array together, the largest
+  // allocation of a large scan.
+  void ReserveHeadroom(uint32_t index, const DumpEntry& entry);
+  // Runs `effects` of a module row that repeats its APIs' tensors if the dump holds APIs, which
+  // is not known yet: what they add is noted, and taken back at the first API entry.
+  template <typename Fn>
+  void Tentatively(Fn&& effects);
+  void RetractTentative();
+
   void WatchGradient(const RankScan& rank, std::string_view op, const DumpRow& row,
                      const ScanTensor& t);
   void WatchTensor(const RankScan& rank, std::string_view op, const ScanTensor& t);
@@ -137,17 +182,44 @@ class RankScanner {
     return *last;
   }
   std::string_view KeepDtype(std::string_view dtype) {
-    for (const std::string_view d : kept_dtypes_) {
+    for (const std::string_view d : pass1_.kept_dtypes) {
       if (d == dtype) return d;
     }
-    return kept_dtypes_.emplace_back(out_->texts->Store(dtype));
+    return pass1_.kept_dtypes.emplace_back(out_->texts->Store(dtype));
   }
 
   const ScanOptions& options_;
+  const DumpLocation& location_;
+  const int slot_;
   RankScan* out_;
-  // The texts of headroom rows kept last.
-  std::string_view kept_scope_, kept_rank_folder_, kept_layer_;
-  std::vector<std::string_view> kept_dtypes_;
+  const RankScan initial_;  // *out_ as given, for Restart
+  uint64_t file_bytes_ = 0;
+  StackMap stack_;
+  ConstructMap construct_;
+  detail::RowReadContext context_;
+
+  // What pass 1 builds beside *out_ (emptied by Restart).
+  struct Pass1 {
+    // The texts of headroom rows kept last.
+    std::string_view kept_scope, kept_rank_folder, kept_layer;
+    std::vector<std::string_view> kept_dtypes;
+    std::vector<EntryFacts> ops;  // one per entry
+    std::unordered_set<std::string> seen_params;
+    ScanTensor t;                           // the row at hand, its memory reused row to row
+    std::vector<ScanTensor> entry_tensors;  // the entry's rows' tensors, kept for a node
+    // The entries that pass 3 may make a node of (a birth, an anomalous communication op): the
+    // node, made while the entry's rows were at hand. In entry order.
+    std::vector<AnomalyNode> nodes;
+    // Pass 3 finds every later op explained from here on: its inherited-input candidates end.
+    bool explained = false;
+    bool saw_api = false;    // an entry that is neither a module nor a parameter gradient
+    bool saw_stats = false;  // a tensor row with a Max
+    bool reserved = false;   // ReserveHeadroom done
+    // What tentative effects added (Tentatively), while no API entry was seen.
+    IndexRanges tentative_hits, tentative_headroom, tentative_warnings;
+    bool tentative_range_warning = false;
+  };
+  Pass1 pass1_;
 };
 
 void RankScanner::WatchGradient(const RankScan& rank, std::string_view op, const DumpRow& row,
@@ -239,13 +311,13 @@ void RankScanner::AddHeadroom(const RankScan& rank, const DumpEntry& entry, cons
   if (!t.is_tensor || !detail::IsFloatDTypeText(t.dtype)) return;
   if (!t.nonfinite && std::isnan(t.max_abs)) return;  // no statistics (md5 mode, null stats)
   HeadroomRow row;
-  row.scope = Keep(rank.scope, &kept_scope_);
+  row.scope = Keep(rank.scope, &pass1_.kept_scope);
   row.step = rank.step;
-  row.rank_folder = Keep(rank.rank_folder, &kept_rank_folder_);
+  row.rank_folder = Keep(rank.rank_folder, &pass1_.kept_rank_folder);
   row.rank = rank.rank;
   row.tensor = dump_row.name;  // in out_->file_texts
   row.op_name = entry.name;
-  row.layer = Keep(layer, &kept_layer_);
+  row.layer = Keep(layer, &pass1_.kept_layer);
   row.dtype = KeepDtype(t.dtype);
   row.exact = t.exact;
   row.nonfinite = t.nonfinite;
@@ -254,252 +326,222 @@ void RankScanner::AddHeadroom(const RankScan& rank, const DumpEntry& entry, cons
   out_->headroom.push_back(row);
 }
 
-// The ScanTensor of every row of a rank, for the candidate walk after pass 1. A row whose
-// statistics came from dump.json alone is made again from the row when asked for (TensorOfRow
-// without files: a pure function of the row); only a row read from its tensor file keeps what
-// the file said, in a side list. A record per row (96 bytes, zeroed for every row) was the
-// second-largest array of a large statistics scan, and almost every row asked for it again.
-class RowFacts {
- public:
-  explicit RowFacts(const DumpFile& file) : file_(file) {}
-
-  // Row r's ScanTensor, as TensorOfRow made it.
-  void Set(size_t r, const ScanTensor& t) {
-    if (t.file.empty()) return;  // nothing beyond the row: Get makes it again
-    FromFile kept;
-    kept.row = r;
-    CopyNumbers(t, &kept);
-    kept.file = t.file;
-    // Pass 1 reads rows in order, so this appends; the search keeps the list sorted regardless.
-    const auto at = std::upper_bound(from_files_.begin(), from_files_.end(), r,
-                                     [](size_t row, const FromFile& f) { return row < f.row; });
-    from_files_.insert(at, std::move(kept));
-  }
-
-  // Row r's ScanTensor into *t (its strings' memory reused).
-  void Get(size_t r, ScanTensor* t) const {
-    const auto it = std::lower_bound(from_files_.begin(), from_files_.end(), r,
-                                     [](const FromFile& f, size_t row) { return f.row < row; });
-    if (it == from_files_.end() || it->row != r) {
-      static const detail::RowReadContext kWithoutFiles = [] {
-        detail::RowReadContext context;
-        context.read_files = false;
-        return context;
-      }();
-      *t = detail::TensorOfRow(file_, file_.rows[r], kWithoutFiles, std::move(*t));
-      return;
-    }
-    const DumpRow& row = file_.rows[r];
-    t->name.assign(row.name);
-    t->dtype.assign(file_.Text(row.dtype));
-    t->shape.assign(file_.Text(row.shape));
-    CopyNumbers(*it, t);
-    t->file.assign(it->file);
-  }
-  ScanTensor Get(size_t r) const {
-    ScanTensor t;
-    Get(r, &t);
-    return t;
-  }
-
- private:
-  // The numbers of a ScanTensor into a FromFile, and back (both name them alike).
-  template <typename From, typename To>
-  static void CopyNumbers(const From& from, To* to) {
-    to->is_tensor = from.is_tensor;
-    to->exact = from.exact;
-    to->has_max = from.has_max;
-    to->has_min = from.has_min;
-    to->has_mean = from.has_mean;
-    to->has_norm = from.has_norm;
-    to->nonfinite = from.nonfinite;
-    to->max = from.max;
-    to->min = from.min;
-    to->mean = from.mean;
-    to->norm = from.norm;
-    to->count = from.count;
-    to->nan_count = from.nan_count;
-    to->inf_count = from.inf_count;
-    to->zero_count = from.zero_count;
-    to->max_abs = from.max_abs;
-    to->min_nonzero_abs = from.min_nonzero_abs;
-  }
-  struct FromFile {
-    size_t row = 0;
-    bool is_tensor = false, exact = false, has_max = false, has_min = false, has_mean = false,
-         has_norm = false, nonfinite = false;
-    double max = 0, min = 0, mean = 0, norm = 0;
-    int64_t count = -1, nan_count = -1, inf_count = -1, zero_count = -1;
-    double max_abs = 0, min_nonzero_abs = 0;
-    std::string file;
-  };
-  const DumpFile& file_;
-  std::vector<FromFile> from_files_;  // in row order
-};
-
-AnomalyNode NodeOf(const DumpFile& file, const DumpEntry& entry, uint32_t index,
-                   const RowFacts& facts, const RankScan& rank, const StackMap& stack,
-                   const ConstructMap& construct) {
-  AnomalyNode node;
-  node.scope = rank.scope;
-  node.step = rank.step;
-  node.rank_folder = rank.rank_folder;
-  node.rank = rank.rank;
-  node.op_name = entry.name;
-  node.entry_index = index;
-  node.module_path = construct.ModulePath(entry.name);
-  if (const auto* lines = stack.Find(entry.name)) node.stack = *lines;
-  for (uint32_t r = entry.first_row; r < entry.first_row + entry.row_count; ++r) {
-    const RowState state = file.rows[r].state;
-    if (state == RowState::kOutput) {
-      node.outputs.push_back(facts.Get(r));
-    } else if (state == RowState::kInput || state == RowState::kParameters) {
-      node.inputs.push_back(facts.Get(r));
-    }
-  }
-  return node;
+void RankScanner::ReserveHeadroom(uint32_t index, const DumpEntry& entry) {
+  constexpr size_t kReserveSample = 1024;  // entries, as DumpFileBuilder samples
+  if (pass1_.reserved || index < kReserveSample) return;
+  pass1_.reserved = true;
+  if (entry.offset == 0 || file_bytes_ <= entry.offset) return;
+  const double scale = 1.125 * static_cast<double>(file_bytes_) / static_cast<double>(entry.offset);
+  // No tensor row takes fewer than 24 bytes of JSON, and the reservation stays within the
+  // memory limit: a dense sample followed by padding cannot make it exceed what the file could
+  // hold or what the machine has.
+  const auto most = static_cast<double>(
+      std::min<uint64_t>(file_bytes_ / 24, DefaultMaxMemory() / sizeof(HeadroomRow)));
+  const auto want =
+      static_cast<size_t>(std::min(most, scale * static_cast<double>(out_->headroom.size())));
+  if (want <= out_->headroom.capacity()) return;
+  out_->headroom.reserve(want);
+  detail::AdviseHugePages(out_->headroom);
 }
 
-Status RankScanner::Scan(const DumpLocation& location, int slot) {
+template <typename Fn>
+void RankScanner::Tentatively(Fn&& effects) {
+  const size_t hits = out_->hits.size();
+  const size_t headroom = out_->headroom.size();
+  const size_t warnings = out_->warnings.size();
+  const bool range_warning = out_->range_warning_at >= 0;
+  effects();
+  AddRange(&pass1_.tentative_hits, hits, out_->hits.size());
+  AddRange(&pass1_.tentative_headroom, headroom, out_->headroom.size());
+  AddRange(&pass1_.tentative_warnings, warnings, out_->warnings.size());
+  if (!range_warning && out_->range_warning_at >= 0) pass1_.tentative_range_warning = true;
+}
+
+void RankScanner::RetractTentative() {
+  EraseRanges(&out_->hits, pass1_.tentative_hits);
+  EraseRanges(&out_->headroom, pass1_.tentative_headroom);
+  if (pass1_.tentative_range_warning) {
+    out_->range_warning_at = -1;
+  } else if (out_->range_warning_at >= 0) {  // it moves down with the warnings before it
+    const auto at = static_cast<size_t>(out_->range_warning_at);
+    size_t before = 0;
+    for (const auto& [first, end] : pass1_.tentative_warnings) {
+      if (first < at) before += std::min(end, at) - first;
+    }
+    out_->range_warning_at -= static_cast<int64_t>(before);
+  }
+  EraseRanges(&out_->warnings, pass1_.tentative_warnings);
+  pass1_.tentative_hits.clear();
+  pass1_.tentative_headroom.clear();
+  pass1_.tentative_warnings.clear();
+  pass1_.tentative_range_warning = false;
+}
+
+void RankScanner::Restart() {
+  *out_ = initial_;
+  out_->texts = std::make_shared<detail::TextArena>();  // not the first attempt's
+  pass1_ = Pass1();
+}
+
+Status RankScanner::Entry(const DumpFile& file, const DumpEntry& entry,
+                          std::span<const DumpRow> rows) {
   RankScan* rank = out_;
-  NUMPROBE_ASSIGN_OR_RETURN(DumpFile file, ReadDumpJson(location.dump_json));
-  StackMap stack;
-  if (!location.stack_json.empty()) {
-    NUMPROBE_ASSIGN_OR_RETURN(stack, ReadStackJson(location.stack_json));
+  const auto e = static_cast<uint32_t>(&entry - file.entries.data());
+  const std::string_view name = entry.name;
+  if (!pass1_.saw_api && !detail::IsModuleEntry(name) && !detail::IsParametersGradEntry(name)) {
+    RetractTentative();
+    pass1_.saw_api = true;
   }
-  ConstructMap construct;
-  if (!location.construct_json.empty()) {
-    NUMPROBE_ASSIGN_OR_RETURN(construct, ReadConstructJson(location.construct_json));
+  ReserveHeadroom(e, entry);
+  for (const DumpRow& row : rows) {
+    if (!row.is_tensor) continue;
+    ++rank->tensors;
+    pass1_.saw_stats = pass1_.saw_stats || !row.stats[kStatMax].is_none();
   }
+  ScanTensor& t = pass1_.t;
+  auto read_row = [&](size_t i) { t = detail::TensorOfRow(file, rows[i], context_, std::move(t)); };
+  if (detail::IsParametersGradEntry(name)) {
+    const std::string layer = detail::ModuleOfEntry(name);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      read_row(i);
+      WatchGradient(*rank, name, rows[i], t);
+      WatchTensor(*rank, name, t);
+      AddHeadroom(*rank, entry, rows[i], layer, t);
+    }
+    return Status::Ok();  // no op of the candidate walk
+  }
+  const bool module = detail::IsModuleEntry(name);
+  const std::string layer = detail::LayerOf(name, construct_.ModulePath(name));
+  const bool activation = !detail::IsBackwardEntry(name) && detail::IsActivationOp(name);
+  EntryFacts op;
+  op.entry = e;
+  op.module = module;
+  if (pass1_.entry_tensors.size() < rows.size()) pass1_.entry_tensors.resize(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const DumpRow& row = rows[i];
+    read_row(i);
+    if (row.state == RowState::kParameters) {
+      const std::string key = detail::ParameterKey(name, row.name);
+      if (pass1_.seen_params.insert(key).second) {
+        ParamSnapshot state;
+        state.op_name = name;
+        state.tensor = t;
+        if (row.md5.has_value()) state.md5 = row.md5;  // dropped in Finish unless md5 mode
+        state.trainable = !(row.requires_grad.kind() == PyValue::Kind::kStr &&
+                            file.Text(row.requires_grad.text_id()) == "False");
+        rank->params.emplace(key, std::move(state));
+        rank->param_order.push_back(key);
+        WatchTensor(*rank, name, t);
+        AddHeadroom(*rank, entry, row, detail::ModuleOfEntry(name), t);
+      }
+    } else if (!MayRepeatApiTensor(entry, row)) {
+      WatchTensor(*rank, name, t);
+      AddHeadroom(*rank, entry, row, layer, t);
+      if (activation && row.state == RowState::kOutput) WatchActivation(*rank, name, t);
+    } else if (!pass1_.saw_api) {
+      Tentatively([&] {
+        WatchTensor(*rank, name, t);
+        AddHeadroom(*rank, entry, row, layer, t);
+        if (activation && row.state == RowState::kOutput) WatchActivation(*rank, name, t);
+      });
+    }
+    if (row.state == RowState::kOutput) {
+      op.out_bad = op.out_bad || t.nonfinite;
+    } else if (row.state == RowState::kInput || row.state == RowState::kParameters) {
+      op.in_bad = op.in_bad || t.nonfinite;
+      op.in_bad_tensor = op.in_bad_tensor || (t.is_tensor && t.nonfinite);
+    }
+    // Kept for a node; t takes an earlier row's memory for the next row (no copy).
+    std::swap(t, pass1_.entry_tensors[i]);
+  }
+  if (detail::IsCommunicationEntry(name)) {
+    op.comm = true;
+    CommNode node;
+    node.rank_slot = slot_;
+    node.entry = e;
+    node.op_name = name;
+    node.input_bad = op.in_bad;
+    node.output_bad = op.out_bad;
+    op.comm_node = static_cast<int>(rank->comm_nodes.size());
+    rank->comm_nodes.push_back(std::move(node));
+  } else if (detail::IsIgnoredEntry(name)) {
+    op.ignored = true;
+  }
+  // Whether pass 3 may make a node of this op, as it decides (a communication op's direction,
+  // which decides whether its input counts, is not known yet): the node is made now.
+  bool node_wanted = false;
+  if (op.comm) {
+    node_wanted = op.in_bad || op.out_bad;
+    pass1_.explained = pass1_.explained || op.out_bad;
+  } else if (op.ignored) {
+    pass1_.explained = pass1_.explained || op.out_bad;
+  } else {
+    node_wanted = (!op.in_bad && op.out_bad) || (op.in_bad_tensor && !pass1_.explained);
+    pass1_.explained = pass1_.explained || op.out_bad || op.in_bad_tensor;
+  }
+  if (node_wanted) {
+    AnomalyNode node;
+    node.scope = rank->scope;
+    node.step = rank->step;
+    node.rank_folder = rank->rank_folder;
+    node.rank = rank->rank;
+    node.op_name = name;
+    node.entry_index = e;
+    node.module_path = construct_.ModulePath(name);
+    if (const auto* lines = stack_.Find(name)) node.stack = *lines;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const RowState state = rows[i].state;
+      if (state == RowState::kOutput) {
+        node.outputs.push_back(pass1_.entry_tensors[i]);
+      } else if (state == RowState::kInput || state == RowState::kParameters) {
+        node.inputs.push_back(pass1_.entry_tensors[i]);
+      }
+    }
+    pass1_.nodes.push_back(std::move(node));
+  }
+  pass1_.ops.push_back(op);
+  return Status::Ok();
+}
+
+Status RankScanner::Scan() {
+  if (!location_.stack_json.empty()) {
+    NUMPROBE_ASSIGN_OR_RETURN(stack_, ReadStackJson(location_.stack_json));
+  }
+  if (!location_.construct_json.empty()) {
+    NUMPROBE_ASSIGN_OR_RETURN(construct_, ReadConstructJson(location_.construct_json));
+  }
+  context_.location = &location_;
+  context_.read_files = options_.read_tensor_files;
+  context_.files_read = &out_->tensor_files_read;
+  context_.files_missing = &out_->files_missing;
+  context_.warnings = &out_->warnings;
+  context_.max_memory = EffectiveMaxMemory(options_.max_memory);
+  std::error_code size_error;
+  file_bytes_ = std::filesystem::file_size(location_.dump_json, size_error);
+  if (size_error) file_bytes_ = 0;
+  NUMPROBE_ASSIGN_OR_RETURN(
+      DumpFile file, StreamDumpJson(
+                         location_.dump_json,
+                         [this](const DumpFile& f, const DumpEntry& entry,
+                                std::span<const DumpRow> rows) { return Entry(f, entry, rows); },
+                         [this] { Restart(); }));
+  return Finish(file);
+}
+
+Status RankScanner::Finish(const DumpFile& file) {
+  RankScan* rank = out_;
   rank->task = file.task;
   rank->framework = file.framework;
   rank->level = file.level;
   // md5 dumps carry Max/Min/Mean/Norm beside the checksum (msprobe's summary_mode md5); only
   // checksums without any statistics (every file) leave no finiteness information.
-  const bool stats = std::any_of(file.rows.begin(), file.rows.end(), [](const DumpRow& r) {
-    return r.is_tensor && !r.stats[kStatMax].is_none();
-  });
-  rank->checksums_only = file.has_md5 && !stats;
+  rank->checksums_only = file.has_md5 && !pass1_.saw_stats;
   rank->entries = static_cast<int64_t>(file.entries.size());
-
-  detail::RowReadContext context;
-  context.location = &location;
-  context.read_files = options_.read_tensor_files;
-  context.files_read = &rank->tensor_files_read;
-  context.files_missing = &rank->files_missing;
-  context.warnings = &rank->warnings;
-  context.max_memory = EffectiveMaxMemory(options_.max_memory);
-  const bool has_api = std::any_of(file.entries.begin(), file.entries.end(), [](const auto& e) {
-    return !detail::IsModuleEntry(e.name) && !detail::IsParametersGradEntry(e.name);
-  });
-  // A headroom row per float tensor that pass 1 gives one at most (AddHeadroom's test, less the
-  // statistics; parameters counted each time they appear): reserved at once, since growing the
-  // vector held the old and the new array together, the largest allocation of a large scan.
-  size_t headroom_rows = 0;
-  for (const DumpEntry& entry : file.entries) {
-    for (uint32_t r = entry.first_row; r < entry.first_row + entry.row_count; ++r) {
-      const DumpRow& row = file.rows[r];
-      if (!row.is_tensor) continue;
-      ++rank->tensors;
-      if (RepeatsApiTensor(entry, row, has_api)) continue;
-      if (detail::IsFloatDTypeText(file.Text(row.dtype))) ++headroom_rows;
-    }
-  }
-  rank->headroom.reserve(rank->headroom.size() + headroom_rows);
   rank->file_texts = file.stored_texts();
-  detail::AdviseHugePages(rank->headroom);
-  // The rows' memory is faulted in on another core while pass 1 (on this one) fills it: their
-  // first touch was a third of pass 1. Only where rows will fill it (a dump without statistics
-  // reserves rows it never writes), and only for a large reserve (a thread for each small rank
-  // of a many-rank dump would cost more than its faults).
-  constexpr size_t kPrefaultFrom = size_t{8} << 20;
-  const size_t reserved_bytes =
-      (rank->headroom.capacity() - rank->headroom.size()) * sizeof(HeadroomRow);
-  std::jthread prefault;
-  if (stats && reserved_bytes >= kPrefaultFrom) {
-    prefault =
-        detail::PrefaultInBackground(rank->headroom.data() + rank->headroom.size(), reserved_bytes);
+  if (!file.has_md5) {  // a parameter's md5 is msprobe's CRC of a value: no checksum
+    for (auto& [key, param] : rank->params) param.md5.reset();
   }
-
-  // Pass 1: each row's statistics (RowFacts), watchpoints, headroom, parameters, and the facts
-  // of each op. Every row is read here once, in file order (an entry's rows follow the previous
-  // entry's), so that a tensor file is read once and its warnings come in row order.
-  RowFacts facts(file);
-  ScanTensor t;  // the row at hand, its strings' memory reused from row to row
-  auto read_row = [&](uint32_t r) {
-    t = detail::TensorOfRow(file, file.rows[r], context, std::move(t));
-    facts.Set(r, t);
-  };
-  std::vector<EntryFacts> ops;
-  ops.reserve(file.entries.size());  // one per entry at most: no copy of a large scan's ops
-  detail::AdviseHugePages(ops);
-  std::unordered_set<std::string> seen_params;
-  for (uint32_t e = 0; e < file.entries.size(); ++e) {
-    const DumpEntry& entry = file.entries[e];
-    const std::string_view name = entry.name;
-    const uint32_t end = entry.first_row + entry.row_count;
-    if (detail::IsParametersGradEntry(name)) {
-      const std::string layer = detail::ModuleOfEntry(name);
-      for (uint32_t r = entry.first_row; r < end; ++r) {
-        read_row(r);
-        WatchGradient(*rank, name, file.rows[r], t);
-        WatchTensor(*rank, name, t);
-        AddHeadroom(*rank, entry, file.rows[r], layer, t);
-      }
-      continue;
-    }
-    const bool module = detail::IsModuleEntry(name);
-    const std::string layer = detail::LayerOf(name, construct.ModulePath(name));
-    const bool activation = !detail::IsBackwardEntry(name) && detail::IsActivationOp(name);
-    EntryFacts op;
-    op.entry = e;
-    op.module = module;
-    for (uint32_t r = entry.first_row; r < end; ++r) {
-      const DumpRow& row = file.rows[r];
-      read_row(r);
-      if (row.state == RowState::kParameters) {
-        const std::string key = detail::ParameterKey(name, row.name);
-        if (seen_params.insert(key).second) {
-          ParamSnapshot state;
-          state.op_name = name;
-          state.tensor = t;
-          if (file.has_md5 && row.md5.has_value()) state.md5 = row.md5;
-          state.trainable = !(row.requires_grad.kind() == PyValue::Kind::kStr &&
-                              file.Text(row.requires_grad.text_id()) == "False");
-          rank->params.emplace(key, std::move(state));
-          rank->param_order.push_back(key);
-          WatchTensor(*rank, name, t);
-          AddHeadroom(*rank, entry, row, detail::ModuleOfEntry(name), t);
-        }
-      } else if (!RepeatsApiTensor(entry, row, has_api)) {
-        WatchTensor(*rank, name, t);
-        AddHeadroom(*rank, entry, row, layer, t);
-        if (activation && row.state == RowState::kOutput) WatchActivation(*rank, name, t);
-      }
-      if (row.state == RowState::kOutput) {
-        op.out_bad = op.out_bad || t.nonfinite;
-      } else if (row.state == RowState::kInput || row.state == RowState::kParameters) {
-        op.in_bad = op.in_bad || t.nonfinite;
-        op.in_bad_tensor = op.in_bad_tensor || (t.is_tensor && t.nonfinite);
-      }
-    }
-    if (detail::IsCommunicationEntry(name)) {
-      op.comm = true;
-      CommNode node;
-      node.rank_slot = slot;
-      node.entry = e;
-      node.op_name = name;
-      node.input_bad = op.in_bad;
-      node.output_bad = op.out_bad;
-      op.comm_node = static_cast<int>(rank->comm_nodes.size());
-      rank->comm_nodes.push_back(std::move(node));
-    } else if (detail::IsIgnoredEntry(name)) {
-      op.ignored = true;
-    }
-    ops.push_back(op);
-  }
-
-  if (prefault.joinable()) prefault.join();
+  const std::vector<EntryFacts>& ops = pass1_.ops;
 
   // Pass 2: the JSON of the communication ops (peers, groups) and of the likely births, read in
   // one more streaming pass.
@@ -512,12 +554,12 @@ Status RankScanner::Scan(const DumpLocation& location, int slot) {
   std::unordered_map<std::string, std::string> raw;
   auto extract = [&](const std::unordered_set<std::string>& names) -> Status {
     if (names.empty()) return Status::Ok();
-    auto buffer = Buffer::MapFile(location.dump_json);
-    if (!buffer) return buffer.error().WithContext(location.dump_json.string());
+    auto buffer = Buffer::MapFile(location_.dump_json);
+    if (!buffer) return buffer.error().WithContext(location_.dump_json.string());
     const auto bytes = (*buffer)->bytes();
     auto extracted = detail::ExtractEntries(
         std::span<const char>(reinterpret_cast<const char*>(bytes.data()), bytes.size()), names);
-    if (!extracted) return extracted.error().WithContext(location.dump_json.string());
+    if (!extracted) return extracted.error().WithContext(location_.dump_json.string());
     for (auto& [key, text] : *extracted) raw[key] = std::move(text);
     return Status::Ok();
   };
@@ -528,9 +570,18 @@ Status RankScanner::Scan(const DumpLocation& location, int slot) {
   }
 
   // Pass 3: births on this rank, in execution order.
+  Status missing_node;
   auto make_node = [&](const EntryFacts& op, AnomalyKind kind) {
-    AnomalyNode node =
-        NodeOf(file, file.entries[op.entry], op.entry, facts, *rank, stack, construct);
+    const auto it = std::lower_bound(
+        pass1_.nodes.begin(), pass1_.nodes.end(), op.entry,
+        [](const AnomalyNode& n, uint32_t entry) { return n.entry_index < entry; });
+    AnomalyNode node;
+    if (it != pass1_.nodes.end() && it->entry_index == op.entry) {
+      node = *it;
+    } else if (missing_node.ok()) {  // pass 1's choice of nodes missed one pass 3 makes
+      missing_node = Status::Internal(
+          fmt::format("scan: no node kept for entry {}", file.entries[op.entry].name));
+    }
     node.kind = kind;
     return node;
   };
@@ -588,7 +639,7 @@ Status RankScanner::Scan(const DumpLocation& location, int slot) {
   NUMPROBE_RETURN_IF_ERROR(extract(missing));
   for (AnomalyNode& b : rank->births) b.raw_entry = raw[b.op_name];
   for (auto& [id, node] : rank->comm_anomalies) node.raw_entry = raw[node.op_name];
-  return Status::Ok();
+  return missing_node;
 }
 
 // Relative closeness of two statistics, as allclose on values.
@@ -683,8 +734,8 @@ Result<RankScan> ScanUnit(const ScanPlan& plan, size_t unit, const ScanOptions& 
   rank.rank = rank.rank_folder == "rank"
                   ? 0
                   : FolderNumber(rank.rank_folder, "rank").value_or(static_cast<int64_t>(slot));
-  RankScanner scanner(options, &rank);
-  NUMPROBE_RETURN_IF_ERROR(scanner.Scan(location, static_cast<int>(slot)));
+  RankScanner scanner(options, location, static_cast<int>(slot), &rank);
+  NUMPROBE_RETURN_IF_ERROR(scanner.Scan());
   return rank;
 }
 

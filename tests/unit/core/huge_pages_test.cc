@@ -7,7 +7,6 @@
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <thread>
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>
@@ -93,33 +92,6 @@ TEST(HugePages, ARangeHoldingNoWholeHugePageIsLeftAlone) {
     EXPECT_EQ(VmFlagsOfMappingAt(at).find(" hg"), std::string::npos) << at;
   }
   EXPECT_FALSE(VmFlagsOfMappingAt(reinterpret_cast<uintptr_t>(m.data())).empty());
-}
-
-TEST(HugePages, ARangeFaultedInAheadIsResidentWithItsBytesUnchanged) {
-  constexpr size_t kBytes = 8 << 20;
-  Mapping m(kBytes);
-  ASSERT_NE(m.data(), nullptr);
-  Mapping probe(4096);
-  ASSERT_NE(probe.data(), nullptr);
-  if (::madvise(probe.data(), 4096, MADV_POPULATE_WRITE) != 0) {
-    GTEST_SKIP() << "this kernel has no MADV_POPULATE_WRITE (Linux 5.14)";
-  }
-  ::madvise(m.data(), kBytes, MADV_NOHUGEPAGE);  // the mapping stays one, in 4 KiB pages
-  m.data()[100] = 'x';                           // one page resident before, with a byte of its own
-  const auto start = reinterpret_cast<uintptr_t>(m.data());
-  {
-    std::jthread prefault = PrefaultInBackground(m.data() + 1, kBytes - 1);
-    ASSERT_TRUE(prefault.joinable());
-  }
-  // "Rss:   8192 kB": every page but the partial first one was faulted in, the first was already.
-  const std::string rss = SmapsLineOfMappingAt(start, "Rss:");
-  ASSERT_FALSE(rss.empty());
-  EXPECT_GE(std::stoul(rss.substr(4)), kBytes / 1024) << rss;
-  EXPECT_EQ(m.data()[100], 'x');
-  EXPECT_EQ(m.data()[kBytes - 1], 0);
-  // Nothing to fault in: no thread.
-  EXPECT_FALSE(PrefaultInBackground(nullptr, kBytes).joinable());
-  EXPECT_FALSE(PrefaultInBackground(m.data() + 1, 100).joinable());
 }
 
 }  // namespace

@@ -1,17 +1,23 @@
 // dump.json reading: msprobe's row flattening, value forms, and malformed input.
 #include <cmath>
+#include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <gtest/gtest.h>
 
 #include "numprobe/dump.h"
 
 #include "core/json.h"
+#include "testing/temp_dir.h"
 
 namespace numprobe {
 namespace {
+
+namespace fs = std::filesystem;
 
 constexpr const char* kFixtures = NUMPROBE_FIXTURES_DIR "/msprobe";
 
@@ -342,6 +348,112 @@ TEST(DumpJsonTest, ReadDumpJsonNamesTheFile) {
   auto f = ReadDumpJson("/nonexistent/dir/dump.json");
   ASSERT_FALSE(f.ok());
   EXPECT_NE(f.error().message().find("/nonexistent/dir/dump.json"), std::string::npos);
+}
+
+// What StreamDumpJson's visitor saw of each entry: its name, index and rows' (name, Max).
+struct Visited {
+  std::string entry;
+  size_t index = 0;
+  uint32_t first_row = 0;
+  std::vector<std::pair<std::string, int64_t>> rows;
+  bool operator==(const Visited&) const = default;
+};
+
+std::vector<Visited> VisitAll(const fs::path& path, int* restarts, Result<DumpFile>* file) {
+  std::vector<Visited> seen;
+  *file = StreamDumpJson(
+      path,
+      [&](const DumpFile& f, const DumpEntry& entry, std::span<const DumpRow> rows) {
+        Visited v;
+        v.entry = entry.name;
+        v.index = static_cast<size_t>(&entry - f.entries.data());
+        v.first_row = entry.first_row;
+        for (const DumpRow& r : rows) {
+          EXPECT_EQ(r.entry, v.index);
+          v.rows.emplace_back(r.name, r.stats[kStatMax].as_int());
+        }
+        seen.push_back(std::move(v));
+        return Status::Ok();
+      },
+      [&] {
+        ++*restarts;
+        seen.clear();
+      });
+  return seen;
+}
+
+std::vector<Visited> RowsOf(const DumpFile& f) {
+  std::vector<Visited> out;
+  for (size_t e = 0; e < f.entries.size(); ++e) {
+    const DumpEntry& entry = f.entries[e];
+    Visited v;
+    v.entry = entry.name;
+    v.index = e;
+    v.first_row = entry.first_row;
+    for (uint32_t r = entry.first_row; r < entry.first_row + entry.row_count; ++r) {
+      v.rows.emplace_back(f.rows[r].name, f.rows[r].stats[kStatMax].as_int());
+    }
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+TEST(StreamDumpJsonTest, VisitsEveryEntryAsReadDumpJsonHoldsIt) {
+  const std::string path =
+      std::string(kFixtures) + "/dump_statistics_bf16/step0/proc17032/dump.json";
+  auto whole = ReadDumpJson(path);
+  ASSERT_TRUE(whole.ok()) << whole.error().ToString();
+  int restarts = 0;
+  Result<DumpFile> streamed = Status::Internal("not read");
+  const std::vector<Visited> seen = VisitAll(path, &restarts, &streamed);
+  ASSERT_TRUE(streamed.ok()) << streamed.error().ToString();
+  EXPECT_EQ(restarts, 0);
+  EXPECT_EQ(seen, RowsOf(*whole));
+  EXPECT_EQ(seen.size(), 18U);
+  EXPECT_TRUE(streamed->rows.empty());  // the rows were the visitor's only
+  EXPECT_EQ(streamed->entries.size(), 18U);
+  EXPECT_EQ(streamed->task, whole->task);
+  EXPECT_EQ(streamed->has_md5, whole->has_md5);
+}
+
+TEST(StreamDumpJsonTest, ARepeatedEntryRestartsAndDeliversItsLastValueInItsFirstPosition) {
+  const test::TempDir dir("numprobe_stream_dump");
+  const fs::path path = dir.Write("dump.json", R"({"task": "statistics", "data": {
+      "A.a.0.forward": {"output": [{"type": "int", "value": 1}]},
+      "B.b.0.forward": {"output": [{"type": "int", "value": 2}]},
+      "A.a.0.forward": {"output": [{"type": "int", "value": 3}, {"type": "int", "value": 4}]},
+      "C.c.0.forward": {"output": [{"type": "int", "value": 5}]}}})");
+  int restarts = 0;
+  Result<DumpFile> streamed = Status::Internal("not read");
+  const std::vector<Visited> seen = VisitAll(path, &restarts, &streamed);
+  ASSERT_TRUE(streamed.ok()) << streamed.error().ToString();
+  EXPECT_EQ(restarts, 1);
+  const std::vector<Visited> want = {
+      {"A.a.0.forward", 0, 0, {{"A.a.0.forward.output.0", 3}, {"A.a.0.forward.output.1", 4}}},
+      {"B.b.0.forward", 1, 2, {{"B.b.0.forward.output.0", 2}}},
+      {"C.c.0.forward", 2, 3, {{"C.c.0.forward.output.0", 5}}}};
+  EXPECT_EQ(seen, want);
+}
+
+TEST(StreamDumpJsonTest, TheVisitorsErrorStopsTheRead) {
+  const test::TempDir dir("numprobe_stream_dump");
+  const fs::path path = dir.Write("dump.json", R"({"data": {
+      "A.a.0.forward": {"output": [{"type": "int", "value": 1}]},
+      "B.b.0.forward": {"output": [{"type": "int", "value": 2}]}}})");
+  int visits = 0;
+  auto streamed = StreamDumpJson(
+      path,
+      [&](const DumpFile&, const DumpEntry&, std::span<const DumpRow>) {
+        ++visits;
+        return Status::Rejected("enough");
+      },
+      nullptr);
+  ASSERT_FALSE(streamed.ok());
+  EXPECT_EQ(streamed.error().code(), ErrorCode::kRejected);
+  EXPECT_EQ(visits, 1);
+  // A read error is ReadDumpJson's.
+  EXPECT_EQ(StreamDumpJson(dir / "none.json", nullptr, nullptr).error().code(),
+            ReadDumpJson(dir / "none.json").error().code());
 }
 
 TEST(StackJsonTest, ReadsBothForms) {

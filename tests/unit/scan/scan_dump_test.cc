@@ -245,8 +245,8 @@ TEST_F(ScanDumpTest, CleanDumpWritesNoAnomalyFile) {
   EXPECT_TRUE(files->anomaly_analyze.empty());
 }
 
-// Enough rows that scan faults their memory in on another thread while it fills it (8 MiB of
-// headroom rows): every row is there, in order, with its own figures.
+// Enough rows that scan reserves its headroom rows from the first entries' density (past 1,024
+// entries, 9 MB of rows): every row is there, in order, with its own figures.
 TEST_F(ScanDumpTest, ALargeRankHasEveryHeadroomRow) {
   constexpr int kOps = 13000;  // 39,000 float tensors: 9 MB of headroom rows
   std::string data;
@@ -271,6 +271,79 @@ TEST_F(ScanDumpTest, ALargeRankHasEveryHeadroomRow) {
     EXPECT_EQ(FitOf(out, DType::kF8E4M3FN).overflow, i + 1 > 1000) << i;  // fp8 e4m3: up to 448
     EXPECT_EQ(r->headroom[3 * i + 1].dtype, "torch.float16");
   }
+}
+
+std::vector<std::string> HeadroomTensors(const ScanReport& r) {
+  std::vector<std::string> out;
+  for (const HeadroomRow& row : r.headroom) out.emplace_back(row.tensor);
+  return out;
+}
+
+std::vector<std::pair<Watchpoint, std::string>> HitsOf(const ScanReport& r) {
+  std::vector<std::pair<Watchpoint, std::string>> out;
+  for (const WatchpointHit& h : r.hits) out.emplace_back(h.watchpoint, h.tensor);
+  return out;
+}
+
+// Modules come before the first API in a mix dump (a module's record is written when its
+// forward ends): their inputs and outputs repeat the APIs' tensors and get no headroom row and
+// no watchpoint, as if the APIs had been known from the start. A dump of modules alone keeps them.
+TEST_F(ScanDumpTest, ModuleRowsRepeatTheirApisOnlyInADumpThatHoldsApis) {
+  const std::string modules =
+      R"("Module.fc.Linear.forward.0": {"input_args": [)" + Tensor("20000.0", "0.5") +
+      R"(], "input_kwargs": {}, "output": [)" + Tensor("3.0", "1.0") +
+      R"(], "parameters": {"weight": )" + Tensor("30000.0", "-1.0") + "}}, " +
+      Op("Module.act.ReLU.forward.0", Tensor("3.0", "1.0"), Tensor("1.0", "1.0"));
+  WriteDump("l0/rank0", modules);
+  WriteDump("mix/rank0",
+            modules + ", " + Op("Torch.add.0.forward", Tensor("2.0", "1.0"), Tensor("4.0", "1.0")));
+  auto l0 = ScanDump(root_ / "l0");
+  ASSERT_TRUE(l0.ok()) << l0.error().ToString();
+  EXPECT_EQ(
+      HeadroomTensors(*l0),
+      (std::vector<std::string>{
+          "Module.fc.Linear.forward.0.input.0", "Module.fc.Linear.forward.0.parameters.weight",
+          "Module.fc.Linear.forward.0.output.0", "Module.act.ReLU.forward.0.input.0",
+          "Module.act.ReLU.forward.0.output.0"}));
+  using W = Watchpoint;
+  const std::vector<std::pair<W, std::string>> l0_hits = {
+      {W::kTensorTooLarge, "Module.fc.Linear.forward.0.input.0"},
+      {W::kTensorTooLarge, "Module.fc.Linear.forward.0.parameters.weight"},
+      {W::kActivationRange, "Module.act.ReLU.forward.0.output.0"}};
+  EXPECT_EQ(HitsOf(*l0), l0_hits);
+
+  auto mix = ScanDump(root_ / "mix");
+  ASSERT_TRUE(mix.ok()) << mix.error().ToString();
+  EXPECT_EQ(
+      HeadroomTensors(*mix),
+      (std::vector<std::string>{"Module.fc.Linear.forward.0.parameters.weight",
+                                "Torch.add.0.forward.input.0", "Torch.add.0.forward.output.0"}));
+  const std::vector<std::pair<W, std::string>> mix_hits = {
+      {W::kTensorTooLarge, "Module.fc.Linear.forward.0.parameters.weight"}};
+  EXPECT_EQ(HitsOf(*mix), mix_hits);
+  EXPECT_EQ(mix->tensors, 7);  // every tensor row is counted, repeats included
+}
+
+// An entry written twice: Python's json keeps its first position and its last value, and scan
+// reads it so (the streamed read starts again from the whole file).
+TEST_F(ScanDumpTest, ARepeatedEntryIsScannedWithItsLastValueInItsFirstPosition) {
+  WriteDump("rank0",
+            Op("Torch.log.0.forward", Tensor("1.0", "0.5"), Tensor("0.0", "-0.7")) + ", " +
+                Op("Torch.add.0.forward", Tensor("2.0", "1.0"), Tensor("4.0", "1.0")) + ", " +
+                Op("Torch.log.0.forward", Tensor("1.0", "0.0"), Tensor("0.0", "-Infinity")));
+  auto r = ScanDump(root_);
+  ASSERT_TRUE(r.ok()) << r.error().ToString();
+  ASSERT_EQ(r->anomalies.size(), 1U);
+  EXPECT_EQ(r->anomalies[0].op_name, "Torch.log.0.forward");
+  EXPECT_EQ(r->anomalies[0].entry_index, 0U);
+  ASSERT_EQ(r->anomalies[0].outputs.size(), 1U);
+  EXPECT_TRUE(r->anomalies[0].outputs[0].nonfinite);
+  EXPECT_EQ(
+      HeadroomTensors(*r),
+      (std::vector<std::string>{"Torch.log.0.forward.input.0", "Torch.log.0.forward.output.0",
+                                "Torch.add.0.forward.input.0", "Torch.add.0.forward.output.0"}));
+  EXPECT_TRUE(r->headroom[1].nonfinite);
+  EXPECT_EQ(r->tensors, 4);
 }
 
 TEST_F(ScanDumpTest, Errors) {
