@@ -206,7 +206,9 @@ class RankScanner {
     std::vector<EntryFacts> ops;  // one per entry
     std::unordered_set<std::string> seen_params;
     ScanTensor t;                           // the row at hand, its memory reused row to row
-    std::vector<ScanTensor> entry_tensors;  // the entry's rows' tensors, kept for a node
+    // The entry's rows whose tensors came from their files (row, tensor), kept for a node: the
+    // others' are made again from the row (TensorOfRow without files, a pure function of it).
+    std::vector<std::pair<size_t, ScanTensor>> from_files;
     // The entries that pass 3 may make a node of (a birth, an anomalous communication op): the
     // node, made while the entry's rows were at hand. In entry order.
     std::vector<AnomalyNode> nodes;
@@ -416,7 +418,7 @@ Status RankScanner::Entry(const DumpFile& file, const DumpEntry& entry,
   EntryFacts op;
   op.entry = e;
   op.module = module;
-  if (pass1_.entry_tensors.size() < rows.size()) pass1_.entry_tensors.resize(rows.size());
+  pass1_.from_files.clear();
   for (size_t i = 0; i < rows.size(); ++i) {
     const DumpRow& row = rows[i];
     read_row(i);
@@ -451,8 +453,7 @@ Status RankScanner::Entry(const DumpFile& file, const DumpEntry& entry,
       op.in_bad = op.in_bad || t.nonfinite;
       op.in_bad_tensor = op.in_bad_tensor || (t.is_tensor && t.nonfinite);
     }
-    // Kept for a node; t takes an earlier row's memory for the next row (no copy).
-    std::swap(t, pass1_.entry_tensors[i]);
+    if (!t.file.empty()) pass1_.from_files.emplace_back(i, t);
   }
   if (detail::IsCommunicationEntry(name)) {
     op.comm = true;
@@ -489,13 +490,23 @@ Status RankScanner::Entry(const DumpFile& file, const DumpEntry& entry,
     node.entry_index = e;
     node.module_path = construct_.ModulePath(name);
     if (const auto* lines = stack_.Find(name)) node.stack = *lines;
+    static const detail::RowReadContext kWithoutFiles = [] {
+      detail::RowReadContext context;
+      context.read_files = false;
+      return context;
+    }();
+    auto kept = pass1_.from_files.begin();
     for (size_t i = 0; i < rows.size(); ++i) {
       const RowState state = rows[i].state;
-      if (state == RowState::kOutput) {
-        node.outputs.push_back(pass1_.entry_tensors[i]);
-      } else if (state == RowState::kInput || state == RowState::kParameters) {
-        node.inputs.push_back(pass1_.entry_tensors[i]);
+      const bool from_file = kept != pass1_.from_files.end() && kept->first == i;
+      std::vector<ScanTensor>* to = state == RowState::kOutput ? &node.outputs
+                                    : state == RowState::kInput || state == RowState::kParameters
+                                        ? &node.inputs
+                                        : nullptr;
+      if (to != nullptr) {
+        to->push_back(from_file ? kept->second : detail::TensorOfRow(file, rows[i], kWithoutFiles));
       }
+      if (from_file) ++kept;
     }
     pass1_.nodes.push_back(std::move(node));
   }
