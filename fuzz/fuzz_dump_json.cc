@@ -2,19 +2,123 @@
 // give a model or an error; never a crash, a hang or an out-of-bounds access. Accepted dumps are
 // also checked for internal consistency (abort otherwise): every entry's rows lie inside the row
 // table, in order, and refer back to the entry; every interned text id is valid; and comparing
-// the dump with itself pairs every row with itself and gives "0" for equal statistics.
+// the dump with itself pairs every row with itself and gives "0" for equal statistics. The same
+// bytes read from a file entry by entry (StreamDumpJson, as scan reads) must give the same entries
+// and rows, or an error of the same kind.
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <span>
+#include <string>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include <unistd.h>
 
 #include "numprobe/dump.h"
 
 #include "compare/compare_internal.h"
 
+namespace {
+
+bool SameValue(const numprobe::DumpFile& a, const numprobe::PyValue& x, const numprobe::DumpFile& b,
+               const numprobe::PyValue& y) {
+  using Kind = numprobe::PyValue::Kind;
+  if (x.kind() != y.kind()) return false;
+  switch (x.kind()) {
+    case Kind::kNone:
+      return true;
+    case Kind::kStr:
+    case Kind::kBigInt:
+      return a.Text(x.text_id()) == b.Text(y.text_id());
+    case Kind::kFloat:  // NaN's bits too
+      return std::bit_cast<uint64_t>(x.as_float()) == std::bit_cast<uint64_t>(y.as_float());
+    default:
+      return x.as_int() == y.as_int();
+  }
+}
+
+bool SameRow(const numprobe::DumpFile& a, const numprobe::DumpRow& x, const numprobe::DumpFile& b,
+             const numprobe::DumpRow& y) {
+  if (x.name != y.name || x.data_name != y.data_name || x.md5 != y.md5 || x.entry != y.entry ||
+      x.state != y.state || x.is_tensor != y.is_tensor || a.Text(x.dtype) != b.Text(y.dtype) ||
+      a.Text(x.shape) != b.Text(y.shape) || !SameValue(a, x.requires_grad, b, y.requires_grad)) {
+    return false;
+  }
+  for (int k = 0; k < 4; ++k) {
+    if (!SameValue(a, x.stats[k], b, y.stats[k])) return false;
+  }
+  return true;
+}
+
+// `bytes` as a dump.json in a folder of this process's own, read entry by entry: the same
+// entries and rows as `whole` (ParseDumpJson's result), or an error of the same code.
+void CheckStreamed(std::span<const char> bytes, const numprobe::Result<numprobe::DumpFile>& whole) {
+  // Made once, removed at exit.
+  struct Folder {
+    Folder() {
+      std::string where =
+          (std::filesystem::temp_directory_path() / "numprobe_fuzz_XXXXXX").string();
+      if (::mkdtemp(where.data()) == nullptr) std::abort();
+      path = where;
+    }
+    ~Folder() {
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
+    }
+    std::filesystem::path path;
+  };
+  static const Folder kFolder;
+  const std::filesystem::path path = kFolder.path / "dump.json";
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!out) std::abort();
+  }
+  std::vector<std::pair<size_t, std::vector<numprobe::DumpRow>>> seen;
+  auto streamed = numprobe::StreamDumpJson(
+      path,
+      [&](const numprobe::DumpFile& f, const numprobe::DumpEntry& entry,
+          std::span<const numprobe::DumpRow> rows) {
+        seen.emplace_back(static_cast<size_t>(&entry - f.entries.data()),
+                          std::vector<numprobe::DumpRow>(rows.begin(), rows.end()));
+        return numprobe::Status::Ok();
+      },
+      [&] { seen.clear(); });
+  if (streamed.ok() != whole.ok()) std::abort();
+  if (!whole.ok()) {
+    if (streamed.error().code() != whole.error().code()) std::abort();
+    return;
+  }
+  if (seen.size() != whole->entries.size() || streamed->entries.size() != whole->entries.size() ||
+      streamed->has_md5 != whole->has_md5 || streamed->task != whole->task) {
+    std::abort();
+  }
+  for (size_t e = 0; e < seen.size(); ++e) {
+    const numprobe::DumpEntry& entry = whole->entries[e];
+    if (seen[e].first != e || seen[e].second.size() != entry.row_count ||
+        streamed->entries[e].name != entry.name) {
+      std::abort();
+    }
+    for (uint32_t r = 0; r < entry.row_count; ++r) {
+      // A repeated entry's rows were read again whole: their texts are in `streamed`.
+      if (!SameRow(*streamed, seen[e].second[r], *whole, whole->rows[entry.first_row + r])) {
+        std::abort();
+      }
+    }
+  }
+}
+
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::span<const char> bytes(reinterpret_cast<const char*>(data), size);
   auto file = numprobe::ParseDumpJson(bytes);
+  CheckStreamed(bytes, file);
   if (file.ok()) {
     uint32_t next = 0;
     for (size_t e = 0; e < file->entries.size(); ++e) {
