@@ -172,8 +172,8 @@ Result<DumpFile> ReadDumpJson(const std::filesystem::path& path);
 // One entry of dump.json as StreamDumpJson delivers it: `file` is the dump read so far (header,
 // entries up to this one, texts; no rows), `entry` its last entry, and `rows` the entry's rows as
 // ReadDumpJson would hold them (DumpRow::entry set). `rows` is valid during the call only; the
-// texts its rows and the entry view are the file's, valid as long as the file StreamDumpJson
-// returns.
+// texts that the rows and the entry view live in the file, valid as long as the file that
+// StreamDumpJson returns.
 using DumpEntryVisitor = std::function<Status(const DumpFile& file, const DumpEntry& entry,
                                               std::span<const DumpRow> rows)>;
 
