@@ -10,18 +10,15 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <span>
 #include <string>
-#include <system_error>
 #include <utility>
 #include <vector>
-
-#include <unistd.h>
 
 #include "numprobe/dump.h"
 
 #include "compare/compare_internal.h"
+#include "testing/temp_dir.h"
 
 namespace {
 
@@ -58,27 +55,9 @@ bool SameRow(const numprobe::DumpFile& a, const numprobe::DumpRow& x, const nump
 // `bytes` as a dump.json in a folder of this process's own, read entry by entry: the same
 // entries and rows as `whole` (ParseDumpJson's result), or an error of the same code.
 void CheckStreamed(std::span<const char> bytes, const numprobe::Result<numprobe::DumpFile>& whole) {
-  // Made once, removed at exit.
-  struct Folder {
-    Folder() {
-      std::string where =
-          (std::filesystem::temp_directory_path() / "numprobe_fuzz_XXXXXX").string();
-      if (::mkdtemp(where.data()) == nullptr) std::abort();
-      path = where;
-    }
-    ~Folder() {
-      std::error_code ignored;
-      std::filesystem::remove_all(path, ignored);
-    }
-    std::filesystem::path path;
-  };
-  static const Folder kFolder;
-  const std::filesystem::path path = kFolder.path / "dump.json";
-  {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!out) std::abort();
-  }
+  static const numprobe::test::TempDir kFolder("numprobe_fuzz");  // removed at exit
+  if (kFolder.path().empty()) std::abort();
+  const std::filesystem::path path = kFolder.Write("dump.json", {bytes.data(), bytes.size()});
   std::vector<std::pair<size_t, std::vector<numprobe::DumpRow>>> seen;
   auto streamed = numprobe::StreamDumpJson(
       path,

@@ -24,6 +24,7 @@
 #include "core/json_tape.h"
 #include "core/name_index.h"
 #include "core/py_format.h"
+#include "core/sample_reserve.h"
 #include "core/text_arena.h"
 #include "core/text_file.h"
 #include "msprobe/dump_journal.h"
@@ -515,7 +516,7 @@ class DumpFileBuilder {
   // the end. Errors: the visitor's, or kRejected for a repeated entry while visiting.
   template <typename Node>
   Status Entry(std::string_view key, const Node& value, uint64_t offset) {
-    if (file_.entries.size() == kReserveSample) ReserveFromSample(offset);
+    if (file_.entries.size() == detail::kReserveSample) ReserveFromSample(offset);
     scratch_.clear();
     flattener_.ReadOp(value, key, &scratch_);
     const auto by_rank = [](const DumpRow& a, const DumpRow& b) {
@@ -593,23 +594,14 @@ class DumpFileBuilder {
 
  private:
   // After the first kReserveSample entries, the rest of the file is assumed to hold rows and
-  // entries at the same density (with a margin): both vectors are reserved once.
-  static constexpr size_t kReserveSample = 1024;
+  // entries at the same density (core/sample_reserve.h): both vectors are reserved once.
   void ReserveFromSample(uint64_t offset) {
-    if (file_bytes_ <= offset || offset == 0) return;
-    const double scale = 1.125 * static_cast<double>(file_bytes_) / static_cast<double>(offset);
-    // No JSON row or entry takes fewer than 24 bytes ({"type": "int", "value": 1}), and the
-    // reservation stays within the memory limit: a dense sample followed by padding cannot make
-    // it exceed what the file could hold or what the machine has.
-    const uint64_t most_rows =
-        std::min<uint64_t>(file_bytes_ / 24, DefaultMaxMemory() / sizeof(DumpRow));
-    const auto most = static_cast<double>(most_rows);
     if (visit_ == nullptr) {  // a visited file keeps no rows
       file_.rows.reserve(
-          static_cast<size_t>(std::min(most, scale * static_cast<double>(file_.rows.size()))));
+          detail::ReserveFromSample(file_.rows.size(), offset, file_bytes_, sizeof(DumpRow)));
     }
     file_.entries.reserve(
-        static_cast<size_t>(std::min(most, scale * static_cast<double>(file_.entries.size()))));
+        detail::ReserveFromSample(file_.entries.size(), offset, file_bytes_, sizeof(DumpEntry)));
     // Huge pages for them (core/huge_pages.h): their first touch was 44% of a large compare's
     // page faults and 59% of a scan's. (An earlier measurement had the two-thread reader slower
     // with them, when a scan took 14 s; a 200,000-entry scan now takes 46,000 faults down to

@@ -37,6 +37,7 @@
 #include "numprobe/memory_limit.h"
 
 #include "core/huge_pages.h"
+#include "core/sample_reserve.h"
 #include "msprobe/folder_number.h"
 #include "scan/scan_internal.h"
 #include "scan/scan_units.h"
@@ -329,18 +330,10 @@ void RankScanner::AddHeadroom(const RankScan& rank, const DumpEntry& entry, cons
 }
 
 void RankScanner::ReserveHeadroom(uint32_t index, const DumpEntry& entry) {
-  constexpr size_t kReserveSample = 1024;  // entries, as DumpFileBuilder samples
-  if (pass1_.reserved || index < kReserveSample) return;
+  if (pass1_.reserved || index < detail::kReserveSample) return;
   pass1_.reserved = true;
-  if (entry.offset == 0 || file_bytes_ <= entry.offset) return;
-  const double scale = 1.125 * static_cast<double>(file_bytes_) / static_cast<double>(entry.offset);
-  // No tensor row takes fewer than 24 bytes of JSON, and the reservation stays within the
-  // memory limit: a dense sample followed by padding cannot make it exceed what the file could
-  // hold or what the machine has.
-  const auto most = static_cast<double>(
-      std::min<uint64_t>(file_bytes_ / 24, DefaultMaxMemory() / sizeof(HeadroomRow)));
-  const auto want =
-      static_cast<size_t>(std::min(most, scale * static_cast<double>(out_->headroom.size())));
+  const size_t want = detail::ReserveFromSample(out_->headroom.size(), entry.offset, file_bytes_,
+                                                sizeof(HeadroomRow));
   if (want <= out_->headroom.capacity()) return;
   out_->headroom.reserve(want);
   detail::AdviseHugePages(out_->headroom);
