@@ -813,10 +813,39 @@ class JsonTapeBatch {
 
   void Add(std::string_view key, const JsonTapeValue& value, uint64_t offset, bool root) {
     members_.push_back({Store(key), tokens_.size(), offset, root});
-    for (const JsonTapeValue* t = &value; t != value.next(); ++t) {
-      JsonTapeValue& copy = tokens_.emplace_back(*t);
-      copy.key_ = Store(t->key_);
-      copy.text_ = Store(t->text_);
+    const size_t first = tokens_.size();
+    tokens_.insert(tokens_.end(), &value, value.next());
+    const std::span<JsonTapeValue> copies(tokens_.data() + first, tokens_.size() - first);
+    // The builder stores a tape's texts one after another (each key, then its value's text), so
+    // they are nearly always one run of bytes: copied at once, the views moved into the copy.
+    // Storing each text on its own was a third of the parsing thread's time on a large dump.
+    std::string_view run;  // the texts so far, when they are one run
+    for (JsonTapeValue& t : copies) {
+      for (const std::string_view text : {t.key_, t.text_}) {
+        if (text.empty()) continue;
+        // Compared as addresses: a text after a gap is not in the run (a pointer past the run
+        // may not be formed from it).
+        if (!run.empty() && reinterpret_cast<uintptr_t>(text.data()) !=
+                                reinterpret_cast<uintptr_t>(run.data()) + run.size()) {
+          for (JsonTapeValue& each : copies) {  // not one run: each text on its own
+            each.key_ = Store(each.key_);
+            each.text_ = Store(each.text_);
+          }
+          return;
+        }
+        run = run.empty() ? text : std::string_view(run.data(), run.size() + text.size());
+      }
+    }
+    const char* at = Store(run).data();
+    for (JsonTapeValue& t : copies) {
+      for (std::string_view* text : {&t.key_, &t.text_}) {
+        if (text->empty()) {
+          *text = {};
+        } else {
+          *text = {at, text->size()};
+          at += text->size();
+        }
+      }
     }
   }
 

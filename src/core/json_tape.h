@@ -32,6 +32,7 @@ class JsonTapeValue {
   bool is_object() const { return kind_ == JsonValue::Kind::kObject; }
   bool is_array() const { return kind_ == JsonValue::Kind::kArray; }
   bool is_string() const { return kind_ == JsonValue::Kind::kString; }
+  // Each by its kind (the two share their bytes).
   bool bool_value() const { return integer_ != 0; }
   int64_t int_value() const { return integer_; }
   double double_value() const { return number_; }
@@ -57,11 +58,17 @@ class JsonTapeValue {
   bool repeated_keys_ = false;
   uint32_t span_ = 1;   // tokens in this subtree, itself included
   uint32_t count_ = 0;  // items or members
-  int64_t integer_ = 0;
-  double number_ = 0;
+  // A bool or int, or a double, by kind_: one member of the two, so that a token (copied for
+  // every value of a large dump) is 56 bytes, not 64.
+  union {
+    int64_t integer_ = 0;
+    double number_;
+  };
   std::string_view text_;
   std::string_view key_;
 };
+
+static_assert(sizeof(JsonTapeValue) <= 56);
 
 class JsonTapeValue::Children {
  public:
