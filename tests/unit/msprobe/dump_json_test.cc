@@ -179,6 +179,7 @@ TEST(DumpJsonTest, NamesLiveInTheFileAndSurviveItsMoves) {
   EXPECT_EQ(file.rows[1].name, long_name + ".output.0");
   EXPECT_EQ(file.rows[1].md5, std::optional<std::string_view>("6dd28e9b"));
   // A text stored after the moves goes into the file's own memory, not the moved-from one's.
+  // NOLINTNEXTLINE(bugprone-use-after-move,clang-analyzer-cplusplus.Move): what this test checks
   EXPECT_EQ(moved.Store("abc"), "abc");
   EXPECT_EQ(file.Store("def"), "def");
   EXPECT_EQ(file.rows[0].name, "Functional.relu.0.forward.input.0");
