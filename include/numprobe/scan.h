@@ -170,19 +170,26 @@ struct TargetFit {
   double headroom_log2 = 0;  // log2(max_finite / max|x|); negative = overflow; NaN if max|x| = 0
 };
 
+// Where headroom rows were dumped: one step of one rank folder.
+struct HeadroomUnit {
+  std::string scope;
+  int64_t step = -1;
+  std::string rank_folder;
+  int64_t rank = 0;
+};
+
 // A tensor's headroom. A large dump has millions of them: the texts are views into the
 // ScanReport's headroom_texts (valid as long as the report, or a copy of it, lives), not strings
-// of their own, and its fit to each target is derived when asked (FitOf below), not stored: up
-// to six fits made a row 240 bytes instead of 136, a fifth of a large scan's memory.
+// of their own; its step and rank are its unit's (ScanReport::headroom_units), not repeated in
+// every row; and its fit to each target is derived when asked (FitOf below), not stored. Up to
+// six fits made a row 240 bytes, and the unit's texts and numbers 136 instead of 88: a large
+// scan's memory is mostly these rows.
 struct HeadroomRow {
-  std::string_view scope;
-  int64_t step = -1;
-  std::string_view rank_folder;
-  int64_t rank = 0;
   std::string_view tensor;
   std::string_view op_name;
   std::string_view layer;  // innermost module ("Module.qkv.Linear") or the op ("Tensor.__mul__")
   std::string_view dtype;
+  uint32_t unit = 0;  // index into ScanReport::headroom_units
   bool exact = false;
   bool nonfinite = false;  // already NaN/Inf: no verdict
   double max_abs = 0;
@@ -230,6 +237,7 @@ struct ScanReport {
   std::vector<AnomalyNode> anomalies;  // every birth, first anomaly first
   std::vector<WatchpointHit> hits;
   std::vector<HeadroomRow> headroom;
+  std::vector<HeadroomUnit> headroom_units;  // the units headroom's rows name
   // The memory headroom's texts live in (shared, so that a copied report's views stay valid).
   std::vector<std::shared_ptr<const detail::TextArena>> headroom_texts;
   std::vector<HeadroomSummary> headroom_summary;  // parallel to options.targets

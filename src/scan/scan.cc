@@ -167,8 +167,8 @@ class RankScanner {
   void WatchTensor(const RankScan& rank, std::string_view op, const ScanTensor& t);
   void WatchActivation(const RankScan& rank, std::string_view op, const ScanTensor& t);
   // `entry` and `row` are t's, in the rank's DumpFile (whose texts the rank keeps).
-  void AddHeadroom(const RankScan& rank, const DumpEntry& entry, const DumpRow& row,
-                   const std::string& layer, const ScanTensor& t);
+  void AddHeadroom(const DumpEntry& entry, const DumpRow& row, const std::string& layer,
+                   const ScanTensor& t);
   void Hit(Watchpoint w, const RankScan& rank, std::string tensor, std::string_view op,
            std::string condition, double actual, double threshold, bool exact,
            std::string detail = {}) {
@@ -202,7 +202,7 @@ class RankScanner {
   // What pass 1 builds beside *out_ (emptied by Restart).
   struct Pass1 {
     // The texts of headroom rows kept last.
-    std::string_view kept_scope, kept_rank_folder, kept_layer;
+    std::string_view kept_layer;
     std::vector<std::string_view> kept_dtypes;
     std::vector<EntryFacts> ops;  // one per entry
     std::unordered_set<std::string> seen_params;
@@ -309,15 +309,11 @@ void RankScanner::WatchActivation(const RankScan& rank, std::string_view op, con
   }
 }
 
-void RankScanner::AddHeadroom(const RankScan& rank, const DumpEntry& entry, const DumpRow& dump_row,
+void RankScanner::AddHeadroom(const DumpEntry& entry, const DumpRow& dump_row,
                               const std::string& layer, const ScanTensor& t) {
   if (!t.is_tensor || !detail::IsFloatDTypeText(t.dtype)) return;
   if (!t.nonfinite && std::isnan(t.max_abs)) return;  // no statistics (md5 mode, null stats)
-  HeadroomRow row;
-  row.scope = Keep(rank.scope, &pass1_.kept_scope);
-  row.step = rank.step;
-  row.rank_folder = Keep(rank.rank_folder, &pass1_.kept_rank_folder);
-  row.rank = rank.rank;
+  HeadroomRow row;  // of unit 0: the assembler numbers the units (ScanAssembler::AddStep)
   row.tensor = dump_row.name;  // in out_->file_texts
   row.op_name = entry.name;
   row.layer = Keep(layer, &pass1_.kept_layer);
@@ -401,7 +397,7 @@ Status RankScanner::Entry(const DumpFile& file, const DumpEntry& entry,
       read_row(i);
       WatchGradient(*rank, name, rows[i], t);
       WatchTensor(*rank, name, t);
-      AddHeadroom(*rank, entry, rows[i], layer, t);
+      AddHeadroom(entry, rows[i], layer, t);
     }
     return Status::Ok();  // no op of the candidate walk
   }
@@ -427,16 +423,16 @@ Status RankScanner::Entry(const DumpFile& file, const DumpEntry& entry,
         rank->params.emplace(key, std::move(state));
         rank->param_order.push_back(key);
         WatchTensor(*rank, name, t);
-        AddHeadroom(*rank, entry, row, detail::ModuleOfEntry(name), t);
+        AddHeadroom(entry, row, detail::ModuleOfEntry(name), t);
       }
     } else if (!MayRepeatApiTensor(entry, row)) {
       WatchTensor(*rank, name, t);
-      AddHeadroom(*rank, entry, row, layer, t);
+      AddHeadroom(entry, row, layer, t);
       if (activation && row.state == RowState::kOutput) WatchActivation(*rank, name, t);
     } else if (!pass1_.saw_api) {
       Tentatively([&] {
         WatchTensor(*rank, name, t);
-        AddHeadroom(*rank, entry, row, layer, t);
+        AddHeadroom(entry, row, layer, t);
         if (activation && row.state == RowState::kOutput) WatchActivation(*rank, name, t);
       });
     }
@@ -799,8 +795,15 @@ void ScanAssembler::AddStep(std::vector<RankScan> ranks) {
     if (!r.headroom.empty()) {
       report_.headroom_texts.push_back(r.texts);
       if (r.file_texts != nullptr) report_.headroom_texts.push_back(r.file_texts);
+      // The rank's rows are of its unit 0: numbered here, where the report's units are.
+      const auto unit = static_cast<uint32_t>(report_.headroom_units.size());
+      report_.headroom_units.push_back({r.scope, r.step, r.rank_folder, r.rank});
+      const size_t first = report_.headroom.size();
+      AppendMoved(&report_.headroom, &r.headroom);
+      if (unit != 0) {
+        for (size_t i = first; i < report_.headroom.size(); ++i) report_.headroom[i].unit = unit;
+      }
     }
-    AppendMoved(&report_.headroom, &r.headroom);
     std::vector<int> ids;
     ids.reserve(r.comm_nodes.size());
     for (CommNode& n : r.comm_nodes) {

@@ -19,8 +19,8 @@ namespace numprobe::detail {
 namespace {
 
 // Format version: the first bytes of every encoded RankScan. Version 2: a headroom row carries no
-// fits (FitOf derives them).
-constexpr uint64_t kMagic = 0x326e61637370'6e4eULL;  // "NnpscAn2"
+// fits (FitOf derives them). Version 3: nor its unit (the RankScan's).
+constexpr uint64_t kMagic = 0x336e61637370'6e4eULL;  // "NnpscAn3"
 
 class Writer : public ByteWriter {
  public:
@@ -70,10 +70,6 @@ class Writer : public ByteWriter {
     Str(h.detail);
   }
   void Headroom(const HeadroomRow& r) {
-    Str(r.scope);
-    I64(r.step);
-    Str(r.rank_folder);
-    I64(r.rank);
     Str(r.tensor);
     Str(r.op_name);
     Str(r.layer);
@@ -159,11 +155,7 @@ class Reader : public ByteReader {
   }
   // The row's texts go into `texts`.
   HeadroomRow Headroom(TextArena* texts) {
-    HeadroomRow r;
-    r.scope = texts->Store(Str());
-    r.step = I64();
-    r.rank_folder = texts->Store(Str());
-    r.rank = I64();
+    HeadroomRow r;  // of the RankScan's unit (unit 0)
     r.tensor = texts->Store(Str());
     r.op_name = texts->Store(Str());
     r.layer = texts->Store(Str());

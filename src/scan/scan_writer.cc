@@ -167,10 +167,11 @@ std::string Status4(const TargetFit& f) {
   return s.empty() ? "ok" : s;
 }
 
-void WriteHeadroomRow(JsonWriter& w, const HeadroomRow& r, const std::vector<DType>& targets) {
+void WriteHeadroomRow(JsonWriter& w, const HeadroomRow& r, const HeadroomUnit& unit,
+                      const std::vector<DType>& targets) {
   w.StartObject();
-  PutInt(w, "step", r.step);
-  PutInt(w, "rank", r.rank);
+  PutInt(w, "step", unit.step);
+  PutInt(w, "rank", unit.rank);
   PutStr(w, "op_name", r.op_name);
   PutStr(w, "tensor", r.tensor);
   PutStr(w, "layer", r.layer);
@@ -299,7 +300,7 @@ std::string ScanJson(const ScanReport& r) {
           const TargetFit f = detail::VerdictsOf(target, row.max_abs, row.min_nonzero_abs);
           return f.overflow || f.underflow;
         });
-    if (flagged) WriteHeadroomRow(w, row, r.options.targets);
+    if (flagged) WriteHeadroomRow(w, row, r.headroom_units[row.unit], r.options.targets);
   }
   w.EndArray();
   w.EndObject();
@@ -393,8 +394,9 @@ Status WriteHeadroomCsv(const ScanReport& r, const fs::path& path) {
     };
     for (size_t i = begin; i < std::min(rows, begin + kChunk); ++i) {
       const auto& row = r.headroom[i];
-      fmt::format_to(std::back_inserter(*out), FMT_COMPILE("{},{},"), row.step, row.rank);
-      text(row.rank_folder);
+      const HeadroomUnit& unit = r.headroom_units[row.unit];
+      fmt::format_to(std::back_inserter(*out), FMT_COMPILE("{},{},"), unit.step, unit.rank);
+      text(unit.rank_folder);
       text(row.op_name);
       text(row.tensor);
       text(row.layer);

@@ -8,6 +8,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -176,8 +177,10 @@ TEST_F(ScanDumpTest, HeadroomTextsLiveAsLongAsACopyOfTheReport) {
   }
   ASSERT_EQ(copy->headroom.size(), 2u);
   const HeadroomRow& in = copy->headroom[0];
-  EXPECT_EQ(in.scope, "step0");
-  EXPECT_EQ(in.rank_folder, "rank1");
+  ASSERT_EQ(copy->headroom_units.size(), 1u);
+  EXPECT_EQ(in.unit, 0u);
+  EXPECT_EQ(copy->headroom_units[0].scope, "step0");
+  EXPECT_EQ(copy->headroom_units[0].rank_folder, "rank1");
   EXPECT_EQ(in.tensor, "Functional.linear.0.forward.input.0");
   EXPECT_EQ(in.op_name, "Functional.linear.0.forward");
   EXPECT_EQ(in.layer, "Functional.linear");
@@ -187,6 +190,33 @@ TEST_F(ScanDumpTest, HeadroomTextsLiveAsLongAsACopyOfTheReport) {
   EXPECT_EQ(out.op_name.data(), in.op_name.data());  // an entry's op stored once
   EXPECT_EQ(out.dtype, "torch.float32");
   EXPECT_TRUE(FitOf(out, DType::kF16).overflow);  // 7e4 > fp16's 65504
+}
+
+// A row's step and rank are its unit's: each (step, rank folder) with rows is one unit, in scan
+// order, and its rows name it.
+TEST_F(ScanDumpTest, HeadroomRowsNameTheStepAndRankTheyWereDumpedIn) {
+  WriteDump("step0/rank0",
+            Op("Functional.linear.0.forward", Tensor("2.0", "-1.0"), Tensor("2.5", "-1.0")));
+  WriteDump("step0/rank1",
+            Op("Functional.linear.0.forward", Tensor("3.0", "-1.0"), Tensor("3.5", "-1.0")));
+  WriteDump("step1/rank0",
+            Op("Functional.relu.0.forward", Tensor("4.0", "-1.0"), Tensor("5.0", "-1.0")));
+  auto report = ScanDump(root_);
+  ASSERT_TRUE(report.ok()) << report.error().ToString();
+  ASSERT_EQ(report->headroom_units.size(), 3u);
+  ASSERT_EQ(report->headroom.size(), 6u);
+  const std::vector<std::tuple<std::string, int64_t, std::string, int64_t>> want = {
+      {"step0", 0, "rank0", 0}, {"step0", 0, "rank1", 1}, {"step1", 1, "rank0", 0}};
+  for (size_t u = 0; u < want.size(); ++u) {
+    const HeadroomUnit& unit = report->headroom_units[u];
+    EXPECT_EQ(std::tie(unit.scope, unit.step, unit.rank_folder, unit.rank), want[u]) << u;
+  }
+  const std::vector<uint32_t> units = {0, 0, 1, 1, 2, 2};
+  const std::vector<double> max_abs = {2, 2.5, 3, 3.5, 4, 5};  // input, output of each op
+  for (size_t i = 0; i < units.size(); ++i) {
+    EXPECT_EQ(report->headroom[i].unit, units[i]) << i;
+    EXPECT_EQ(report->headroom[i].max_abs, max_abs[i]) << i;
+  }
 }
 
 TEST_F(ScanDumpTest, Md5ModeComparesWeightsByChecksum) {

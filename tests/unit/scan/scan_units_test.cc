@@ -222,13 +222,16 @@ TEST(RankScanCodec, DecodedHeadroomRowsGiveTheSameFits) {
   EXPECT_TRUE(std::isnan(FitOf(decoded->headroom[3], DType::kF16).headroom_log2));  // all zero
 }
 
-// An encoding of the previous version (headroom rows with fits) is refused, not misread.
-TEST(RankScanCodec, RefusesThePreviousVersion) {
+// An encoding of an earlier version (headroom rows with fits, or with their unit) is refused, not
+// misread.
+TEST(RankScanCodec, RefusesThePreviousVersions) {
   std::string bytes = EncodeRankScan(RankScan{});
   ASSERT_TRUE(DecodeRankScan(bytes).ok());
-  ASSERT_EQ(bytes[7], '2');
-  bytes[7] = '1';
-  EXPECT_EQ(DecodeRankScan(bytes).error().code(), ErrorCode::kCorrupt);
+  ASSERT_EQ(bytes[7], '3');
+  for (const char earlier : {'1', '2'}) {
+    bytes[7] = earlier;
+    EXPECT_EQ(DecodeRankScan(bytes).error().code(), ErrorCode::kCorrupt) << earlier;
+  }
 }
 
 }  // namespace
