@@ -129,6 +129,9 @@ TargetFit FitOf(DType target, double max_abs, double min_nonzero_abs);
 // rows test on every row; a log2 per row and target in each of the three passes over the rows
 // was 3% of a 200k-entry scan (perf).
 TargetFit VerdictsOf(DType target, double max_abs, double min_nonzero_abs);
+// VerdictsOf by rounding the two magnitudes into `target`: what VerdictsOf's comparisons with
+// the type's rounding edges stand for (exposed for the test that checks they agree).
+TargetFit VerdictsByRounding(DType target, double max_abs, double min_nonzero_abs);
 // FitOf's headroom_log2: log2(max_finite / max_abs); NaN when max_abs is 0.
 double HeadroomLog2(DType target, double max_abs);
 std::vector<HeadroomSummary> SummarizeHeadroom(const std::vector<HeadroomRow>& rows,

@@ -2,6 +2,9 @@
 // from the formats' definitions (round to nearest, ties to even).
 #include <cmath>
 #include <limits>
+#include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -72,6 +75,50 @@ TEST(ScanHeadroomTest, Fp8E5m2OverflowsAt61440) {
   EXPECT_TRUE(FitOf(DType::kF8E5M2, 1.0, std::ldexp(1.0, -16)).subnormal);
 }
 
+// VerdictsOf compares with each type's rounding edges; it must say what rounding each magnitude
+// says, at every value of a sweep over the types' ranges (every 1/256 step of the mantissa, from
+// below the smallest bf16 subnormal to above its largest value) and at each value's neighbours.
+TEST(ScanHeadroomTest, VerdictsFromTheRoundingEdgesAreTheRoundingsOwn) {
+  std::vector<double> values = {0.0,
+                                -1.0,
+                                std::numeric_limits<double>::denorm_min(),
+                                std::numeric_limits<double>::min(),
+                                std::numeric_limits<double>::max(),
+                                std::numeric_limits<double>::infinity(),
+                                kUnknown,
+                                65504.0,
+                                65520.0,
+                                464.0,
+                                61440.0,
+                                std::ldexp(1.0, -25)};
+  for (int e = -140; e <= 130; ++e) {
+    for (int j = 0; j < 256; ++j) values.push_back(std::ldexp(1.0 + j / 256.0, e));
+  }
+  const size_t swept = values.size();
+  for (size_t i = 0; i < swept; ++i) {
+    values.push_back(std::nextafter(values[i], 0.0));
+    values.push_back(std::nextafter(values[i], std::numeric_limits<double>::infinity()));
+  }
+  for (const DType target : {DType::kF16, DType::kBF16, DType::kF8E4M3FN, DType::kF8E5M2,
+                             DType::kF8E4M3FNUZ, DType::kF8E5M2FNUZ, DType::kF32}) {
+    int disagreements = 0;
+    for (const double v : values) {
+      // The same magnitude as the largest and as the smallest non-zero one.
+      const TargetFit fast = detail::VerdictsOf(target, v, v);
+      const TargetFit slow = detail::VerdictsByRounding(target, v, v);
+      if (fast.overflow != slow.overflow || fast.underflow != slow.underflow ||
+          fast.subnormal != slow.subnormal || fast.min_known != slow.min_known) {
+        if (++disagreements <= 5) ADD_FAILURE() << Name(target) << " at " << v;
+      }
+    }
+    EXPECT_EQ(disagreements, 0) << Name(target);
+  }
+  // The sweep crosses every edge: each verdict is seen both ways.
+  EXPECT_TRUE(detail::VerdictsOf(DType::kBF16, std::ldexp(1.0, 128), 1).overflow);
+  EXPECT_TRUE(detail::VerdictsOf(DType::kBF16, 1, std::ldexp(1.0, -135)).underflow);
+  EXPECT_FALSE(detail::VerdictsOf(DType::kBF16, 1, std::ldexp(1.0, -133)).underflow);
+}
+
 TEST(ScanHeadroomTest, UnknownAndEmptyMagnitudes) {
   const TargetFit unknown = FitOf(DType::kF16, 2.0, kUnknown);
   EXPECT_FALSE(unknown.min_known);
@@ -117,6 +164,60 @@ TEST(ScanHeadroomTest, SummaryListsLayersInOrderOfAppearance) {
   EXPECT_EQ(s.keep_higher[1].layer, "Module.a.Lin");
   ASSERT_EQ(s.underflowing.size(), 1u);
   EXPECT_EQ(s.underflowing[0].layer, "Module.a.Lin");
+}
+
+// The targets are summarized in one pass over the rows; each target's summary is the one it has
+// alone (its counts, and its layers in their own order of appearance).
+TEST(ScanHeadroomTest, TargetsSummarizedTogetherAreSummarizedAsAlone) {
+  std::vector<HeadroomRow> rows;
+  const std::vector<std::string> layers = {"Module.a", "Module.b", "Module.c", "Module.d"};
+  const std::vector<std::string> tensors = {"t0", "t1", "t2", "t3", "t4", "t5", "t6", "t7"};
+  // Magnitudes that overflow or underflow some targets and not others (fp8 e4m3 tops at 448,
+  // e5m2 at 57344, fp16 at 65504; bf16's smallest subnormal is 2^-133).
+  const std::vector<std::pair<double, double>> magnitudes = {{500.0, 1.0},
+                                                             {6e4, 1e-3},
+                                                             {7e4, std::ldexp(1.0, -20)},
+                                                             {1.0, std::ldexp(1.0, -26)},
+                                                             {300.0, 0.01},
+                                                             {1e39, 1e-40},
+                                                             {2.0, kUnknown},
+                                                             {4e4, std::ldexp(1.0, -140)}};
+  for (size_t i = 0; i < magnitudes.size(); ++i) {
+    HeadroomRow r;
+    r.tensor = tensors[i];
+    r.layer = layers[(i * 3) % layers.size()];
+    r.max_abs = magnitudes[i].first;
+    r.min_nonzero_abs = magnitudes[i].second;
+    rows.push_back(r);
+  }
+  const std::vector<DType> targets = {DType::kF16, DType::kBF16, DType::kF8E4M3FN, DType::kF8E5M2};
+  const auto together = detail::SummarizeHeadroom(rows, targets);
+  ASSERT_EQ(together.size(), targets.size());
+  auto same_layers = [](const std::vector<LayerHeadroom>& a, const std::vector<LayerHeadroom>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (a[i].layer != b[i].layer || a[i].tensors != b[i].tensors ||
+          a[i].max_abs != b[i].max_abs || a[i].worst_tensor != b[i].worst_tensor) {
+        return false;
+      }
+    }
+    return true;
+  };
+  int listed = 0;
+  for (size_t t = 0; t < targets.size(); ++t) {
+    const HeadroomSummary alone = detail::SummarizeHeadroom(rows, {targets[t]})[0];
+    const HeadroomSummary& s = together[t];
+    EXPECT_EQ(s.target, targets[t]);
+    EXPECT_EQ(std::tie(s.tensors, s.overflow, s.underflow, s.subnormal, s.min_unknown),
+              std::tie(alone.tensors, alone.overflow, alone.underflow, alone.subnormal,
+                       alone.min_unknown))
+        << Name(targets[t]);
+    EXPECT_TRUE(same_layers(s.keep_higher, alone.keep_higher)) << Name(targets[t]);
+    EXPECT_TRUE(same_layers(s.underflowing, alone.underflowing)) << Name(targets[t]);
+    listed += static_cast<int>(s.keep_higher.size() + s.underflowing.size());
+  }
+  EXPECT_GT(listed, 4);                                   // the rows do reach the layer lists
+  EXPECT_NE(together[0].overflow, together[2].overflow);  // fp16 and fp8 e4m3 differ
 }
 
 TEST(ScanHeadroomTest, TargetNamesRoundTrip) {
