@@ -244,6 +244,9 @@ struct ScanReport {
   std::vector<std::string> warnings;
 
   const AnomalyNode* first_anomaly() const { return anomalies.empty() ? nullptr : &anomalies[0]; }
+  // The unit `row` names; a unit of its own (no step, no rank folder) when headroom_units does
+  // not hold it (a report assembled by hand).
+  const HeadroomUnit& UnitOf(const HeadroomRow& row) const;
   bool has_overflow() const;
   // Anything found: an anomaly, a watchpoint hit or a headroom overflow.
   bool findings() const { return !anomalies.empty() || !hits.empty() || has_overflow(); }

@@ -44,6 +44,11 @@
 
 namespace numprobe {
 
+const HeadroomUnit& ScanReport::UnitOf(const HeadroomRow& row) const {
+  static const HeadroomUnit kNone;
+  return row.unit < headroom_units.size() ? headroom_units[row.unit] : kNone;
+}
+
 bool ScanReport::has_overflow() const {
   return std::any_of(headroom_summary.begin(), headroom_summary.end(),
                      [](const HeadroomSummary& s) { return s.overflow > 0; });

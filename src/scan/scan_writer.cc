@@ -300,7 +300,7 @@ std::string ScanJson(const ScanReport& r) {
           const TargetFit f = detail::VerdictsOf(target, row.max_abs, row.min_nonzero_abs);
           return f.overflow || f.underflow;
         });
-    if (flagged) WriteHeadroomRow(w, row, r.headroom_units[row.unit], r.options.targets);
+    if (flagged) WriteHeadroomRow(w, row, r.UnitOf(row), r.options.targets);
   }
   w.EndArray();
   w.EndObject();
@@ -394,7 +394,7 @@ Status WriteHeadroomCsv(const ScanReport& r, const fs::path& path) {
     };
     for (size_t i = begin; i < std::min(rows, begin + kChunk); ++i) {
       const auto& row = r.headroom[i];
-      const HeadroomUnit& unit = r.headroom_units[row.unit];
+      const HeadroomUnit& unit = r.UnitOf(row);
       fmt::format_to(std::back_inserter(*out), FMT_COMPILE("{},{},"), unit.step, unit.rank);
       text(unit.rank_folder);
       text(row.op_name);

@@ -265,6 +265,28 @@ TEST_F(ScanDumpTest, WritesJsonCsvAndMsprobesAnomalyFile) {
   EXPECT_NE(csv.str().find("Torch.exp.0.forward"), std::string::npos);
 }
 
+// A report assembled by hand, whose row names a unit the report does not hold, is written with
+// that row's step and rank unknown (not read out of bounds).
+TEST_F(ScanDumpTest, ARowWhoseUnitIsMissingIsWrittenWithoutStepOrRank) {
+  ScanReport report;
+  HeadroomRow row;
+  row.unit = 5;
+  row.tensor = "Functional.relu.0.forward.output.0";
+  row.op_name = "Functional.relu.0.forward";
+  row.layer = "Functional.relu";
+  row.dtype = "torch.float32";
+  row.max_abs = 7e4;
+  row.min_nonzero_abs = 1.0;
+  report.headroom.push_back(row);
+  EXPECT_EQ(report.UnitOf(row).step, -1);
+  EXPECT_EQ(report.UnitOf(row).rank_folder, "");
+  auto files = WriteScanReport(report, root_ / "out", "1");
+  ASSERT_TRUE(files.ok()) << files.error().ToString();
+  std::stringstream csv;
+  csv << std::ifstream(files->headroom_csv).rdbuf();
+  EXPECT_NE(csv.str().find("\n-1,0,,Functional.relu.0.forward,"), std::string::npos) << csv.str();
+}
+
 TEST_F(ScanDumpTest, CleanDumpWritesNoAnomalyFile) {
   WriteDump("rank0", Op("Torch.exp.0.forward", Tensor("1.0", "0.0"), Tensor("2.72", "1.0")));
   auto report = ScanDump(root_);
