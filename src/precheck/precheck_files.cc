@@ -336,8 +336,12 @@ Result<std::vector<PrecheckRow>> DetailsOf(const CsvRecords& t, const fs::path& 
                             .value_or(PrecheckStatus::kNone);
     r.reason = get(column("Reason"));
     if (const std::string w = get(column("Worst Index")); !w.empty()) {
+      // An element index ("12", or "12.0" from pandas when the column has blanks). Anything else
+      // leaves it unknown: converting a double outside int64's range is undefined behaviour.
       double v = 0;
-      if (detail::ParsePyNumber(w, &v)) r.worst_index = static_cast<int64_t>(v);
+      if (detail::ParsePyNumber(w, &v) && v >= 0 && v < 0x1p63 && v == std::floor(v)) {
+        r.worst_index = static_cast<int64_t>(v);
+      }
     }
     r.worst_device = ParseCell(get(column("Worst Device Value")));
     r.worst_bench = ParseCell(get(column("Worst Bench Value")));

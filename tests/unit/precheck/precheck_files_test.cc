@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -136,6 +138,34 @@ TEST(PrecheckFilesTest, MalformedFilesAreReported) {
   EXPECT_EQ(ReadPrecheckDetails(dir / "missing.csv").error().code(), ErrorCode::kNotFound);
 }
 
+// The worst element's index is read back as an index or not at all: a value no int64 holds (a
+// hostile or hand-edited file) was converted regardless, which is undefined behaviour.
+TEST(PrecheckFilesTest, AWorstIndexThatIsNoIndexIsLeftUnknown) {
+  const test::TempDir tmp("numprobe_precheck_worst_index");
+  const fs::path csv = tmp.path() / "accuracy_checking_details_20250102030405.csv";
+  const std::vector<std::pair<std::string, int64_t>> cases = {
+      {"12", 12},
+      {"12.0", 12},
+      {"0", 0},
+      {"9.2e18", int64_t{9200000000000000000}},
+      {"-3", -1},
+      {"1.5", -1},
+      {"nan", -1},
+      {"inf", -1},
+      {"8.88889e+41", -1},
+      {"9223372036854775808", -1},
+      {"x", -1}};
+  std::string text = "API Name,Status,Worst Index\n";
+  for (const auto& c : cases) text += "Functional.relu.0.forward.output.0,pass," + c.first + "\n";
+  test::WriteFile(csv, text);
+  const auto rows = ReadPrecheckDetails(csv);
+  ASSERT_TRUE(rows.ok()) << rows.error().ToString();
+  ASSERT_EQ(rows->size(), cases.size());
+  for (size_t i = 0; i < cases.size(); ++i) {
+    EXPECT_EQ((*rows)[i].worst_index, cases[i].second) << cases[i].first;
+  }
+}
+
 // A details CSV as msprobe's acc_check writes it (its header, its cells).
 std::string MsprobeDetails(const std::vector<std::string>& lines) {
   std::string out =
@@ -153,6 +183,8 @@ TEST(PrecheckCompareTest, JudgesByStandardAsMsprobeDocuments) {
   const fs::path& dir = tmp.path();
   // Columns after the shape: cos, maxabs, d100, d1000, d10000, error rate, eb, rmse, small,
   // max rel, mean rel, inf/nan, rel ratio, abs ratio, max ulp, mean ulp, ulp share.
+  // Each row is one CSV line written in pieces (adjacent literals), not a missing comma.
+  // NOLINTBEGIN(bugprone-suspicious-missing-comma)
   const std::string npu = MsprobeDetails({
       // benchmark (softmax, level 0): RMSE ratio 3 > 2 -> error; others within limits.
       "Functional.softmax.0.forward.output.0,torch.float64,torch.float32,\"(4, 8)\",1, , , , , "
@@ -188,6 +220,7 @@ TEST(PrecheckCompareTest, JudgesByStandardAsMsprobeDocuments) {
       ", "
       ",pass,",
   });
+  // NOLINTEND(bugprone-suspicious-missing-comma)
   tmp.Write("npu.csv", npu);
   tmp.Write("gpu.csv", gpu);
   auto report = ComparePrecheckDetails(dir / "npu.csv", dir / "gpu.csv");
