@@ -300,12 +300,13 @@ namespace detail {
 Result<CompareTable> PairDumps(const DumpLocation& target, const DumpLocation& golden,
                                const LoadedMapping& loaded, ThreadPool* pool) {
   CompareTable table;
+  ThreadPool& workers = pool != nullptr ? *pool : ThreadPool::Default();
   // The two dump.json files are read side by side (reading is most of a large statistics
   // compare); a nested call, inside the pool's own work on several ranks, reads them in turn.
   std::array<DumpFile, 2> files;
   std::array<Status, 2> read;
   const std::array<const std::filesystem::path*, 2> paths = {&target.dump_json, &golden.dump_json};
-  (pool != nullptr ? *pool : ThreadPool::Default()).ParallelFor(2, [&](int64_t side) {
+  workers.ParallelFor(2, [&](int64_t side) {
     const auto s = static_cast<size_t>(side);
     auto file = ReadDumpJson(*paths[s]);
     if (file) {
@@ -384,7 +385,7 @@ Result<CompareTable> PairDumps(const DumpLocation& target, const DumpLocation& g
       mapping.align = false;
     }
   }
-  PairRows(&table, mapping, debug, pool);
+  PairRows(&table, mapping, debug, &workers);
   return table;
 }
 

@@ -114,7 +114,8 @@ std::string MsToPtApiKey(const std::string& name);
 
 // Pairs the rows of table->target with table->golden per `mapping` (exact keys, -dm/-cm/-am,
 // -fm), applies msprobe's dtype rule, then aligns what is left (mapping.align) and appends a
-// CompareRow per target row msprobe parses. Both sides' keys are built on `pool` (may be null).
+// CompareRow per target row msprobe parses. Both sides' keys are built on `pool` (may be null:
+// one after the other), and with more than one thread the table is faulted in ahead on another.
 void PairRows(CompareTable* table, const LoadedMapping& mapping, bool debug_files,
               ThreadPool* pool);
 

@@ -30,7 +30,8 @@ namespace numprobe::detail {
 struct LoadedMapping;
 
 // CompareWithMapping up to the paired rows: both dump.json files read and checked, the mode
-// decided, the rows paired; no cell filled. Its errors are CompareWithMapping's.
+// decided, the rows paired; no cell filled, on `pool` (null: ThreadPool::Default()). Its errors
+// are CompareWithMapping's.
 Result<CompareTable> PairDumps(const DumpLocation& target, const DumpLocation& golden,
                                const LoadedMapping& mapping, ThreadPool* pool);
 

@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 namespace numprobe::detail {
 
@@ -18,6 +19,19 @@ void AdviseHugePages(const void* data, size_t bytes) {
   // origin.
   char* at = const_cast<char*>(static_cast<const char*>(data)) + (first - begin);
   (void)::madvise(at, last - first, MADV_HUGEPAGE);
+}
+
+std::jthread PrefaultInBackground(const void* data, size_t bytes) {
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<uintptr_t>(data);
+  if (data == nullptr || bytes < page || begin > UINTPTR_MAX - bytes) return {};
+  const uintptr_t first = (begin + page - 1) & ~(page - 1);
+  const uintptr_t last = (begin + bytes) & ~(page - 1);
+  if (last <= first) return {};
+  char* at = const_cast<char*>(static_cast<const char*>(data)) + (first - begin);
+  return std::jthread([at, size = last - first] {
+    (void)::madvise(at, size, MADV_POPULATE_WRITE);  // EINVAL on an older kernel: nothing done
+  });
 }
 
 }  // namespace numprobe::detail

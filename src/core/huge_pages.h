@@ -2,11 +2,13 @@
 // table). Debian leaves THP to madvise (/sys/kernel/mm/transparent_hugepage/enabled reads
 // "madvise"), so a 200 MB table is faulted in 4 KiB at a time: 120,000 page faults, 15% of a
 // 200,000-entry compare's time on a VM where each fault is a trap to the hypervisor. Advised
-// ranges fault in 2 MiB at a time.
+// ranges fault in 2 MiB at a time; and a range that one thread is about to fill can be faulted in
+// ahead by another, on a core that is idle meanwhile.
 #ifndef NUMPROBE_CORE_HUGE_PAGES_H_
 #define NUMPROBE_CORE_HUGE_PAGES_H_
 
 #include <cstddef>
+#include <thread>
 #include <vector>
 
 namespace numprobe::detail {
@@ -34,6 +36,12 @@ std::vector<T> AdvisedVector(size_t n, const T& value) {
   v.assign(n, value);
   return v;
 }
+
+// Faults in [data, data + bytes) for writing on a thread of its own (MADV_POPULATE_WRITE, Linux
+// 5.14), so that the thread that fills the range later finds its pages there. Only an advice:
+// the contents are not touched, and a kernel without it does nothing. Join the thread before the
+// range is freed.
+std::jthread PrefaultInBackground(const void* data, size_t bytes);
 
 }  // namespace numprobe::detail
 
