@@ -10,8 +10,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "numprobe/result.h"
@@ -51,6 +53,12 @@ struct StatsOptions {
 
 // Statistics of `view`. kInvalidArgument for a view with negative dims or strides.
 Result<TensorStats> ComputeStats(const TensorView& view, const StatsOptions& options = {});
+
+// The exact {max, min} of a 64-bit integer tensor: T is int64_t for kI64, uint64_t for kU64.
+// TensorStats holds them as doubles, exact only up to 2^53, where msprobe prints numpy's exact
+// value. nullopt for another dtype, an empty tensor, or a view without data.
+template <typename T>
+std::optional<std::pair<T, T>> ExactIntegerExtremes(const TensorView& view);
 
 // ComputeStats over elements that arrive in C order a block at a time (a streamed storage):
 // whole kStatsChunk-element chunks are reduced as they complete and folded in chunk order, the

@@ -20,6 +20,7 @@
 
 #include "capture/tensor_file_writer.h"
 #include "core/atomic_file.h"
+#include "core/checked.h"
 #include "core/crc32.h"
 #include "core/process_id.h"
 #include "msprobe/dump_journal.h"
@@ -138,31 +139,11 @@ JsonValue ScalarJson(const TensorView& view) {
   });
 }
 
-// Exact max/min of a 64-bit integer tensor (doubles lose precision past 2^53).
-template <typename T>
-std::pair<T, T> IntExtremes(const TensorView& view) {
-  T lo = std::numeric_limits<T>::max();
-  T hi = std::numeric_limits<T>::lowest();
-  const int nd = view.ndim();
-  std::vector<int64_t> index(static_cast<size_t>(nd), 0);
-  const int64_t n = view.numel();
-  for (int64_t k = 0; k < n; ++k) {
-    int64_t offset = 0;
-    for (int d = 0; d < nd; ++d)
-      offset += index[static_cast<size_t>(d)] * view.strides[static_cast<size_t>(d)];
-    T v;
-    std::memcpy(&v, view.first() + offset * static_cast<int64_t>(sizeof(T)), sizeof(T));
-    lo = std::min(lo, v);
-    hi = std::max(hi, v);
-    for (int d = nd - 1; d >= 0; --d) {
-      if (++index[static_cast<size_t>(d)] < view.shape[static_cast<size_t>(d)]) break;
-      index[static_cast<size_t>(d)] = 0;
-    }
-  }
-  return {hi, lo};
+// An integer tensor's max or min (exact in a double below 2^53, which the caller checks).
+JsonValue IntJson(double v) {
+  const auto whole = WholeInt64(v);
+  return whole ? JsonValue::Int(*whole) : JsonValue::Double(v);
 }
-
-JsonValue IntJson(double v) { return JsonValue::Int(static_cast<int64_t>(v)); }
 
 // The rounding of a reported mean/norm: the tensor's own dtype (torch computes them in it) or,
 // with precision "high", fp32 for the 16-bit types and double for the rest.
@@ -201,15 +182,17 @@ Result<LeafStats> ComputeLeafStats(const TensorView& view, StatsPrecision precis
     if ((dt == DType::kI64 || dt == DType::kU64) &&
         (std::fabs(s.max) >= 9007199254740992.0 || std::fabs(s.min) >= 9007199254740992.0)) {
       if (dt == DType::kI64) {
-        auto [hi, lo] = IntExtremes<int64_t>(view);
+        const auto [hi, lo] = *ExactIntegerExtremes<int64_t>(view);  // non-empty, has data
         out.values[0] = JsonValue::Int(hi);
         out.values[1] = JsonValue::Int(lo);
       } else {
-        auto [hi, lo] = IntExtremes<uint64_t>(view);
-        out.values[0] = hi > static_cast<uint64_t>(INT64_MAX)
-                            ? JsonValue::Double(static_cast<double>(hi))
-                            : JsonValue::Int(static_cast<int64_t>(hi));
-        out.values[1] = JsonValue::Int(static_cast<int64_t>(lo));
+        const auto [hi, lo] = *ExactIntegerExtremes<uint64_t>(view);
+        const auto json = [](uint64_t v) {
+          return v > static_cast<uint64_t>(INT64_MAX) ? JsonValue::Double(static_cast<double>(v))
+                                                      : JsonValue::Int(static_cast<int64_t>(v));
+        };
+        out.values[0] = json(hi);
+        out.values[1] = json(lo);
       }
     } else {
       out.values[0] = IntJson(s.max);

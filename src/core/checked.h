@@ -3,6 +3,7 @@
 #ifndef NUMPROBE_CORE_CHECKED_H_
 #define NUMPROBE_CORE_CHECKED_H_
 
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -36,6 +37,13 @@ constexpr std::optional<T> CheckedSub(T a, T b) {
 // The product of `dims` (1 for none); nullopt if any dim is negative or the product overflows
 // int64.
 std::optional<int64_t> CheckedNumel(std::span<const int64_t> dims);
+
+// `v` as an int64 when it is a whole number that int64 holds; nullopt for NaN, an infinity, a
+// fraction or a value out of range (where static_cast<int64_t> is undefined behaviour).
+inline std::optional<int64_t> WholeInt64(double v) {
+  if (!(v >= -0x1p63 && v < 0x1p63) || std::trunc(v) != v) return std::nullopt;
+  return static_cast<int64_t>(v);
+}
 
 // True when [offset, offset + length) lies inside [0, size).
 constexpr bool RangeInside(uint64_t offset, uint64_t length, uint64_t size) {

@@ -213,13 +213,6 @@ constexpr uint64_t kTagIdentity = 0x4444;
 constexpr uint64_t kTagNone = 0x5555;
 constexpr uint64_t kTagFloat = 0x6666;
 
-// A float that equals an int64 exactly, as that int.
-std::optional<int64_t> IntegralFloat(double f) {
-  if (!std::isfinite(f) || std::trunc(f) != f) return std::nullopt;
-  if (f < -9223372036854775808.0 || f >= 9223372036854775808.0) return std::nullopt;
-  return static_cast<int64_t>(f);
-}
-
 struct GlobalInfo {
   enum Verdict { kAllowed, kUnsupported, kDenied, kUnknown } verdict = kUnknown;
   Global id = Global::kUnknown;
@@ -691,7 +684,7 @@ class Machine {
       case Kind::kInt:
         return Mix(static_cast<uint64_t>(n.i));
       case Kind::kFloat: {
-        if (auto i = IntegralFloat(n.f)) return Mix(static_cast<uint64_t>(*i));
+        if (auto i = WholeInt64(n.f)) return Mix(static_cast<uint64_t>(*i));
         return Mix(std::bit_cast<uint64_t>(n.f) ^ kTagFloat);
       }
       case Kind::kStr:
@@ -719,7 +712,7 @@ class Machine {
       if (x.kind == Kind::kFloat || y.kind == Kind::kFloat) {
         const Node& fl = x.kind == Kind::kFloat ? x : y;
         const Node& in = x.kind == Kind::kFloat ? y : x;
-        const auto fi = IntegralFloat(fl.f);
+        const auto fi = WholeInt64(fl.f);
         const int64_t iv = in.kind == Kind::kBool ? in.flags : in.i;
         return fi && *fi == iv;
       }

@@ -382,6 +382,33 @@ Status CheckExtent(const TensorView& view) {
 
 }  // namespace
 
+template <typename T>
+std::optional<std::pair<T, T>> ExactIntegerExtremes(const TensorView& view) {
+  constexpr DType kDType = std::is_signed_v<T> ? DType::kI64 : DType::kU64;
+  const int64_t n = view.numel();
+  if (view.dtype != kDType || view.data == nullptr || n <= 0) return std::nullopt;
+  T hi = std::numeric_limits<T>::lowest();
+  T lo = std::numeric_limits<T>::max();
+  const int nd = view.ndim();
+  std::vector<int64_t> index(static_cast<size_t>(nd), 0);
+  for (int64_t k = 0; k < n; ++k) {
+    int64_t offset = 0;
+    for (int d = 0; d < nd; ++d)
+      offset += index[static_cast<size_t>(d)] * view.strides[static_cast<size_t>(d)];
+    const T v = LoadRaw<T>(view.first() + offset * static_cast<int64_t>(sizeof(T)));
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+    for (int d = nd - 1; d >= 0; --d) {
+      if (++index[static_cast<size_t>(d)] < view.shape[static_cast<size_t>(d)]) break;
+      index[static_cast<size_t>(d)] = 0;
+    }
+  }
+  return std::pair<T, T>{hi, lo};
+}
+
+template std::optional<std::pair<int64_t, int64_t>> ExactIntegerExtremes(const TensorView&);
+template std::optional<std::pair<uint64_t, uint64_t>> ExactIntegerExtremes(const TensorView&);
+
 Result<TensorStats> ComputeStats(const TensorView& view, const StatsOptions& options) {
   NUMPROBE_RETURN_IF_ERROR(CheckView(view));
   const std::optional<int64_t> numel = CheckedNumel(view.shape);

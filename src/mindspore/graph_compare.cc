@@ -14,9 +14,11 @@
 #include "numprobe/app/mindspore_dump.h"
 #include "numprobe/compare.h"
 #include "numprobe/compare_metrics.h"
+#include "numprobe/stats.h"
 
 #include "compare/xlsx_table.h"
 #include "core/atomic_file.h"
+#include "core/checked.h"
 #include "core/csv.h"
 #include "core/py_format.h"
 #include "mindspore/graph_internal.h"
@@ -63,11 +65,20 @@ std::string FloatCell(double v, bool f32) {
 }
 
 // str() of a numpy statistic of the tensor's dtype (float32 for the float types numpy reads).
-std::string StatText(DType d, double v, bool integer_result) {
-  if (integer_result && IsInteger(d) && std::isfinite(v)) {
-    return fmt::format("{}", static_cast<int64_t>(v));
+std::string StatText(DType d, double v) { return FloatCell(v, IsFloating(d) && d != DType::kF64); }
+
+// str() of numpy's max (or min) of `v`, whose TensorStats value is `stat`: an integer array's is
+// exact, and a 64-bit one's past 2^53 comes from its elements, which a double does not hold.
+std::string ExtremeText(const TensorView& v, double stat, bool max) {
+  if (!IsInteger(v.dtype) || !std::isfinite(stat)) return StatText(v.dtype, stat);
+  if (std::fabs(stat) >= 0x1p53) {
+    if (const auto e = ExactIntegerExtremes<int64_t>(v))
+      return fmt::format("{}", max ? e->first : e->second);
+    if (const auto e = ExactIntegerExtremes<uint64_t>(v))
+      return fmt::format("{}", max ? e->first : e->second);
   }
-  return FloatCell(v, IsFloating(d) && d != DType::kF64);
+  if (const auto whole = WholeInt64(stat)) return fmt::format("{}", *whole);
+  return StatText(v.dtype, stat);
 }
 
 // msprobe's check_accuracy(cos, max_abs_err).
@@ -133,10 +144,10 @@ std::vector<std::string> NpyRow(const GraphTensor* t, const GraphTensor* g, Thre
     row[name_col] = fs::absolute(x->file).string();
     row[dtype_col] = std::string(Traits(v.dtype).torch_name);
     row[shape_col] = ShapeText(v.shape);
-    row[stat_col] = StatText(v.dtype, loaded->stats.max, true);
-    row[stat_col + 1] = StatText(v.dtype, loaded->stats.min, true);
-    row[stat_col + 2] = StatText(v.dtype, loaded->stats.mean, false);
-    row[stat_col + 3] = StatText(v.dtype, loaded->stats.norm, false);
+    row[stat_col] = ExtremeText(v, loaded->stats.max, true);
+    row[stat_col + 1] = ExtremeText(v, loaded->stats.min, false);
+    row[stat_col + 2] = StatText(v.dtype, loaded->stats.mean);
+    row[stat_col + 3] = StatText(v.dtype, loaded->stats.norm);
     *out = std::move(*loaded);
   };
   load(t, 0, 2, 4, 6, &n);

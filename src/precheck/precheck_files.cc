@@ -21,6 +21,7 @@
 #include "numprobe/app/precheck.h"
 
 #include "core/atomic_file.h"
+#include "core/checked.h"
 #include "core/csv_read.h"
 #include "core/json_writer.h"
 #include "core/py_format.h"
@@ -337,10 +338,10 @@ Result<std::vector<PrecheckRow>> DetailsOf(const CsvRecords& t, const fs::path& 
     r.reason = get(column("Reason"));
     if (const std::string w = get(column("Worst Index")); !w.empty()) {
       // An element index ("12", or "12.0" from pandas when the column has blanks). Anything else
-      // leaves it unknown: converting a double outside int64's range is undefined behaviour.
+      // leaves it unknown.
       double v = 0;
-      if (detail::ParsePyNumber(w, &v) && v >= 0 && v < 0x1p63 && v == std::floor(v)) {
-        r.worst_index = static_cast<int64_t>(v);
+      if (detail::ParsePyNumber(w, &v)) {
+        if (const auto worst = WholeInt64(v); worst && *worst >= 0) r.worst_index = *worst;
       }
     }
     r.worst_device = ParseCell(get(column("Worst Device Value")));

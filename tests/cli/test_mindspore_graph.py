@@ -95,6 +95,26 @@ def test_npy_mode_compare_and_unpaired_rows(run, tmp_path):
     assert cast[0]["Err_message"] == "Dump file is not ndarray.\n"
 
 
+def test_npy_mode_64_bit_integer_extremes_are_exact(run, tmp_path):
+    # numpy prints a 64-bit array's max and min exactly; past 2^53 no double holds them, and past
+    # INT64_MAX a conversion to int64 is undefined (it printed -9223372036854775808 on x86).
+    make_tree(tmp_path / "t", "npy", "target")
+    make_tree(tmp_path / "g", "npy", "golden")
+    i64 = np.array([2**63 - 2, -5, 2**63 - 1], np.int64)
+    u64 = np.array([2**64 - 1, 2**63 + 1], np.uint64)
+    for side in ("t", "g"):
+        folder = tmp_path / side / "rank_0" / "Net" / "0" / "0"
+        np.save(folder / "Gather.Default--Gather-op97.9.0.1700000000000097.output.0.DefaultFormat.int64.npy", i64)
+        np.save(folder / "Gather.Default--Gather-op98.9.0.1700000000000098.output.0.DefaultFormat.uint64.npy", u64)
+    run("compare", "-tp", tmp_path / "t", "-gp", tmp_path / "g", "-o", tmp_path / "out")
+    head, rows = read_results(tmp_path / "out")[(0, 0)]
+    cells = {os.path.basename(row[0]).split(".")[1]: dict(zip(head, row)) for row in rows}
+    for op, array in (("Default--Gather-op97", i64), ("Default--Gather-op98", u64)):
+        for side in ("NPU", "Bench"):
+            assert cells[op][f"{side} max"] == str(array.max()), (op, cells[op])
+            assert cells[op][f"{side} min"] == str(array.min()), (op, cells[op])
+
+
 def test_scan_and_inspect(run, tmp_path):
     make_tree(tmp_path / "t", "statistic", "target", "old")
     r = run("scan", tmp_path / "t", "-o", tmp_path / "s")

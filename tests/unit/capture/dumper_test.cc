@@ -327,6 +327,30 @@ TEST_F(DumperTest, Bf16StatisticsAreReportedAtBf16PrecisionAndIntsBoolsScalarsFo
     EXPECT_EQ(out[3].Find(k)->double_value(), 2.5);
 }
 
+TEST_F(DumperTest, SixtyFourBitIntegerExtremesAreExact) {
+  auto d = Open("");
+  ASSERT_TRUE(d->Start().ok());
+  // INT64_MAX - 1 is no double; every u64 here is above INT64_MAX, the min included.
+  std::vector<int64_t> ints = {std::numeric_limits<int64_t>::max() - 1, -3};
+  TensorArg i64;
+  i64.view = TensorView::Contiguous(ints.data(), DType::kI64, {2});
+  std::vector<uint64_t> uints = {(uint64_t{1} << 63) + 4096, std::numeric_limits<uint64_t>::max()};
+  TensorArg u64;
+  u64.view = TensorView::Contiguous(uints.data(), DType::kU64, {2});
+  ASSERT_TRUE(
+      d->RecordForwardOutputs("Torch.x.0.forward",
+                              DumpValue::List({DumpValue::Tensor(i64), DumpValue::Tensor(u64)}))
+          .ok());
+  ASSERT_TRUE(d->Stop().ok());
+  JsonValue dump = ReadJson(root_ / "step0" / "rank0" / "dump.json");
+  const auto& out = dump.Find("data")->Find("Torch.x.0.forward")->Find("output")->array();
+  EXPECT_EQ(out[0].Find("Max")->int_value(), std::numeric_limits<int64_t>::max() - 1);
+  EXPECT_EQ(out[0].Find("Min")->int_value(), -3);
+  // Past int64 the value is a double (what JSON readers hold it as), never a negative int.
+  EXPECT_EQ(out[1].Find("Max")->double_value(), 0x1p64);
+  EXPECT_EQ(out[1].Find("Min")->double_value(), 0x1p63 + 4096);
+}
+
 TEST_F(DumperTest, NonFiniteStatisticsAreBareTokens) {
   auto d = Open("");
   ASSERT_TRUE(d->Start().ok());

@@ -1,6 +1,7 @@
 // Checked arithmetic (checked.h), view validation and strided copies (tensor.h) at their edges.
 #include "core/checked.h"
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -84,6 +85,22 @@ TEST(CheckedTest, Numel) {
   EXPECT_EQ(Numel({0, int64_t{1} << 31, int64_t{1} << 31}), 0);
   EXPECT_EQ(Numel({int64_t{1} << 40, 0, int64_t{1} << 40}), std::nullopt);
   EXPECT_EQ(Numel({0, kMax}), 0);
+}
+
+TEST(CheckedTest, WholeInt64TakesOnlyWholeNumbersThatInt64Holds) {
+  EXPECT_EQ(WholeInt64(12.0), 12);
+  EXPECT_EQ(WholeInt64(-3.0), -3);
+  EXPECT_EQ(WholeInt64(-0.0), 0);
+  EXPECT_EQ(WholeInt64(-0x1p63), kMin);                 // exactly INT64_MIN
+  EXPECT_EQ(WholeInt64(0x1p63 - 1024), kMax - 1023);    // the largest double below 2^63
+  EXPECT_EQ(WholeInt64(0x1p63), std::nullopt);          // INT64_MAX rounds up to it
+  EXPECT_EQ(WholeInt64(-0x1p63 - 2048), std::nullopt);  // the next double below INT64_MIN
+  EXPECT_EQ(WholeInt64(8.88889e+41), std::nullopt);
+  EXPECT_EQ(WholeInt64(1.5), std::nullopt);
+  EXPECT_EQ(WholeInt64(-0.5), std::nullopt);
+  EXPECT_EQ(WholeInt64(NAN), std::nullopt);
+  EXPECT_EQ(WholeInt64(INFINITY), std::nullopt);
+  EXPECT_EQ(WholeInt64(-INFINITY), std::nullopt);
 }
 
 TEST(CheckedTest, RangeInside) {

@@ -396,6 +396,38 @@ TEST(StatsTest, UnsignedIntegersIncludingMax) {
   EXPECT_EQ(u32.min, 7.0);
 }
 
+TEST(StatsTest, ExactIntegerExtremesPastWhatADoubleHolds) {
+  // INT64_MAX and INT64_MAX - 1 are the same double; the exact extremes tell them apart.
+  const int64_t hi = std::numeric_limits<int64_t>::max();
+  const int64_t lo = std::numeric_limits<int64_t>::min();
+  const Owned t = Make1D<int64_t>(DType::kI64, {hi - 1, lo + 1, hi, 7, lo});
+  EXPECT_EQ(ExactIntegerExtremes<int64_t>(t.view), std::make_pair(hi, lo));
+  // Strided: every other element of [0, 2^53 + 1, 1, 2^53 + 3], so 2^53 + 3 is skipped.
+  const int64_t big = (int64_t{1} << 53) + 1;
+  Owned strided = Make1D<int64_t>(DType::kI64, {0, big, 1, big + 2});
+  strided.view.shape = {2};
+  strided.view.strides = {2};
+  EXPECT_EQ(ExactIntegerExtremes<int64_t>(strided.view), std::make_pair(int64_t{1}, int64_t{0}));
+  strided.view.byte_offset = sizeof(int64_t);  // now [2^53 + 1, 2^53 + 3]
+  EXPECT_EQ(ExactIntegerExtremes<int64_t>(strided.view), std::make_pair(big + 2, big));
+
+  // Unsigned above INT64_MAX, min included (a signed cast would make them negative).
+  const uint64_t top = std::numeric_limits<uint64_t>::max();
+  const Owned u = Make1D<uint64_t>(DType::kU64, {top - 1, top, (uint64_t{1} << 63) + 1});
+  EXPECT_EQ(ExactIntegerExtremes<uint64_t>(u.view), std::make_pair(top, (uint64_t{1} << 63) + 1));
+
+  // Another dtype, an empty tensor, no data: none.
+  EXPECT_EQ(ExactIntegerExtremes<uint64_t>(t.view), std::nullopt);
+  EXPECT_EQ(ExactIntegerExtremes<int64_t>(u.view), std::nullopt);
+  const Owned f = Make1D<double>(DType::kF64, {1.0});
+  EXPECT_EQ(ExactIntegerExtremes<int64_t>(f.view), std::nullopt);
+  const Owned empty = Make<int64_t>(DType::kI64, {0}, {});
+  EXPECT_EQ(ExactIntegerExtremes<int64_t>(empty.view), std::nullopt);
+  TensorView no_data = t.view;
+  no_data.data = nullptr;
+  EXPECT_EQ(ExactIntegerExtremes<int64_t>(no_data), std::nullopt);
+}
+
 TEST(StatsTest, HalfAndBFloat16) {
   // f16: 1.0, -2.0, +inf, smallest subnormal 2^-24, -0.0
   const Owned h = Make1D<uint16_t>(DType::kF16, {0x3C00, 0xC000, 0x7C00, 0x0001, 0x8000});
