@@ -20,10 +20,16 @@ class TwinHandler final : public JsonEvents {
   bool StartObject() override { return Open(false); }
   bool EndObject() override { return Close(); }
   bool StartArray() override {
+    // A second "columns" (or "rows") is refused, not merged: the table's columns are handed over
+    // once, and rows read under one set of columns must not be read under another.
     if (depth_ == 1 && key_ == "columns") {
+      if (seen_columns_) return Fail(Status::Corrupt(R"("columns" appears twice)"));
+      seen_columns_ = true;
       in_columns_ = true;
     } else if (depth_ == 1 && key_ == "rows") {
       if (!have_columns_) return Fail(Status::Corrupt(R"("rows" comes before "columns")"));
+      if (seen_rows_) return Fail(Status::Corrupt(R"("rows" appears twice)"));
+      seen_rows_ = true;
       in_rows_ = true;
     } else if (in_rows_ && depth_ == 2) {
       in_row_ = true;
@@ -141,8 +147,10 @@ class TwinHandler final : public JsonEvents {
   int depth_ = 0;
   std::string key_;
   bool seen_marker_ = false;
+  bool seen_columns_ = false;
   bool in_columns_ = false;
   bool have_columns_ = false;
+  bool seen_rows_ = false;
   bool in_rows_ = false;
   bool in_row_ = false;
   uint64_t row_number_ = 0;

@@ -488,6 +488,13 @@ TEST(CompareJsonTest, TwinRoundTripsAndMalformedFilesAreRefused) {
       {R"({"columns": ["NPU Name"], "rows": [["a"]]})", "not a numprobe compare result"},
       {R"({"numprobe_compare": 1, "columns": ["NPU Name"], "rows": [["a"])", "malformed JSON"},
       {R"([1, 2])", "root is not an object"},
+      // Found by fuzz_compare_json: the second list was appended to the first and the table
+      // handed its columns twice (the workspace then dropped the rows read before).
+      {R"({"numprobe_compare": 1, "columns": ["NPU Name"], "rows": [["a"]], "columns": ["B"],
+          "rows": [["a", "b"]]})",
+       "\"columns\" appears twice"},
+      {R"({"numprobe_compare": 1, "columns": ["NPU Name"], "rows": [["a"]], "rows": [["b"]]})",
+       "\"rows\" appears twice"},
   };
   for (const auto& [text, phrase] : bad) {
     const fs::path p = dir / "bad.json";
