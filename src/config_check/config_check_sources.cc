@@ -489,51 +489,80 @@ std::string YamlScalarText(const YAML::Node& n, bool nested) {
   return nested ? Quoted(s) : s;
 }
 
-Status YamlNested(const YAML::Node& n, int depth, std::string* out) {
-  if (depth > kMaxConfigDepth) return Status::OutOfRange("nested deeper than 64 levels");
-  if (n.IsSequence()) {
-    *out += '[';
-    for (size_t i = 0; i < n.size(); ++i) {
-      if (i > 0) *out += ", ";
-      NUMPROBE_RETURN_IF_ERROR(YamlNested(n[i], depth + 1, out));
+// What one YAML file may expand to. An alias names a node again without copying it, so a few lines
+// name a great many values (nine lines of nine aliases each: 9^9 = 387 million, all within the
+// depth limit): the walk counts the values it visits and the text it makes.
+struct YamlBudget {
+  int64_t values_left = 1'000'000;
+  size_t text_bytes_left = kMaxConfigBytes;  // as much text as the largest file read holds
+
+  Status Visit() {
+    if (--values_left < 0) {
+      return Status::OutOfRange(
+          "expands to more than 1,000,000 values (YAML aliases repeat nodes)");
     }
-    *out += ']';
-  } else if (n.IsMap()) {
-    *out += '{';
+    return Status::Ok();
+  }
+  Status Made(size_t bytes) {
+    if (bytes > text_bytes_left) {
+      return Status::OutOfRange(fmt::format(
+          "expands to more than {} bytes of values (YAML aliases repeat nodes)", kMaxConfigBytes));
+    }
+    text_bytes_left -= bytes;
+    return Status::Ok();
+  }
+};
+
+Status YamlNested(const YAML::Node& n, int depth, YamlBudget& budget, std::string* out) {
+  if (depth > kMaxConfigDepth) return Status::OutOfRange("nested deeper than 64 levels");
+  NUMPROBE_RETURN_IF_ERROR(budget.Visit());
+  // Appends `text` to *out, counted.
+  const auto put = [&](std::string_view text) {
+    out->append(text);
+    return budget.Made(text.size());
+  };
+  if (n.IsSequence()) {
+    NUMPROBE_RETURN_IF_ERROR(put("["));
+    for (size_t i = 0; i < n.size(); ++i) {
+      if (i > 0) NUMPROBE_RETURN_IF_ERROR(put(", "));
+      NUMPROBE_RETURN_IF_ERROR(YamlNested(n[i], depth + 1, budget, out));
+    }
+    return put("]");
+  }
+  if (n.IsMap()) {
+    NUMPROBE_RETURN_IF_ERROR(put("{"));
     bool first = true;
     for (const auto& kv : n) {
-      if (!first) *out += ", ";
+      if (!first) NUMPROBE_RETURN_IF_ERROR(put(", "));
       first = false;
-      *out += Quoted(kv.first.Scalar()) + ": ";
-      NUMPROBE_RETURN_IF_ERROR(YamlNested(kv.second, depth + 1, out));
+      NUMPROBE_RETURN_IF_ERROR(put(Quoted(kv.first.Scalar()) + ": "));
+      NUMPROBE_RETURN_IF_ERROR(YamlNested(kv.second, depth + 1, budget, out));
     }
-    *out += '}';
-  } else if (n.IsScalar()) {
-    *out += YamlScalarText(n, true);
-  } else {
-    *out += "null";
+    return put("}");
   }
-  return Status::Ok();
+  return put(n.IsScalar() ? YamlScalarText(n, true) : "null");
 }
 
-Status FlattenYaml(const YAML::Node& n, const std::string& prefix, int depth,
+Status FlattenYaml(const YAML::Node& n, const std::string& prefix, int depth, YamlBudget& budget,
                    std::map<std::string, std::string>* out) {
   if (depth > kMaxConfigDepth) return Status::OutOfRange("nested deeper than 64 levels");
   if (n.IsMap()) {
+    NUMPROBE_RETURN_IF_ERROR(budget.Visit());
     for (const auto& kv : n) {
       const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : std::string("?");
-      NUMPROBE_RETURN_IF_ERROR(FlattenYaml(
-          kv.second, prefix.empty() ? key : fmt::format("{}.{}", prefix, key), depth + 1, out));
+      std::string path = prefix.empty() ? key : fmt::format("{}.{}", prefix, key);
+      NUMPROBE_RETURN_IF_ERROR(budget.Made(path.size()));
+      NUMPROBE_RETURN_IF_ERROR(FlattenYaml(kv.second, path, depth + 1, budget, out));
     }
     return Status::Ok();
   }
   std::string text;
   if (n.IsSequence()) {
-    NUMPROBE_RETURN_IF_ERROR(YamlNested(n, depth, &text));
-  } else if (n.IsScalar()) {
-    text = YamlScalarText(n, false);
+    NUMPROBE_RETURN_IF_ERROR(YamlNested(n, depth, budget, &text));
   } else {
-    text = "null";
+    NUMPROBE_RETURN_IF_ERROR(budget.Visit());
+    text = n.IsScalar() ? YamlScalarText(n, false) : "null";
+    NUMPROBE_RETURN_IF_ERROR(budget.Made(text.size()));
   }
   (*out)[prefix.empty() ? "(value)" : prefix] = std::move(text);
   return Status::Ok();
@@ -625,7 +654,8 @@ Result<std::map<std::string, std::string>> ParseYamlHyperparameters(std::string_
   std::map<std::string, std::string> out;
   try {
     const YAML::Node root = YAML::Load(std::string(text));
-    NUMPROBE_RETURN_IF_ERROR(FlattenYaml(root, "", 0, &out));
+    YamlBudget budget;
+    NUMPROBE_RETURN_IF_ERROR(FlattenYaml(root, "", 0, budget, &out));
   } catch (const YAML::Exception& e) {
     return Status::Corrupt(fmt::format("malformed YAML at line {}, column {}: {}", e.mark.line + 1,
                                        e.mark.column + 1, e.msg));

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "numprobe/app/config_check.h"
@@ -91,6 +92,41 @@ schedule: [1, two, 3.50]
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().code(), ErrorCode::kCorrupt);
   EXPECT_NE(bad.error().message().find("malformed YAML at line"), std::string::npos);
+}
+
+TEST(ConfigCheckParseTest, YamlAliasesExpandWithinABudget) {
+  // Aliases as configs use them: a shared block, flattened under each name.
+  auto shared = ParseYamlHyperparameters("base: &b {lr: 0.1, sizes: [1, 2]}\nrun: *b\n");
+  ASSERT_TRUE(shared.ok()) << shared.error().ToString();
+  EXPECT_EQ(shared->at("run.lr"), "0.1");
+  EXPECT_EQ(shared->at("run.sizes"), "[1, 2]");
+  EXPECT_EQ(shared->at("base.lr"), "0.1");
+
+  // Nine lines of nine aliases each name 9^9 values: refused, not expanded (this ran for ever,
+  // its memory growing, before the budget).
+  std::string laughs = "l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n";
+  for (int level = 1; level < 9; ++level) {
+    laughs += fmt::format("l{}: &l{} [", level, level);
+    for (int k = 0; k < 9; ++k) laughs += fmt::format("{}*l{}", k > 0 ? ", " : "", level - 1);
+    laughs += "]\n";
+  }
+  auto bomb = ParseYamlHyperparameters(laughs);
+  ASSERT_FALSE(bomb.ok());
+  EXPECT_EQ(bomb.error().code(), ErrorCode::kOutOfRange);
+  EXPECT_NE(bomb.error().message().find("YAML aliases"), std::string::npos)
+      << bomb.error().message();
+
+  // Few values, each a long text named many times: the text is counted too.
+  std::string wide = "t: &t " + std::string(1 << 20, 'x') + "\nm: &m [";
+  for (int k = 0; k < 100; ++k) wide += fmt::format("{}*t", k > 0 ? ", " : "");
+  wide += "]\nall: [";
+  for (int k = 0; k < 100; ++k) wide += fmt::format("{}*m", k > 0 ? ", " : "");
+  wide += "]\n";
+  auto long_text = ParseYamlHyperparameters(wide);  // 10,000 values, 10 GB of text
+  ASSERT_FALSE(long_text.ok());
+  EXPECT_EQ(long_text.error().code(), ErrorCode::kOutOfRange);
+  EXPECT_NE(long_text.error().message().find("bytes of values"), std::string::npos)
+      << long_text.error().message();
 }
 
 TEST(ConfigCheckParseTest, ArgvFlagsAndOverrides) {
