@@ -389,18 +389,24 @@ std::optional<std::pair<T, T>> ExactIntegerExtremes(const TensorView& view) {
   if (view.dtype != kDType || view.data == nullptr || n <= 0) return std::nullopt;
   T hi = std::numeric_limits<T>::lowest();
   T lo = std::numeric_limits<T>::max();
-  const int nd = view.ndim();
-  std::vector<int64_t> index(static_cast<size_t>(nd), 0);
-  for (int64_t k = 0; k < n; ++k) {
-    int64_t offset = 0;
-    for (int d = 0; d < nd; ++d)
-      offset += index[static_cast<size_t>(d)] * view.strides[static_cast<size_t>(d)];
-    const T v = LoadRaw<T>(view.first() + offset * static_cast<int64_t>(sizeof(T)));
-    lo = std::min(lo, v);
-    hi = std::max(hi, v);
-    for (int d = nd - 1; d >= 0; --d) {
-      if (++index[static_cast<size_t>(d)] < view.shape[static_cast<size_t>(d)]) break;
-      index[static_cast<size_t>(d)] = 0;
+  const auto fold = [&](const std::byte* p, int64_t count) {
+    for (int64_t i = 0; i < count; ++i) {
+      const T v = LoadRaw<T>(p + i * static_cast<int64_t>(sizeof(T)));
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+  };
+  // The elements in C order through ComputeStats' own walk of the strides, a block at a time.
+  const Layout layout = MakeLayout(view, n);
+  if (layout.contiguous) {
+    fold(layout.first, n);
+  } else {
+    Gatherer gatherer(layout, 0);
+    std::vector<std::byte> block(static_cast<size_t>(kBlock) * sizeof(T));
+    for (int64_t done = 0; done < n; done += kBlock) {
+      const int64_t count = std::min(kBlock, n - done);
+      gatherer.Gather(count, block.data());
+      fold(block.data(), count);
     }
   }
   return std::pair<T, T>{hi, lo};

@@ -410,6 +410,15 @@ TEST(StatsTest, ExactIntegerExtremesPastWhatADoubleHolds) {
   EXPECT_EQ(ExactIntegerExtremes<int64_t>(strided.view), std::make_pair(int64_t{1}, int64_t{0}));
   strided.view.byte_offset = sizeof(int64_t);  // now [2^53 + 1, 2^53 + 3]
   EXPECT_EQ(ExactIntegerExtremes<int64_t>(strided.view), std::make_pair(big + 2, big));
+  // Strided over several of the walk's blocks: every other one of 20,000, the extremes late.
+  std::vector<int64_t> many(20000, 5);
+  many[19998] = hi - 1;  // taken (even position)
+  many[19999] = hi;      // skipped
+  many[15000] = lo + 1;  // taken
+  Owned wide = Make1D<int64_t>(DType::kI64, many);
+  wide.view.shape = {10000};
+  wide.view.strides = {2};
+  EXPECT_EQ(ExactIntegerExtremes<int64_t>(wide.view), std::make_pair(hi - 1, lo + 1));
 
   // Unsigned above INT64_MAX, min included (a signed cast would make them negative).
   const uint64_t top = std::numeric_limits<uint64_t>::max();
