@@ -25,8 +25,6 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-std::optional<DType> ParseDtype(const std::string& text) { return DtypeOfName(text); }
-
 }  // namespace
 
 std::optional<DType> DtypeOfName(const std::string& text) {
@@ -134,6 +132,23 @@ struct Ranked {
   const CompareRow* worst = nullptr;
 };
 
+// A dump's dtype texts parsed once each: the rules ask for the dtype of every row of every op
+// they evaluate, and a dump has a handful of dtype texts (interned: one id per text).
+class DtypeOfText {
+ public:
+  explicit DtypeOfText(const DumpFile& file) : file_(file), parsed_(file.text_count()) {}
+  std::optional<DType> operator()(uint32_t text_id) const {
+    std::optional<std::optional<DType>>& slot = parsed_[text_id];
+    if (!slot.has_value()) slot = DtypeOfName(file_.Text(text_id));
+    return *slot;
+  }
+
+ private:
+  const DumpFile& file_;
+  // Filled as asked; the Analyzer that owns it runs on one thread.
+  mutable std::vector<std::optional<std::optional<DType>>> parsed_;
+};
+
 // A tensor of the op that the target holds in a lower precision than the golden.
 struct Narrowed {
   const CompareRow* row = nullptr;
@@ -152,6 +167,8 @@ class Analyzer {
         tf_(*table.target),
         gf_(*table.golden),
         construct_(construct),
+        target_dtype_(tf_),
+        golden_dtype_(gf_),
         target_flow_(tf_),
         golden_flow_(gf_) {
     target_row_to_compare_ = AdvisedVector<int64_t>(tf_.rows.size(), -1);
@@ -184,6 +201,8 @@ class Analyzer {
   const DumpFile& tf_;
   const DumpFile& gf_;
   const ConstructMap* construct_;
+  DtypeOfText target_dtype_;
+  DtypeOfText golden_dtype_;
   ProducerIndex target_flow_;
   ProducerIndex golden_flow_;
   std::vector<int64_t> target_row_to_compare_;
@@ -195,6 +214,10 @@ class Analyzer {
   std::optional<uint32_t> sole_changer_;
   bool seen_exceeding_ = false;  // a row before the op being evaluated is over tolerance
   double max_error_so_far_ = 0;
+  // Set by Reported alone. Run ranks every op's candidate by its rule and numbers; the names, the
+  // causes and the sentence (most of an evaluation's time on a large compare) are made for the
+  // few candidates reported, by the same Evaluate with this set.
+  bool describing_ = false;
 };
 
 std::vector<Op> Analyzer::Ops(DivergenceReport* report) const {
@@ -229,8 +252,8 @@ bool Analyzer::IsNarrowedRow(uint32_t target_row, Narrowed* out) const {
   if (c < 0) return false;
   const CompareRow& r = table_.rows[static_cast<size_t>(c)];
   if (!r.paired()) return false;
-  const auto td = ParseDtype(tf_.Text(tf_.rows[r.target].dtype));
-  const auto gd = ParseDtype(gf_.Text(gf_.rows[static_cast<size_t>(r.golden)].dtype));
+  const auto td = target_dtype_(tf_.rows[r.target].dtype);
+  const auto gd = golden_dtype_(gf_.rows[static_cast<size_t>(r.golden)].dtype);
   if (!td || !gd || !IsFloating(*td) || !IsFloating(*gd)) return false;
   if (UnitRoundoff(*td) <= UnitRoundoff(*gd)) return false;
   if (out != nullptr) {
@@ -288,19 +311,21 @@ void Analyzer::FindCast(const Op& op, Narrowed* n) const {
 
 DivergenceOp Analyzer::Base(const Op& op, const CompareRow& worst, double in_err) const {
   DivergenceOp d;
-  d.op_name = tf_.entries[op.entry].name;
   d.entry = op.entry;
   d.backward = op.backward;
-  const DumpRow& wt = tf_.rows[worst.target];
-  const DumpRow& wg = gf_.rows[static_cast<size_t>(worst.golden)];
   d.input_error = in_err;
   d.output_error = worst.error;
   d.tolerance = worst.tolerance;
   const double floor = std::max(worst.tolerance / kToleranceUlps, 1e-300);
   d.growth = std::isinf(worst.error) ? kInf : worst.error / std::max(in_err, floor);
-  d.worst_output = wt.name;
-  d.dtype_pair = tf_.Text(wt.dtype) + " vs " + gf_.Text(wg.dtype);
   d.non_finite = std::isinf(worst.error);
+  if (describing_) {
+    const DumpRow& wt = tf_.rows[worst.target];
+    const DumpRow& wg = gf_.rows[static_cast<size_t>(worst.golden)];
+    d.op_name = tf_.entries[op.entry].name;
+    d.worst_output = wt.name;
+    d.dtype_pair = tf_.Text(wt.dtype) + " vs " + gf_.Text(wg.dtype);
+  }
   return d;
 }
 
@@ -353,11 +378,13 @@ std::optional<Candidate> Analyzer::Evaluate(const Op& op) {
     const int64_t producer = target_flow_.Producer(r.target);
     const bool inherited = producer >= 0 && IsNarrowedRow(static_cast<uint32_t>(producer), nullptr);
     if (!inherited) {
-      FindCast(op, &*n);
-      if (n->from.empty()) {
-        // What the golden run fed the op: the output the target narrowed on the way.
-        const int64_t gp = golden_flow_.Producer(static_cast<uint32_t>(r.golden));
-        if (gp >= 0) n->from = gf_.rows[static_cast<size_t>(gp)].name;
+      if (describing_) {
+        FindCast(op, &*n);
+        if (n->from.empty()) {
+          // What the golden run fed the op: the output the target narrowed on the way.
+          const int64_t gp = golden_flow_.Producer(static_cast<uint32_t>(r.golden));
+          if (gp >= 0) n->from = gf_.rows[static_cast<size_t>(gp)].name;
+        }
       }
       fresh.push_back(std::move(*n));
     }
@@ -372,6 +399,7 @@ std::optional<Candidate> Analyzer::Evaluate(const Op& op) {
     c.worst = worst;
     c.op = Base(op, *worst, in_err);
     c.op.rule = kRuleNonFinite;
+    if (!describing_) return c;
     const DumpRow& wt = tf_.rows[worst->target];
     const DumpRow& wg = gf_.rows[static_cast<size_t>(worst->golden)];
     const RowStats ts = StatsOfRow(tf_, wt);
@@ -413,6 +441,10 @@ std::optional<Candidate> Analyzer::Evaluate(const Op& op) {
     c.worst = changed;
     c.op = Base(op, *changed, in_err);
     c.op.arguments = std::move(arguments);
+    if (!describing_) {
+      c.op.rule = c.op.arguments.empty() ? kRuleInputsAgree : kRuleArgument;
+      return c;
+    }
     const std::string differs =
         fmt::format("{} differs by {} ({})", Suffix(tf_.rows[changed->target].name, name),
                     Percent(changed->error), OverTolerance(changed->error, changed->tolerance));
@@ -447,7 +479,7 @@ std::optional<Candidate> Analyzer::Evaluate(const Op& op) {
     double judged_tolerance = 0;
     double best_ratio = 1;
     auto consider = [&](const CompareRow& r) {
-      const auto gd = ParseDtype(gf_.Text(gf_.rows[static_cast<size_t>(r.golden)].dtype));
+      const auto gd = golden_dtype_(gf_.rows[static_cast<size_t>(r.golden)].dtype);
       if (!gd || !Judged(r)) return;
       const double tol = kToleranceUlps * UnitRoundoff(*gd);
       const double ratio = tol > 0 ? r.error / tol : (r.error > 0 ? kInf : 0);
@@ -485,6 +517,7 @@ std::optional<Candidate> Analyzer::Evaluate(const Op& op) {
       c.op.tolerance = judged_tolerance;
       c.op.growth = judged->error / std::max(judged_tolerance / kToleranceUlps, 1e-300);
       c.op.rule = kRulePrecision;
+      if (!describing_) return c;
       c.op.cast = cause->cast;
       std::string how;
       if (!cause->input) {
@@ -520,6 +553,7 @@ std::optional<Candidate> Analyzer::Evaluate(const Op& op) {
       c.worst = r;
       c.op = Base(op, *r, 0);
       c.op.rule = kRuleSource;
+      if (!describing_) return c;
       const std::string which = Suffix(t.name, name);
       const std::string param = ArgumentName(name, t.name);
       c.op.reason = fmt::format(
@@ -541,6 +575,7 @@ std::optional<Candidate> Analyzer::Evaluate(const Op& op) {
     c.worst = r;
     c.op = Base(op, *r, produced.error);
     c.op.rule = kRuleTransit;
+    if (!describing_) return c;
     std::string by = "an op the dump does not record";
     if (table_.casts != nullptr) {
       if (const CastNote* note = CastProducing(*table_.casts, here, op.entry)) {
@@ -576,6 +611,7 @@ std::optional<Candidate> Analyzer::Evaluate(const Op& op) {
     c.worst = most;
     c.op = Base(op, *most, 0);
     c.op.rule = kRuleIdenticalInputs;
+    if (!describing_) return c;
     c.op.reason = fmt::format(
         "its inputs are identical in both runs and {} differs by {} ({}): the only op that "
         "changes identical inputs, where the differences after it come from",
@@ -592,6 +628,7 @@ std::optional<Candidate> Analyzer::Evaluate(const Op& op) {
     if (c.op.growth >= kGrowthFactor) {
       c.weak = true;
       c.op.rule = kRuleGrowth;
+      if (!describing_) return c;
       c.op.reason =
           fmt::format("error grows {:.1f}x: inputs {}, {} {}", c.op.growth, Percent(in_err),
                       Suffix(tf_.rows[worst->target].name, name), Percent(worst->error));
@@ -801,7 +838,9 @@ Ranked Analyzer::RankedOf(const Op& op, const Candidate& c, bool fallback) const
 DivergenceOp Analyzer::Reported(const Ranked& r) {
   const bool seen = seen_exceeding_;
   seen_exceeding_ = r.seen_exceeding;
+  describing_ = true;
   std::optional<Candidate> c = r.fallback ? Fallback(r.op) : Evaluate(r.op);
+  describing_ = false;
   seen_exceeding_ = seen;
   DivergenceOp d = c.has_value() ? std::move(c->op) : DivergenceOp{};
   Describe(r.op, &d);
