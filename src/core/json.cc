@@ -513,7 +513,11 @@ class JsonTapeBuilder {
     if (object.count_ <= kPairwiseUpTo) {
       for (const JsonTapeValue* a = &object + 1; a != object.next(); a = a->next()) {
         for (const JsonTapeValue* b = a->next(); b != object.next(); b = b->next()) {
-          if (a->key_ == b->key_) return true;
+          // Length and first byte before the bytes: most keys of one object differ there.
+          if (a->key_.size() == b->key_.size() &&
+              (a->key_.empty() || a->key_.front() == b->key_.front()) && a->key_ == b->key_) {
+            return true;
+          }
         }
       }
       return false;

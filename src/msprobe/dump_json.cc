@@ -2,10 +2,12 @@
 // op_item_parse and gen_op_item) so that row names, dtypes, shapes and values read as msprobe's.
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <iterator>
 #include <optional>
 #include <span>
 #include <string>
@@ -111,6 +113,15 @@ std::string_view PyTypeName(const Node* n) {
   return "NoneType";
 }
 
+// The decimal digits of `v` (to_chars: no allocation, no format string to interpret; a large
+// dump's shapes and row names are made of them).
+template <typename Int>
+void AppendInteger(Int v, std::string* out) {
+  char digits[24];
+  const auto end = std::to_chars(std::begin(digits), std::end(digits), v).ptr;
+  out->append(std::begin(digits), end);
+}
+
 // Python's str(v) (as_repr = false) or repr(v) of the value a JSON value decodes to.
 template <typename Node>
 void AppendPy(const Node& n, bool as_repr, std::string* out) {
@@ -121,14 +132,16 @@ void AppendPy(const Node& n, bool as_repr, std::string* out) {
     case JsonValue::Kind::kBool:
       *out += n.bool_value() ? "True" : "False";
       return;
-    case JsonValue::Kind::kDouble:
-      *out += detail::PyFloatRepr(n.double_value());
+    case JsonValue::Kind::kDouble: {
+      char buffer[detail::kPyFloatReprBytes];
+      *out += detail::FormatPyFloatRepr(n.double_value(), buffer);
       return;
+    }
     case JsonValue::Kind::kBigInt:
       *out += n.big_int_digits();
       return;
     case JsonValue::Kind::kInt:
-      *out += std::to_string(n.int_value());  // "-0" is the int 0
+      AppendInteger(n.int_value(), out);  // "-0" is the int 0
       return;
     case JsonValue::Kind::kString:
       *out += as_repr ? detail::PyStrRepr(n.string_value()) : n.string_value();
@@ -317,7 +330,7 @@ class Flattener {
       for (const auto& item : Items(node)) {
         if (!grad) {
           path_ += '.';
-          path_ += std::to_string(i);
+          AppendInteger(i, &path_);
         }
         Parse(item, state);
         path_.resize(length);
@@ -366,7 +379,10 @@ class Flattener {
       case JsonValue::Kind::kNull:
         return PyValue::None();
       case JsonValue::Kind::kBool:
-        if (bools_as_text) return PyValue::Str(file_->Intern(n->bool_value() ? "True" : "False"));
+        if (bools_as_text) {
+          return PyValue::Str(n->bool_value() ? InternLast("True", &last_true_)
+                                              : InternLast("False", &last_false_));
+        }
         return PyValue::Bool(n->bool_value());
       case JsonValue::Kind::kDouble:
         return PyValue::Float(n->double_value());
@@ -410,9 +426,18 @@ class Flattener {
     if (dtype != nullptr && Truthy(*dtype)) {
       row.is_tensor = true;
       if (md5 != nullptr) file_->has_md5 = true;  // msprobe's md5 mode switch
-      row.dtype = file_->Intern(dtype->is_string() ? std::string_view{dtype->string_value()}
-                                                   : PyStr(dtype));
-      row.shape = file_->Intern(PyStr(leaf.shape));
+      if (dtype->is_string()) {
+        row.dtype = InternLast(dtype->string_value(), &last_dtype_);
+      } else {
+        row.dtype = file_->Intern(PyStr(dtype));
+      }
+      text_.clear();
+      if (leaf.shape == nullptr) {
+        text_ = "None";
+      } else {
+        AppendPy(*leaf.shape, false, &text_);
+      }
+      row.shape = InternLast(text_, &last_shape_);
     } else {
       const Node* type = leaf.type;
       const std::string type_text =
@@ -441,8 +466,11 @@ class Flattener {
         row.stats.fill(PyValue::Str(file_->Intern(ranks)));
         row.md5 = Store(ranks);
       } else {
-        row.dtype = file_->Intern(fmt::format("<class '{}'>", PyTypeName(value)));
-        row.shape = file_->Intern("[]");
+        text_ = "<class '";
+        text_ += PyTypeName(value);
+        text_ += "'>";
+        row.dtype = InternLast(text_, &last_dtype_);
+        row.shape = InternLast("[]", &last_shape_);
         row.stats.fill(PyValueOf(value, false));
       }
     }
@@ -451,8 +479,15 @@ class Flattener {
       if (value == nullptr) {
         row.md5 = std::string_view("00000000");
       } else {
+        text_.clear();
+        AppendPy(*value, false, &text_);
+        // "{:08x}": eight lowercase hex digits, zero-padded.
         char hex[8];
-        fmt::format_to_n(hex, sizeof hex, "{:08x}", detail::Crc32(PyStr(value)));
+        char digits[8];
+        const char* end = std::to_chars(digits, digits + 8, detail::Crc32(text_), 16).ptr;
+        const auto length = static_cast<size_t>(end - digits);
+        std::fill_n(hex, 8 - length, '0');
+        std::memcpy(hex + 8 - length, digits, length);
         row.md5 = file_->Store(std::string_view(hex, sizeof hex));
       }
     }
@@ -461,7 +496,28 @@ class Flattener {
 
   std::string_view Store(const std::string& text) { return file_->Store(text); }
 
+  // The last text interned through one LastText and its id: a dump's rows repeat a few dtypes
+  // and shapes one after another, and each of them was a hash and a lookup in the file's table.
+  struct LastText {
+    std::string text;
+    uint32_t id = 0;
+    bool set = false;
+  };
+  uint32_t InternLast(std::string_view text, LastText* last) {
+    if (!last->set || last->text != text) {
+      last->id = file_->Intern(text);
+      last->text.assign(text);
+      last->set = true;
+    }
+    return last->id;
+  }
+
   DumpFile* file_;
+  std::string text_;  // a leaf's shape, class or str(value), built in place
+  LastText last_dtype_;
+  LastText last_shape_;
+  LastText last_true_;
+  LastText last_false_;
   std::vector<DumpRow>* rows_ = nullptr;
   std::string path_;  // the name of the row being read (Parse)
 };

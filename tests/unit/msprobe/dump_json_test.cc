@@ -106,6 +106,48 @@ TEST(DumpJsonTest, FlattensArgsKwargsOutputsParametersInMsprobeOrder) {
   EXPECT_EQ(f->rows[7].state, RowState::kParametersGrad);
 }
 
+// Rows whose dtype and shape texts alternate (the reader remembers the last text it interned):
+// each row keeps its own, and the CRC-32 of a value keeps its leading zeros.
+TEST(DumpJsonTest, AlternatingTextsAndZeroPaddedCrcs) {
+  const std::string json = R"({"task": "statistics", "level": "L1", "data": {
+    "Functional.add.0.forward": {
+      "input_args": [{"type": "torch.Tensor", "dtype": "torch.float16", "shape": [2, 3],
+                      "Max": 1, "Min": 0, "Mean": 0.5, "Norm": 1, "requires_grad": false},
+                     {"type": "int", "value": 665},
+                     {"type": "torch.Tensor", "dtype": "torch.float32", "shape": [4],
+                      "Max": 1, "Min": 0, "Mean": 0.5, "Norm": 1, "requires_grad": true},
+                     {"type": "int", "value": 33},
+                     {"type": "torch.Tensor", "dtype": "torch.float16", "shape": [2, 3],
+                      "Max": 1, "Min": 0, "Mean": 0.5, "Norm": 1, "requires_grad": false},
+                     {"type": "float", "value": 2.5},
+                     {"type": "torch.Tensor", "dtype": "torch.float16", "shape": [],
+                      "Max": 1, "Min": 0, "Mean": 0.5, "Norm": 1, "requires_grad": true}],
+      "input_kwargs": {}, "output": []}}})";
+  auto f = Parse(json);
+  ASSERT_TRUE(f.ok()) << f.error().ToString();
+  ASSERT_EQ(f->rows.size(), 7u);
+  const std::vector<std::string_view> dtypes = {"torch.float16", "<class 'int'>", "torch.float32",
+                                                "<class 'int'>", "torch.float16", "<class 'float'>",
+                                                "torch.float16"};
+  const std::vector<std::string_view> shapes = {"[2, 3]", "[]", "[4]", "[]", "[2, 3]", "[]", "[]"};
+  const std::vector<std::string_view> grads = {"False", "", "True", "", "False", "", "True"};
+  for (size_t i = 0; i < f->rows.size(); ++i) {
+    const DumpRow& r = f->rows[i];
+    EXPECT_EQ(f->Text(r.dtype), dtypes[i]) << i;
+    EXPECT_EQ(f->Text(r.shape), shapes[i]) << i;
+    if (grads[i].empty()) {
+      EXPECT_TRUE(r.requires_grad.is_none()) << i;
+    } else {
+      EXPECT_EQ(f->Text(r.requires_grad.text_id()), grads[i]) << i;
+    }
+  }
+  EXPECT_EQ(f->rows[0].dtype, f->rows[4].dtype);  // equal texts, one id
+  EXPECT_EQ(f->rows[0].shape, f->rows[4].shape);
+  EXPECT_EQ(f->rows[1].md5, "00081566");  // zlib.crc32(b'665')
+  EXPECT_EQ(f->rows[3].md5, "0a6216d9");  // zlib.crc32(b'33')
+  EXPECT_EQ(f->rows[5].md5, "851a25e3");  // zlib.crc32(b'2.5')
+}
+
 // The live judgement of an incremental dump reads each record through DumpFileOfEntry; the rows
 // must be the ones dump.json's reader gives for the same entry, or the capture and a later compare
 // would judge different rows.

@@ -58,5 +58,20 @@ TEST(EntryNameTest, GradientsAndOtherNames) {
   EXPECT_TRUE(ParseEntryName("X.y.backward.forward").forward());
 }
 
+TEST(EntryNameTest, HasPartMatchesWholeDotSeparatedParts) {
+  EXPECT_TRUE(HasPart("Module.fc.parameters_grad", "parameters_grad"));
+  EXPECT_TRUE(HasPart("parameters_grad.weight", "parameters_grad"));
+  EXPECT_TRUE(HasPart("a.parameters_grad.b", "parameters_grad"));
+  EXPECT_TRUE(HasPart("parameters_grad", "parameters_grad"));
+  EXPECT_FALSE(HasPart("Module.fc.parameters_gradient", "parameters_grad"));
+  EXPECT_FALSE(HasPart("Module.fc.my_parameters_grad", "parameters_grad"));
+  EXPECT_FALSE(HasPart("", "parameters_grad"));
+  // Empty parts, as SplitDots gives them: before a leading dot, between two, after a trailing one.
+  EXPECT_TRUE(HasPart(".x", ""));
+  EXPECT_TRUE(HasPart("x..y", ""));
+  EXPECT_TRUE(HasPart("x.", ""));
+  EXPECT_FALSE(HasPart("x.y", ""));
+}
+
 }  // namespace
 }  // namespace numprobe::detail
