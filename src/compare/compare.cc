@@ -262,6 +262,8 @@ class CellStrings {
  public:
   explicit CellStrings(std::vector<std::string>* out) : out_(out) {}
   void Text(std::string_view text) { Next().append(text); }
+  void Interned(const DumpFile& file, uint32_t id) { Text(file.Text(id)); }
+  void Messages(MessageList list) { Text(detail::MessagesCellText(list)); }
   void Float(double v) {
     std::string& cell = Next();
     if (std::isnan(v)) {

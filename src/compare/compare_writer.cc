@@ -5,7 +5,10 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <utility>
 
 #include <rapidjson/stringbuffer.h>
@@ -165,6 +168,27 @@ class RowText {
     Separate();
     AppendCell(cell, csv_, json_);
   }
+  // The dtype and shape cells repeat a few texts on every row, and a shape ("[8, 1024]") needs
+  // CSV quotes; the Err_message cell repeats a few lists. Each is encoded once per chunk and
+  // slot, then copied.
+  void Interned(const DumpFile& file, uint32_t id) {
+    // Slots by id, the two dumps' ids apart (their files are heap objects far from each other).
+    const size_t slot = (id + std::hash<const DumpFile*>()(&file) / 64) % interned_.size();
+    PutEncoded(&interned_[slot], &file, id, [&] { return std::string_view{file.Text(id)}; });
+  }
+  void Messages(MessageList list) {
+    if (list.empty()) {
+      Text("[]");
+      return;
+    }
+    if (!(messages_key_ == list)) messages_.owner = nullptr;  // another list: encoded again
+    messages_key_ = list;
+    std::string text;
+    PutEncoded(&messages_, &messages_, 0, [&] {
+      text = detail::MessagesCellText(list);
+      return std::string_view{text};
+    });
+  }
   void Float(double v) {
     Separate();
     if (std::isnan(v)) {
@@ -201,10 +225,38 @@ class RowText {
     first_ = false;
   }
 
+  // A cell's CSV and JSON bytes, as AppendCell writes them, for the text `owner` and `key` name.
+  struct EncodedCell {
+    const void* owner = nullptr;
+    uint64_t key = 0;
+    std::string csv;
+    std::string json;
+  };
+  template <typename TextFn>
+  void PutEncoded(EncodedCell* cell, const void* owner, uint64_t key, TextFn&& text) {
+    Separate();
+    if (cell->owner != owner || cell->key != key) {
+      cell->owner = owner;
+      cell->key = key;
+      cell->csv.clear();
+      cell->json.clear();
+      RowBytes csv(csv_.present() ? &cell->csv : nullptr);
+      RowBytes json(json_.present() ? &cell->json : nullptr);
+      AppendCell(std::forward<TextFn>(text)(), csv, json);
+      if (csv.present()) csv.Flush();
+      if (json.present()) json.Flush();
+    }
+    if (csv_.present()) csv_.Put(cell->csv);
+    if (json_.present()) json_.Put(cell->json);
+  }
+
   RowBytes csv_;
   RowBytes json_;
   std::string scratch_;
   bool first_ = true;
+  std::array<EncodedCell, 64> interned_;
+  EncodedCell messages_;
+  MessageList messages_key_;
 };
 
 // The JSON twin's text around its rows: the header up to "rows": [ at construction, the rows

@@ -4,7 +4,10 @@
 // scanning only the cells that may need quoting. A sink has:
 //   Text(std::string_view)  a cell as it stands;
 //   Float(double)           a number: Python's repr, "N/A" for NaN (never quoted in CSV);
-//   Write(fn)               a cell that fn(std::string*) appends to an empty string.
+//   Write(fn)               a cell that fn(std::string*) appends to an empty string;
+//   Interned(file, id)      file.Text(id), a text the dump interned (a dtype, a shape): the same
+//                           file and id are the same text, so a sink may reuse what it made of it;
+//   Messages(list)          the Err_message cell of `list` (MessagesCellText), likewise by list.
 #ifndef NUMPROBE_COMPARE_ROW_CELLS_H_
 #define NUMPROBE_COMPARE_ROW_CELLS_H_
 
@@ -20,6 +23,14 @@
 
 namespace numprobe::detail {
 
+// The Err_message cell: msprobe's JSON list of the row's messages.
+inline std::string MessagesCellText(MessageList list) {
+  if (list.empty()) return "[]";
+  std::vector<std::string> messages;
+  for (size_t m = 0; m < list.size(); ++m) messages.emplace_back(MessageText(list[m]));
+  return JsonStringList(messages);
+}
+
 template <typename Sink>
 void ForEachCell(const CompareTable& table, size_t i, Sink& sink) {
   const std::string_view na = "N/A";
@@ -30,10 +41,18 @@ void ForEachCell(const CompareTable& table, size_t i, Sink& sink) {
   const DumpRow* g = row.paired() ? &golden.rows[static_cast<size_t>(row.golden)] : nullptr;
   sink.Text(t.name);
   sink.Text(g != nullptr ? std::string_view{g->name} : na);
-  sink.Text(target.Text(t.dtype));
-  sink.Text(g != nullptr ? std::string_view{golden.Text(g->dtype)} : na);
-  sink.Text(target.Text(t.shape));
-  sink.Text(g != nullptr ? std::string_view{golden.Text(g->shape)} : na);
+  sink.Interned(target, t.dtype);
+  if (g != nullptr) {
+    sink.Interned(golden, g->dtype);
+  } else {
+    sink.Text(na);
+  }
+  sink.Interned(target, t.shape);
+  if (g != nullptr) {
+    sink.Interned(golden, g->shape);
+  } else {
+    sink.Text(na);
+  }
   const std::string t_rg = RequiresGradText(target, t);
   const std::string g_rg = g != nullptr ? RequiresGradText(golden, *g) : std::string(na);
   sink.Text(t_rg);
@@ -84,15 +103,7 @@ void ForEachCell(const CompareTable& table, size_t i, Sink& sink) {
   }
   sink.Text(t_rg == g_rg ? "True" : "False");
   sink.Text(EnumName(row.result));
-  if (row.messages.empty()) {
-    sink.Text("[]");
-  } else {
-    std::vector<std::string> messages;
-    for (size_t m = 0; m < row.messages.size(); ++m) {
-      messages.emplace_back(MessageText(row.messages[m]));
-    }
-    sink.Text(JsonStringList(messages));
-  }
+  sink.Messages(row.messages);
   if (table.has_stack()) {
     const DumpEntry& entry = target.entries[t.entry];
     const std::vector<std::string>* lines =

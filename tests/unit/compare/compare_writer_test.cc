@@ -16,6 +16,7 @@
 #include "numprobe/dump_layout.h"
 #include "numprobe/thread_pool.h"
 
+#include "core/csv.h"
 #include "core/json.h"
 #include "testing/dump_builder.h"
 #include "testing/temp_dir.h"
@@ -82,6 +83,69 @@ TEST(CompareWriterTest, OnePassWritesTheFilesOfTheTwoWriters) {
     ASSERT_TRUE(s.ok()) << s.ToString();
     EXPECT_EQ(test::ReadFile(root / "both.csv"), csv);
     EXPECT_EQ(test::ReadFile(root / "both.json"), json);
+  }
+}
+
+// The writer encodes a dtype, a shape and an Err_message cell once and copies the bytes to the
+// rows that repeat them: every line must still be the row's own cells (CsvCells, which reuses
+// nothing), with texts whose ids collide across the two dumps and lists that change row by row.
+TEST(CompareWriterTest, RepeatedCellsKeepEachRowsOwnText) {
+  test::TempDir temp{"numprobe_cmpwriter"};
+  const fs::path root = temp.path();
+  const char* dtypes[] = {"torch.float16", "torch.float32", "torch.bfloat16"};
+  std::vector<std::string> target;
+  std::vector<std::string> golden;
+  for (int i = 0; i < 3000; ++i) {
+    const std::string name = "Functional.op." + std::to_string(i) + ".forward";
+    const std::vector<int64_t> shape = {i % 5 + 1, i % 3 + 2};
+    const double v = 1.0 + i % 17;
+    // Target dtypes cycle by 3, golden ones by 2: rows with and without a dtype message, in runs
+    // and alone, and the same text under different ids on each side.
+    target.push_back(test::ForwardEntry(
+        name, test::TensorLeaf(dtypes[i % 3], shape, v, -v, v / 2, v * 3),
+        test::TensorLeaf(dtypes[(i / 7) % 3], {i % 4 + 1}, v, -v, v / 3, v * 2)));
+    golden.push_back(test::ForwardEntry(
+        name, test::TensorLeaf(dtypes[i % 2], shape, v, -v, v / 2, v * 3),
+        test::TensorLeaf(dtypes[(i / 5) % 2], {i % 4 + 1}, v * 1.5, -v, v / 3, v * 2)));
+  }
+  test::WriteDump(root / "t", {}, target);
+  test::WriteDump(root / "g", {}, golden);
+  auto table = CompareDumps(*LocateDump(root / "t"), *LocateDump(root / "g"));
+  ASSERT_TRUE(table.ok()) << table.error().ToString();
+  ASSERT_EQ(table->rows.size(), 6000u);
+  ThreadPool pool(2);
+  ASSERT_TRUE(
+      WriteCompareCsvAndJson(*table, root / "r.csv", root / "r.json", "t", "g", &pool).ok());
+
+  std::string expected;
+  detail::AppendCsvLine(table->Header(), &expected);
+  std::vector<std::string> cells;
+  size_t with_messages = 0;
+  for (size_t i = 0; i < table->rows.size(); ++i) {
+    table->CsvCells(i, &cells);
+    detail::AppendCsvLine(cells, &expected);
+    with_messages += table->rows[i].messages.empty() ? 0 : 1;
+  }
+  EXPECT_GT(with_messages, 1000u);
+  EXPECT_LT(with_messages, 5000u);
+  EXPECT_EQ(test::ReadFile(root / "r.csv"), expected);
+
+  auto doc = ParseJson(test::ReadFile(root / "r.json"));
+  ASSERT_TRUE(doc.ok()) << doc.error().ToString();
+  const auto& rows = doc->Find("rows")->array();
+  ASSERT_EQ(rows.size(), table->rows.size());
+  const std::vector<std::string> header = table->Header();
+  const auto column = [&](std::string_view title) {
+    return static_cast<size_t>(std::find(header.begin(), header.end(), title) - header.begin());
+  };
+  for (size_t i = 0; i < rows.size(); ++i) {
+    table->CsvCells(i, &cells);
+    for (const char* title :
+         {"NPU Dtype", "Bench Dtype", "NPU Tensor Shape", "Bench Tensor Shape", "Err_message"}) {
+      const size_t c = column(title);
+      ASSERT_LT(c, header.size()) << title;
+      ASSERT_EQ(rows[i].array()[c].string_value(), cells[c]) << "row " << i << " " << title;
+    }
   }
 }
 
