@@ -266,7 +266,9 @@ double RoundToDType(DType dtype, double value) {
   }
 }
 
-FloatRange RangeOf(DType dtype) {
+namespace {
+
+FloatRange ComputeRangeOf(DType dtype) {
   switch (dtype) {
     case DType::kF64:
       return {std::numeric_limits<double>::max(), std::numeric_limits<double>::min(),
@@ -285,6 +287,19 @@ FloatRange RangeOf(DType dtype) {
                                 ? BF16ToF32(static_cast<uint16_t>(max_magnitude))
                                 : std::bit_cast<float>(DecodeToF32Bits(*f, max_magnitude));
   return {max_finite, std::ldexp(1.0, emin), std::ldexp(1.0, emin - f->mant_bits)};
+}
+
+}  // namespace
+
+FloatRange RangeOf(DType dtype) {
+  // Decoded once per dtype: scan's headroom asks for every tensor and every target dtype.
+  static const std::array<FloatRange, kDTypeCount> kRanges = [] {
+    std::array<FloatRange, kDTypeCount> ranges{};
+    for (int d = 0; d < kDTypeCount; ++d) ranges[d] = ComputeRangeOf(static_cast<DType>(d));
+    return ranges;
+  }();
+  const auto index = static_cast<size_t>(dtype);
+  return index < kRanges.size() ? kRanges[index] : FloatRange{0.0, 0.0, 0.0};
 }
 
 }  // namespace numprobe
