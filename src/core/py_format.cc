@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -20,19 +21,55 @@ std::string PyFloatRepr(double v) {
 
 std::string_view FormatPyFloatRepr(double v, char (&buffer)[kPyFloatReprBytes]) {
   if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   // Zero is the most common value of a compare's difference columns.
   if (v == 0) return std::signbit(v) ? "-0.0" : "0.0";
-  // fmt's shortest form is Python's repr (the same shortest round-trip digits, exponent form
-  // below 1e-4 and from 1e16 by those digits, "e-05"), except that it writes a whole number in
-  // fixed form without ".0" ("100", "-0"). Its Dragonbox digits take a third of the time of
-  // std::to_chars's, and a large compare writes tens of millions of these.
-  char* end = fmt::format_to(buffer, FMT_COMPILE("{}"), v);
-  const std::string_view written(buffer, static_cast<size_t>(end - buffer));
-  if (std::isfinite(v) && written.find_first_of(".e") == std::string_view::npos) {
-    *end++ = '.';
-    *end++ = '0';
+  // The shortest round-trip digits are fmt's Dragonbox (Python's repr has the same digits); the
+  // layout around them is Python's (format_float_short, mode 'r'), written here because fmt's
+  // general float writer cost twice its digits, and a large compare writes tens of millions:
+  // positional while -4 < decpt <= 16, else d.ddde+XX with at least two exponent digits.
+  const auto decimal = fmt::detail::dragonbox::to_decimal(std::fabs(v));
+  char digits[24];
+  const char* digits_end = std::to_chars(digits, digits + sizeof(digits), decimal.significand).ptr;
+  const auto ndigits = static_cast<int>(digits_end - digits);
+  const int decpt = ndigits + decimal.exponent;  // the value is 0.DIGITS x 10^decpt
+  char* out = buffer;
+  if (std::signbit(v)) *out++ = '-';
+  const auto put = [&out](const char* from, int count) {
+    std::memcpy(out, from, static_cast<size_t>(count));
+    out += count;
+  };
+  const auto zeros = [&out](int count) {
+    std::memset(out, '0', static_cast<size_t>(count));
+    out += count;
+  };
+  if (decpt > -4 && decpt <= 16) {
+    if (decpt <= 0) {  // 0.000DIGITS
+      put("0.", 2);
+      zeros(-decpt);
+      put(digits, ndigits);
+    } else if (decpt >= ndigits) {  // DIGITS000.0
+      put(digits, ndigits);
+      zeros(decpt - ndigits);
+      put(".0", 2);
+    } else {  // DIG.ITS
+      put(digits, decpt);
+      *out++ = '.';
+      put(digits + decpt, ndigits - decpt);
+    }
+  } else {  // D.IGITSe-XX
+    *out++ = digits[0];
+    if (ndigits > 1) {
+      *out++ = '.';
+      put(digits + 1, ndigits - 1);
+    }
+    const int exponent = decpt - 1;
+    *out++ = 'e';
+    *out++ = exponent < 0 ? '-' : '+';
+    if (std::abs(exponent) < 10) *out++ = '0';
+    out = std::to_chars(out, buffer + kPyFloatReprBytes, std::abs(exponent)).ptr;
   }
-  return {buffer, static_cast<size_t>(end - buffer)};
+  return {buffer, static_cast<size_t>(out - buffer)};
 }
 
 void AppendPyFloatRepr(double v, std::string* out) {
