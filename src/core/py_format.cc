@@ -8,7 +8,6 @@
 #include <string>
 #include <string_view>
 
-#include <fmt/compile.h>
 #include <fmt/format.h>
 
 namespace numprobe::detail {
@@ -70,6 +69,14 @@ std::string_view FormatPyFloatRepr(double v, char (&buffer)[kPyFloatReprBytes]) 
     out = std::to_chars(out, buffer + kPyFloatReprBytes, std::abs(exponent)).ptr;
   }
   return {buffer, static_cast<size_t>(out - buffer)};
+}
+
+std::string_view FormatShortestFloat(double v, char (&buffer)[kPyFloatReprBytes]) {
+  // The only way a repr ends in ".0" is a whole number's: Dragonbox's digits have no trailing
+  // zero, so a fraction never ends in 0 and the exponent form never ends in ".0".
+  std::string_view text = FormatPyFloatRepr(v, buffer);
+  if (text.ends_with(".0")) text.remove_suffix(2);
+  return text;
 }
 
 void AppendPyFloatRepr(double v, std::string* out) {

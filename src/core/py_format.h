@@ -21,6 +21,8 @@ void AppendPyFloatRepr(double v, std::string* out);
 // The same text written into `buffer` (no allocation, for writers that gather a row's bytes).
 inline constexpr size_t kPyFloatReprBytes = 32;  // "-1.7976931348623157e+308" is 24
 std::string_view FormatPyFloatRepr(double v, char (&buffer)[kPyFloatReprBytes]);
+// fmt's "{}" of a double, which is that repr without the ".0" after a whole number ("2", "-0").
+std::string_view FormatShortestFloat(double v, char (&buffer)[kPyFloatReprBytes]);
 // str(numpy.float32(v)): float32's shortest digits, laid out as repr does but with the form
 // chosen by the value ("0.0010000467"; a float32 just under 1e-4 is "1e-04").
 std::string PyFloat32Repr(float v);

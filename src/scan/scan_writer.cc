@@ -19,6 +19,7 @@
 #include "core/csv.h"
 #include "core/json_writer.h"
 #include "core/ordered_chunks.h"
+#include "core/py_format.h"
 #include "scan/scan_internal.h"
 
 namespace numprobe {
@@ -310,17 +311,8 @@ std::string ScanJson(const ScanReport& r) {
 }
 
 void AppendCsvNumber(double v, std::string* out) {
-  if (std::isnan(v)) {
-    out->append("nan");
-  } else if (std::isinf(v)) {
-    out->append(v > 0 ? "inf" : "-inf");
-  } else {
-    // Into a buffer, then appended: fmt's back_inserter path into a string took twice as long,
-    // and a large scan's headroom table has millions of these.
-    char buffer[32];
-    char* end = fmt::format_to(buffer, FMT_COMPILE("{}"), v);
-    out->append(buffer, end);
-  }
+  char buffer[detail::kPyFloatReprBytes];
+  out->append(detail::FormatShortestFloat(v, buffer));
 }
 
 std::string CsvNumber(double v) {

@@ -1,11 +1,15 @@
 // Python text forms used in compare tables. Expected strings were printed by CPython 3.11.
 #include "core/py_format.h"
 
+#include <bit>
 #include <cmath>
 #include <limits>
+#include <random>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 namespace numprobe::detail {
@@ -38,6 +42,47 @@ TEST(PyFormatTest, FloatReprMatchesCPython) {
   EXPECT_EQ(PyFloatRepr(std::numeric_limits<double>::infinity()), "inf");
   EXPECT_EQ(PyFloatRepr(-std::numeric_limits<double>::infinity()), "-inf");
   EXPECT_EQ(PyFloatRepr(std::nan("")), "nan");
+}
+
+// FormatShortestFloat is fmt's "{}" of a double (scan's CSV numbers), made from the repr: fmt
+// itself is the reference, over random bit patterns, whole numbers, powers of ten and the edges.
+TEST(PyFormatTest, ShortestFloatIsFmtsDefaultForm) {
+  const double kInf = std::numeric_limits<double>::infinity();
+  std::vector<double> values = {0.0,
+                                -0.0,
+                                1.0,
+                                -2.0,
+                                100.0,
+                                1e15,
+                                1e16,
+                                1e17,
+                                1e-4,
+                                1e-5,
+                                0.5,
+                                123.456,
+                                5e-324,
+                                1e308,
+                                -1e-300,
+                                kInf,
+                                -kInf,
+                                9007199254740993.0,
+                                1.7976931348623157e308};
+  for (int e = -320; e <= 308; ++e) {
+    const double p = std::pow(10.0, e);
+    values.insert(values.end(), {p, std::nextafter(p, 0.0), std::nextafter(p, HUGE_VAL)});
+  }
+  std::mt19937_64 bits(20261206);
+  for (int i = 0; i < 200000; ++i) {
+    const double v = std::bit_cast<double>(bits());
+    if (!std::isnan(v)) values.push_back(v);
+    values.push_back(std::round(static_cast<double>(bits() % 2000000) - 1e6));
+  }
+  for (const double v : values) {
+    char buffer[kPyFloatReprBytes];
+    ASSERT_EQ(FormatShortestFloat(v, buffer), fmt::format("{}", v)) << PyFloatRepr(v);
+  }
+  char buffer[kPyFloatReprBytes];
+  EXPECT_EQ(FormatShortestFloat(std::nan(""), buffer), "nan");
 }
 
 TEST(PyFormatTest, RoundAndFormatValueAreCorrectlyRounded) {
