@@ -203,6 +203,7 @@ class RankScanner {
   StackMap stack_;
   ConstructMap construct_;
   detail::RowReadContext context_;
+  detail::LastShape last_shape_;
 
   // What pass 1 builds beside *out_ (emptied by Restart).
   struct Pass1 {
@@ -516,6 +517,7 @@ Status RankScanner::Scan() {
     NUMPROBE_ASSIGN_OR_RETURN(construct_, ReadConstructJson(location_.construct_json));
   }
   context_.location = &location_;
+  context_.last_shape = &last_shape_;
   context_.read_files = options_.read_tensor_files;
   context_.files_read = &out_->tensor_files_read;
   context_.files_missing = &out_->files_missing;

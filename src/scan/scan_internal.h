@@ -54,8 +54,17 @@ std::optional<int64_t> NumelOfShapeText(std::string_view shape);
 // ---- tensors (scan_tensor.cc) ----
 
 // The statistics scan uses for one dump row, from dump.json or its tensor file.
+// The element count of the last shape text read (a dump repeats a shape row after row, and
+// parsing it was a tenth of reading a row).
+struct LastShape {
+  std::string text;
+  std::optional<int64_t> numel;
+  bool set = false;
+};
+
 struct RowReadContext {
   const DumpLocation* location = nullptr;
+  LastShape* last_shape = nullptr;  // may be null (no reuse)
   bool read_files = true;
   int64_t* files_read = nullptr;
   int64_t* files_missing = nullptr;  // data_name given but no such file

@@ -102,7 +102,18 @@ ScanTensor TensorOfRow(const DumpFile& file, const DumpRow& row, const RowReadCo
   // msprobe's rule: a tensor is abnormal when its Max or Min is NaN or +-Inf. (Norm alone can be
   // Inf for finite fp16 values, because msprobe computes it in the tensor's own dtype.)
   t.nonfinite = (t.has_max && !std::isfinite(t.max)) || (t.has_min && !std::isfinite(t.min));
-  if (const auto numel = NumelOfShapeText(t.shape)) t.count = *numel;
+  std::optional<int64_t> numel;
+  if (LastShape* last = context.last_shape; last != nullptr) {
+    if (!last->set || last->text != t.shape) {
+      last->numel = NumelOfShapeText(t.shape);
+      last->text = t.shape;
+      last->set = true;
+    }
+    numel = last->numel;
+  } else {
+    numel = NumelOfShapeText(t.shape);
+  }
+  if (numel) t.count = *numel;
   if (t.has_max && t.has_min && !t.nonfinite) {
     t.max_abs = std::max(std::fabs(t.max), std::fabs(t.min));
     if (t.min > 0) {
