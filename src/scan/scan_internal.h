@@ -53,7 +53,6 @@ std::optional<int64_t> NumelOfShapeText(std::string_view shape);
 
 // ---- tensors (scan_tensor.cc) ----
 
-// The statistics scan uses for one dump row, from dump.json or its tensor file.
 // The element count of the last shape text read (a dump repeats a shape row after row, and
 // parsing it was a tenth of reading a row).
 struct LastShape {
@@ -62,6 +61,7 @@ struct LastShape {
   bool set = false;
 };
 
+// The statistics scan uses for one dump row, from dump.json or its tensor file.
 struct RowReadContext {
   const DumpLocation* location = nullptr;
   LastShape* last_shape = nullptr;  // may be null (no reuse)
