@@ -17,8 +17,9 @@ Elsewhere that part reports itself as skipped.
 Incremental dump (bench_path, docs/capture.md) on the demo model (scripts/demo/train.py, its
 planted GELU bug against its baseline's tensor dump): bytes written and training-loop wall time
 against a full tensor dump of the same run (goal: at least 70% fewer bytes, 3x less time),
-medians of 3, and the time each dump adds to the same loop run without the debugger
-(--incremental-only runs these rows alone). Then the slowdown table per mode (statistics, md5, tensor) and level (L1, mix), with
+and the time each dump adds to the same loop run without the debugger, in rounds of the four runs
+with medians over the rounds (NUMPROBE_BENCH_INC_STEPS, default 24; NUMPROBE_BENCH_INC_ROUNDS,
+default 5; --incremental-only runs these rows alone). Then the slowdown table per mode (statistics, md5, tensor) and level (L1, mix), with
 msprobe's column measured on the same block and config where msprobe is importable ("not
 installed" otherwise; a run that fails prints its last error line in the cell).
 
@@ -321,51 +322,72 @@ def packed_entry_bytes(index_path):
 
 
 def incremental(folder):
-    """Incremental vs full tensor dump of the demo's target run, against its baseline."""
+    """Incremental vs full tensor dump of the demo's target run, against its baseline.
+
+    The demo's loop is short, so the time a dump adds (the loop less the same loop without the
+    debugger) is a difference of two noisy numbers: the four runs (full, incremental, statistics,
+    undumped) are made in rounds, each dump's added time is taken against the undumped run of its
+    own round, and medians over the rounds are reported. NUMPROBE_BENCH_INC_STEPS sets the
+    demo's steps (default 24: the same model and planted bug, a loop long enough to measure),
+    NUMPROBE_BENCH_INC_ROUNDS the rounds (default 5)."""
     train = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts",
                          "demo", "train.py")
+    steps = int(os.environ.get("NUMPROBE_BENCH_INC_STEPS", "24"))
+    rounds = int(os.environ.get("NUMPROBE_BENCH_INC_ROUNDS", "5"))
     with tempfile.TemporaryDirectory(dir=folder) as tmp:
-        runs = []  # each run dumps under its own name; a measurement's three are deleted together
+        count = [0]
 
-        def once(name, *extra):
-            name = f"{name}{len(runs)}"
-            runs.append(os.path.join(tmp, "dumps", name))
+        def once(name, *extra, keep=False):
+            """The run's loop seconds and dump bytes; its dump is deleted unless kept."""
+            name = f"{name}{count[0]}"
+            count[0] += 1
+            dump = os.path.join(tmp, "dumps", name)
             proc = subprocess.run([sys.executable, train, "--out", tmp, "--task", "tensor",
-                                   "--dump-name", name, *extra], capture_output=True, text=True)
+                                   "--steps", str(steps), "--dump-name", name, *extra],
+                                  capture_output=True, text=True)
             if proc.returncode != 0:
                 sys.exit(f"capture_bench: {train} failed:\n{proc.stderr}")
             with open(os.path.join(tmp, "runs", name + ".json")) as f:
                 seconds = json.load(f)["train_s"]
-            return seconds, dump_bytes(runs[-1])
+            written = dump_bytes(dump)
+            if not keep:
+                shutil.rmtree(dump, ignore_errors=True)
+            return seconds, written, dump
 
-        def measured(name, *extra):
-            """The median of three runs; their dumps are deleted after the three (kept_dumps)."""
-            result = median_of_3(lambda: once(name, *extra))
-            for path in runs[-3:]:
-                shutil.rmtree(path, ignore_errors=True)
-            return result
-
-        once("baseline", "--variant", "baseline")  # the golden, kept
-        golden = runs[-1]
-        full = measured("full", "--variant", "target")
-        inc = measured("inc", "--variant", "target", "--bench-path", golden)
-        # The floor under the incremental dump's time: it computes every statistic a
-        # statistics dump does (and judges it), so it cannot take less.
-        stats = measured("stats", "--variant", "target", "--task", "statistics")
-        # The loop without the debugger: what the dumps' own time is measured above.
-        off = measured("off", "--variant", "target", "--no-dump")
-    print(f"capture_bench: incremental vs full tensor dump (demo, mix, 6 steps): "
-          f"full {full[1] / 2**20:.1f} MiB in {full[0]:.2f} s, incremental "
-          f"{inc[1] / 2**20:.2f} MiB in {inc[0]:.2f} s: {1 - inc[1] / full[1]:.1%} fewer bytes "
-          f"(goal >= 70%), {full[0] / inc[0]:.2f}x less time (goal >= 3x); a statistics dump "
-          f"of the run takes {stats[0]:.2f} s ({full[0] / stats[0]:.2f}x less than full)")
+        golden = once("baseline", "--variant", "baseline", keep=True)[2]  # the golden, kept
+        kinds = {
+            "full": ("--variant", "target"),
+            "inc": ("--variant", "target", "--bench-path", golden),
+            # The floor under the incremental dump's time: it computes every statistic a
+            # statistics dump does (and judges it), so it cannot take less.
+            "stats": ("--variant", "target", "--task", "statistics"),
+            # The loop without the debugger: what the dumps' own time is measured against.
+            "off": ("--variant", "target", "--no-dump"),
+        }
+        runs = {kind: [] for kind in kinds}
+        for _ in range(rounds):
+            for kind, extra in kinds.items():
+                runs[kind].append(once(kind, *extra)[:2])
+    median = statistics.median
+    loop = {kind: median(s for s, _ in runs[kind]) for kind in kinds}
+    written = {kind: median(b for _, b in runs[kind]) for kind in kinds}
+    added = {kind: [runs[kind][r][0] - runs["off"][r][0] for r in range(rounds)]
+             for kind in ("full", "inc", "stats")}
+    added_median = {kind: median(values) for kind, values in added.items()}
+    print(f"capture_bench: incremental vs full tensor dump (demo, mix, {steps} steps, medians of "
+          f"{rounds} rounds): full {written['full'] / 2**20:.1f} MiB in {loop['full']:.2f} s, "
+          f"incremental {written['inc'] / 2**20:.2f} MiB in {loop['inc']:.2f} s: "
+          f"{1 - written['inc'] / written['full']:.1%} fewer bytes (goal >= 70%), "
+          f"{loop['full'] / loop['inc']:.2f}x less loop time; a statistics dump of the run "
+          f"takes {loop['stats']:.2f} s")
     # Loop times include the training itself; the time each dump adds is the loop time less the
-    # undumped loop's (the same run without the debugger).
-    added_full, added_inc = full[0] - off[0], inc[0] - off[0]
+    # undumped loop's in the same round.
+    spread = {kind: f"{min(values):.2f}..{max(values):.2f}" for kind, values in added.items()}
     print(f"capture_bench: incremental, the time each dump adds to the undumped loop "
-          f"({off[0]:.2f} s): full {added_full:.2f} s, incremental {added_inc:.2f} s: "
-          f"{added_full / max(added_inc, 1e-9):.2f}x less; statistics "
-          f"{stats[0] - off[0]:.2f} s")
+          f"({loop['off']:.2f} s): full {added_median['full']:.2f} s ({spread['full']}), "
+          f"incremental {added_median['inc']:.2f} s ({spread['inc']}): "
+          f"{added_median['full'] / max(added_median['inc'], 1e-9):.2f}x less (goal >= 3x); "
+          f"statistics {added_median['stats']:.2f} s ({spread['stats']})")
 
 
 def msprobe_env():
