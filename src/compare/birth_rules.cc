@@ -441,15 +441,12 @@ std::optional<Candidate> Analyzer::Evaluate(const Op& op) {
     c.worst = changed;
     c.op = Base(op, *changed, in_err);
     c.op.arguments = std::move(arguments);
-    if (!describing_) {
-      c.op.rule = c.op.arguments.empty() ? kRuleInputsAgree : kRuleArgument;
-      return c;
-    }
+    c.op.rule = c.op.arguments.empty() ? kRuleInputsAgree : kRuleArgument;
+    if (!describing_) return c;
     const std::string differs =
         fmt::format("{} differs by {} ({})", Suffix(tf_.rows[changed->target].name, name),
                     Percent(changed->error), OverTolerance(changed->error, changed->tolerance));
     if (!c.op.arguments.empty()) {
-      c.op.rule = kRuleArgument;
       std::string args;
       for (const ArgumentChange& a : c.op.arguments) {
         args += fmt::format("{}{}: {} vs {}", args.empty() ? "" : ", ", a.name, a.target, a.golden);
@@ -457,7 +454,6 @@ std::optional<Candidate> Analyzer::Evaluate(const Op& op) {
       c.op.reason = fmt::format("argument{} {} (target vs golden); the tensor inputs agree and {}",
                                 c.op.arguments.size() > 1 ? "s" : "", args, differs);
     } else {
-      c.op.rule = kRuleInputsAgree;
       c.op.reason = fmt::format("inputs agree (largest error {}) but {}", Percent(in_err), differs);
     }
     return c;
