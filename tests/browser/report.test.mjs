@@ -1,7 +1,7 @@
 // `numprobe report` opened from disk (file://) in headless Chromium: the same checks as the
 // served UI, with the data embedded in the page and no server running.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -122,5 +122,43 @@ test('a report over --max-rows says what it left out and how to open the full re
   await page.click(`[data-testid=table-row][data-row="${row}"]`);
   await page.waitForFunction(() => document.querySelector('[data-testid=row-detail] h2'));
   assert.ok((await page.textContent('[data-testid=row-detail] h2')).startsWith(`${EXPECT_OP}.`));
+  assert.deepEqual(page.jsErrors, []);
+});
+
+// A statistics dump of `n` ops (cf. tests/cli/test_compare_divergence.py's write_bf16_chain): the
+// golden in float32, the target in bfloat16 with bfloat16-sized drifts and op `planted`'s output
+// 10% off, the one output over its own dtype's tolerance.
+function writeBf16Chain(file, n, target, planted) {
+  const dtype = target ? 'torch.bfloat16' : 'torch.float32';
+  const leaf = (scale) => ({ type: 'torch.Tensor', dtype, shape: [8, 1024], Max: 3.25 * scale, Min: -3.125 * scale, Mean: 0.0123 * scale, Norm: 181.02 * scale, requires_grad: true });
+  const data = {};
+  for (let i = 0; i < n; i++) {
+    const s = 1.0 + (i % 13) * 0.01 + (target ? 1e-4 * (i % 7) : 0);
+    const out = s * 1.01 * (target && i === planted ? 1.1 : 1.0);
+    data[`Functional.op${i}.0.forward`] = { input_args: [leaf(s), { type: 'float', value: 0.5 }], input_kwargs: {}, output: [leaf(out)] };
+  }
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, JSON.stringify({ task: 'statistics', level: 'L1', framework: 'pytorch', dump_data_dir: null, data }));
+}
+
+test('a precision verdict still links the first output over its own tolerance', async () => {
+  const root = path.join(data.root, 'bf16-chain');
+  const planted = 'Functional.op60.0.forward';
+  for (const side of ['target', 'golden']) {
+    writeBf16Chain(path.join(root, side, 'step0', 'rank0', 'dump.json'), 120, side === 'target', 60);
+  }
+  const out = path.join(root, 'out');
+  const compared = spawnSync(BIN, ['compare', '-tp', path.join(root, 'target'), '-gp', path.join(root, 'golden'), '-o', out], { encoding: 'utf8' });
+  assert.equal(compared.status, 1, compared.stdout + compared.stderr);
+  const page = await newPage(browser);
+  await open(page, `${report(out, 'report-bf16-chain.html')}#/overview`);
+  await page.waitForSelector('[data-testid=first-divergence-card]');
+  const first = (await page.textContent('[data-testid=first-divergence-op]')).trim();
+  assert.notEqual(first, planted, 'the verdict is the precision rule, ahead of the planted op');
+  const over = await page.waitForSelector('[data-testid=first-over-tolerance] a');
+  assert.equal((await over.textContent()).trim(), planted);
+  await over.click();
+  await page.waitForFunction(() => location.hash.startsWith('#/table'));
+  assert.ok(decodeURIComponent(await page.evaluate(() => location.hash)).includes(`op=${planted}`));
   assert.deepEqual(page.jsErrors, []);
 });

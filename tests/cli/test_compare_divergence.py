@@ -197,3 +197,44 @@ def test_xlsx_is_byte_reproducible_under_source_date_epoch(tmp_path):
     with zipfile.ZipFile(paths[0]) as z:
         core = z.read("docProps/core.xml").decode()
     assert "2023-11-14T22:13:20Z" in core, core
+
+
+def write_bf16_chain(path, n, target, planted):
+    """A statistics dump of `n` ops: the golden run in float32; the target in bfloat16, its
+    statistics drifting by bfloat16-sized amounts, and op `planted`'s output 10% off."""
+    def leaf(dtype, scale):
+        return {"type": "torch.Tensor", "dtype": dtype, "shape": [8, 1024], "Max": 3.25 * scale,
+                "Min": -3.125 * scale, "Mean": 0.0123 * scale, "Norm": 181.02 * scale,
+                "requires_grad": True}
+    dtype = "torch.bfloat16" if target else "torch.float32"
+    data = {}
+    for i in range(n):
+        s = 1.0 + (i % 13) * 0.01 + (1e-4 * (i % 7) if target else 0.0)
+        out = s * 1.01 * (1.1 if target and i == planted else 1.0)
+        data[f"Functional.op{i}.0.forward"] = {
+            "input_args": [leaf(dtype, s), {"type": "float", "value": 0.5}], "input_kwargs": {},
+            "output": [leaf(dtype, out)]}
+    os.makedirs(os.path.dirname(path))
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump({"task": "statistics", "level": "L1", "framework": "pytorch",
+                   "dump_data_dir": None, "data": data}, f)
+
+
+def test_a_precision_verdict_still_names_the_first_output_over_its_tolerance(tmp_path):
+    # The target computes in bfloat16 throughout: the verdict names where that precision starts
+    # (rule precision) and the ops after it with the largest error growth. The one op over its
+    # own dtype's tolerance, a planted 10% error, is in neither; stdout must still name it.
+    planted = 60
+    for side in ("target", "golden"):
+        write_bf16_chain(str(tmp_path / side / "step0" / "rank0" / "dump.json"), 120,
+                         side == "target", planted)
+    r = run("-tp", str(tmp_path / "target"), "-gp", str(tmp_path / "golden"),
+            "-o", str(tmp_path / "out"))
+    assert r.returncode == 1, r.stdout + r.stderr
+    doc = one(str(tmp_path / "out" / "divergence_*.json"))
+    name = f"Functional.op{planted}.0.forward"
+    assert doc["ranks"][0]["first_over_tolerance"] == name
+    first = doc["first"]["op"]
+    assert first["rule"] == "precision" and first["op_name"] != name
+    assert name not in [n["op_name"] for n in doc["ranks"][0]["next"]]
+    assert f"    first output over its dtype's tolerance: {name}\n" in r.stdout

@@ -163,6 +163,14 @@ void PrintDivergence(const std::string& label, const DivergenceReport& r) {
     }
     std::printf("    next by error growth: %s\n", next.c_str());
   }
+  // The first op whose output is over its dtype's tolerance, when the lines above do not name
+  // it: a precision verdict names where a lower precision starts losing accuracy, which can be
+  // long before the first row that fails in the table.
+  const std::string& over = r.first_over_tolerance;
+  const bool named = over.empty() || over == op.op_name ||
+                     std::any_of(r.next.begin(), r.next.end(),
+                                 [&](const DivergenceOp& n) { return n.op_name == over; });
+  if (!named) std::printf("    first output over its dtype's tolerance: %s\n", over.c_str());
 }
 
 // compare reads dump trees; a tensor file given instead would be read as a dump.json ("malformed
@@ -205,7 +213,7 @@ void PrintRank(const std::string& label, CompareMode mode, int64_t rows,
               static_cast<long long>(counts[Verdict::kError]),
               static_cast<long long>(counts[Verdict::kUnmatched]));
   std::printf("  wrote %s (and .json)\n", table_file.string().c_str());
-  for (const std::string& w : warnings) ReportWarning(label + ": " + w);
+  for (const std::string& w : warnings) ReportWarning(fmt::format("{}: {}", label, w));
   PrintDivergence("", report);
 }
 

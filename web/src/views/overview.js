@@ -116,6 +116,15 @@ function divergenceCard(info, current) {
         next.map((c, k) => [k > 0 ? ', ' : '', el('a', { href: href('table', { run: run.id, op: c.op }) }, c.op)])),
     );
   }
+  // A precision verdict names where a lower precision starts losing accuracy; the first op whose
+  // output fails its own dtype's tolerance can come much later and be in neither line above.
+  const over = run.first_over_tolerance;
+  if (over && ![first, ...next].some((c) => c.op === over)) {
+    card.append(
+      el('div', { class: 'next', 'data-testid': 'first-over-tolerance' }, "First output over its dtype's tolerance: ",
+        el('a', { href: href('table', { run: run.id, op: over }) }, over)),
+    );
+  }
   if (runs.length > 1) {
     card.append(
       el('details', { class: 'per-run' }, el('summary', {}, `Per run (${runs.length} runs diverge)`),
