@@ -103,6 +103,9 @@ struct DumperOptions {
   std::optional<int64_t> rank;        // rank{R} folder when set, else proc{pid}
   // Tensor bytes copied but not yet written; Record* waits when more would be pending.
   uint64_t max_pending_bytes = uint64_t{1} << 30;
+  // Written copies' buffers kept for the next step's copies of the same size, so that their pages
+  // are not faulted in again every step (capture/copy_buffer_pool.h); 0 keeps none.
+  uint64_t max_idle_copy_bytes = uint64_t{256} << 20;
 };
 
 // What overflow_check found first: the op, where, and a printable multi-line report.

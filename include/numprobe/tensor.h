@@ -64,6 +64,10 @@ class Tensor {
   static Result<Tensor> Zeros(DType dtype, std::vector<int64_t> shape);
   // A contiguous copy of `view` (any strides).
   static Result<Tensor> CopyOf(const TensorView& view);
+  // The same copy into `into`, a heap buffer of exactly the view's size in bytes, every byte of
+  // which is written (a buffer reused from a pool: capture/copy_buffer_pool.h);
+  // kInvalidArgument when its size differs.
+  static Result<Tensor> CopyOf(const TensorView& view, std::shared_ptr<Buffer> into);
 
   const TensorView& view() const { return view_; }
   DType dtype() const { return view_.dtype; }

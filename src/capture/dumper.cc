@@ -18,6 +18,7 @@
 #include "numprobe/float_convert.h"
 #include "numprobe/stats.h"
 
+#include "capture/copy_buffer_pool.h"
 #include "capture/tensor_file_writer.h"
 #include "core/atomic_file.h"
 #include "core/checked.h"
@@ -443,6 +444,7 @@ struct Dumper::Impl {
   bool track_casts = false;                   // casts.json (TrackCasts)
   JsonValue::Array casts;
   DumpJournalWriter journal;  // declared before the writer, whose thread appends to it
+  detail::CopyBufferPool copies;  // the queued copies' buffers, reused once written
   detail::TensorFileWriter writer;
   // The tensor data queued in current_dir (either layout), by content, and the key each
   // data_name was last given (QueueData). Only SetCurrentDir changes current_dir, and empties them.
@@ -488,6 +490,7 @@ struct Dumper::Impl {
   Impl(DumpConfig c, DumperOptions o)
       : config(std::move(c)),
         options(std::move(o)),
+        copies(options.max_idle_copy_bytes),
         writer(options.max_pending_bytes,
                config.tensor_durability == TensorDurability::kFile ? FileSync::kNow
                                                                    : FileSync::kDeferred,
@@ -595,7 +598,7 @@ struct Dumper::Impl {
     Tensor copy;
     const bool contiguous = view.is_contiguous();
     if (!contiguous) {
-      NUMPROBE_ASSIGN_OR_RETURN(copy, Tensor::CopyOf(view));  // hashed as it will be written
+      NUMPROBE_ASSIGN_OR_RETURN(copy, copies.Copy(view));  // hashed as it will be written
     }
     DataKey key = DataKeyOf(contiguous ? view : copy.view());
     const auto earlier = step_data.find(key);
@@ -611,7 +614,7 @@ struct Dumper::Impl {
       }
     } else {
       if (contiguous) {
-        NUMPROBE_ASSIGN_OR_RETURN(copy, Tensor::CopyOf(view));
+        NUMPROBE_ASSIGN_OR_RETURN(copy, copies.Copy(view));
       }
       QueueTensor(data_name, std::move(copy));
     }

@@ -88,9 +88,8 @@ Status ValidateView(DType dtype, const std::vector<int64_t>& shape,
 
 namespace {
 
-// A new contiguous heap tensor; `zeroed` = false leaves its bytes for the caller to write, every
-// one of them.
-Result<Tensor> NewContiguous(DType dtype, std::vector<int64_t> shape, bool zeroed) {
+// The bytes of a contiguous tensor of `dtype` and `shape`, checked.
+Result<size_t> ContiguousBytes(DType dtype, const std::vector<int64_t>& shape) {
   for (int64_t d : shape) {
     if (d < 0) return Status::InvalidArgument("negative dimension " + std::to_string(d));
   }
@@ -98,26 +97,38 @@ Result<Tensor> NewContiguous(DType dtype, std::vector<int64_t> shape, bool zeroe
   if (!numel) return Status::OutOfRange("shape product overflows 64 bits");
   auto bytes = CheckedMul<int64_t>(*numel, ItemSize(dtype));
   if (!bytes) return Status::OutOfRange("tensor size overflows 64 bits");
-  const auto size = static_cast<size_t>(*bytes);
-  NUMPROBE_ASSIGN_OR_RETURN(auto buffer,
-                            zeroed ? Buffer::Allocate(size) : Buffer::AllocateUninitialized(size));
-  TensorView view = TensorView::Contiguous(buffer->data(), dtype, std::move(shape));
-  return Tensor(std::move(buffer), std::move(view));
+  return static_cast<size_t>(*bytes);
 }
 
 }  // namespace
 
 Result<Tensor> Tensor::Zeros(DType dtype, std::vector<int64_t> shape) {
-  return NewContiguous(dtype, std::move(shape), /*zeroed=*/true);
+  NUMPROBE_ASSIGN_OR_RETURN(const size_t size, ContiguousBytes(dtype, shape));
+  NUMPROBE_ASSIGN_OR_RETURN(auto buffer, Buffer::Allocate(size));
+  TensorView view = TensorView::Contiguous(buffer->data(), dtype, std::move(shape));
+  return Tensor(std::move(buffer), std::move(view));
 }
 
 Result<Tensor> Tensor::CopyOf(const TensorView& src) {
+  NUMPROBE_ASSIGN_OR_RETURN(const size_t size, ContiguousBytes(src.dtype, src.shape));
   // Every element is copied below, so the buffer is not zero-filled first.
-  NUMPROBE_ASSIGN_OR_RETURN(Tensor out, NewContiguous(src.dtype, src.shape, /*zeroed=*/false));
+  NUMPROBE_ASSIGN_OR_RETURN(auto buffer, Buffer::AllocateUninitialized(size));
+  return CopyOf(src, std::move(buffer));
+}
+
+Result<Tensor> Tensor::CopyOf(const TensorView& src, std::shared_ptr<Buffer> into) {
+  NUMPROBE_ASSIGN_OR_RETURN(const size_t size, ContiguousBytes(src.dtype, src.shape));
+  if (into == nullptr || into->size() != size) {
+    return Status::InvalidArgument("copy of a " + std::to_string(size) + "-byte tensor into a " +
+                                   std::to_string(into == nullptr ? 0 : into->size()) +
+                                   "-byte buffer");
+  }
+  std::byte* dst = into->mutable_data();
+  TensorView view = TensorView::Contiguous(dst, src.dtype, src.shape);
+  Tensor out(std::move(into), std::move(view));
   const int64_t n = src.numel();
   if (n == 0) return out;
   const int item = ItemSize(src.dtype);
-  std::byte* dst = out.mutable_data();
   if (src.is_contiguous()) {
     std::memcpy(dst, src.first(), static_cast<size_t>(n * item));
     return out;
