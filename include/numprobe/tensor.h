@@ -40,6 +40,10 @@ struct TensorView {
 // C-order strides of `shape`, in elements.
 std::vector<int64_t> ContiguousStrides(const std::vector<int64_t>& shape);
 
+// The bytes of a contiguous `dtype` tensor of `shape`, with checked arithmetic:
+// kInvalidArgument for a negative dimension, kOutOfRange when the size overflows.
+Result<size_t> ContiguousBytes(DType dtype, const std::vector<int64_t>& shape);
+
 // Validates that `shape`, `strides` and `byte_offset` of a `dtype` view address only bytes inside
 // a storage of `storage_bytes`, with checked arithmetic. kOutOfRange / kCorrupt otherwise.
 Status ValidateView(DType dtype, const std::vector<int64_t>& shape,

@@ -4,8 +4,6 @@
 #include <mutex>
 #include <utility>
 
-#include "core/checked.h"
-
 namespace numprobe::detail {
 
 struct CopyBufferPool::State {
@@ -68,10 +66,8 @@ Result<std::shared_ptr<Buffer>> CopyBufferPool::Take(size_t size) {
 }
 
 Result<Tensor> CopyBufferPool::Copy(const TensorView& view) {
-  const auto numel = CheckedNumel(view.shape);
-  const auto bytes = numel ? CheckedMul<int64_t>(*numel, ItemSize(view.dtype)) : std::nullopt;
-  if (!bytes || *bytes < 0) return Status::OutOfRange("tensor size overflows 64 bits");
-  NUMPROBE_ASSIGN_OR_RETURN(auto buffer, Take(static_cast<size_t>(*bytes)));
+  NUMPROBE_ASSIGN_OR_RETURN(const size_t size, ContiguousBytes(view.dtype, view.shape));
+  NUMPROBE_ASSIGN_OR_RETURN(auto buffer, Take(size));
   return Tensor::CopyOf(view, std::move(buffer));
 }
 

@@ -3,10 +3,11 @@
 // A tensor dump copies each tensor it writes (the training thread goes on and may change it in
 // place) and the background writer frees the copy once its file is written. A step's copies are
 // megabytes to gigabytes, above glibc's mmap threshold or at the top of its heap, so freeing
-// them gave their pages back to the kernel and the next step's copies faulted them in again: on
-// this project's VM about 1.4 us a page, 5 ms a step for the 14.8 MiB a step of the bench's
-// tensor L1 dump. A training step records the same shapes every step, so a buffer freed by the
-// writer is kept here, under its exact size, for the next copy of that size.
+// them gave some of their pages back to the kernel and the next step's copies faulted them in
+// again (about 1.4 us a page on this project's VM; the bench's tensor dumps took 2-5 thousand
+// faults fewer a run of 8 steps with this pool). A training step records the same shapes every
+// step, so a buffer freed by the writer is kept here, under its exact size, for the next copy of
+// that size.
 //
 // The idle buffers are bounded (max_idle_bytes): a buffer given back beyond the bound is freed.
 // Buffers handed out keep the pool's state alive, so they may outlive the pool; once the pool is

@@ -86,9 +86,6 @@ Status ValidateView(DType dtype, const std::vector<int64_t>& shape,
   return Status::Ok();
 }
 
-namespace {
-
-// The bytes of a contiguous tensor of `dtype` and `shape`, checked.
 Result<size_t> ContiguousBytes(DType dtype, const std::vector<int64_t>& shape) {
   for (int64_t d : shape) {
     if (d < 0) return Status::InvalidArgument("negative dimension " + std::to_string(d));
@@ -99,8 +96,6 @@ Result<size_t> ContiguousBytes(DType dtype, const std::vector<int64_t>& shape) {
   if (!bytes) return Status::OutOfRange("tensor size overflows 64 bits");
   return static_cast<size_t>(*bytes);
 }
-
-}  // namespace
 
 Result<Tensor> Tensor::Zeros(DType dtype, std::vector<int64_t> shape) {
   NUMPROBE_ASSIGN_OR_RETURN(const size_t size, ContiguousBytes(dtype, shape));

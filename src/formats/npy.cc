@@ -534,7 +534,7 @@ Result<std::string> NpyHeaderBytes(const TensorView& view) {
 }
 
 // The view's elements in C order: in place when already contiguous, else a copy.
-Result<std::pair<std::span<const std::byte>, Tensor>> ContiguousBytes(const TensorView& view) {
+Result<std::pair<std::span<const std::byte>, Tensor>> ElementsInCOrder(const TensorView& view) {
   if (view.strides.size() != view.shape.size()) {
     return Status::InvalidArgument("view has " + std::to_string(view.shape.size()) + " dims but " +
                                    std::to_string(view.strides.size()) + " strides");
@@ -556,7 +556,7 @@ Result<std::pair<std::span<const std::byte>, Tensor>> ContiguousBytes(const Tens
 
 Result<std::vector<std::byte>> EncodeNpy(const TensorView& view) {
   NUMPROBE_ASSIGN_OR_RETURN(const std::string header, NpyHeaderBytes(view));
-  NUMPROBE_ASSIGN_OR_RETURN(auto data, ContiguousBytes(view));
+  NUMPROBE_ASSIGN_OR_RETURN(auto data, ElementsInCOrder(view));
   std::vector<std::byte> out(header.size() + data.first.size());
   std::memcpy(out.data(), header.data(), header.size());
   if (!data.first.empty())
@@ -566,7 +566,7 @@ Result<std::vector<std::byte>> EncodeNpy(const TensorView& view) {
 
 Status WriteNpy(const std::filesystem::path& path, const TensorView& view, FileSync sync) {
   NUMPROBE_ASSIGN_OR_RETURN(const std::string header, NpyHeaderBytes(view));
-  NUMPROBE_ASSIGN_OR_RETURN(auto data, ContiguousBytes(view));
+  NUMPROBE_ASSIGN_OR_RETURN(auto data, ElementsInCOrder(view));
   NUMPROBE_ASSIGN_OR_RETURN(detail::AtomicOutput out, detail::AtomicOutput::Create(path, sync));
   NUMPROBE_RETURN_IF_ERROR(out.Write(header));
   NUMPROBE_RETURN_IF_ERROR(out.Write(data.first));

@@ -276,5 +276,17 @@ TEST(TensorTest, CopyOfWideElementsZeroDAndEmpty) {
   EXPECT_EQ(copy->view().span_bytes(), 0);
 }
 
+TEST(ContiguousBytesTest, SizesAreCheckedBeforeUse) {
+  auto bytes = ContiguousBytes(DType::kF32, {2, 3});
+  ASSERT_TRUE(bytes.ok());
+  EXPECT_EQ(*bytes, 24U);
+  EXPECT_EQ(*ContiguousBytes(DType::kBF16, {}), 2U);  // a scalar
+  EXPECT_EQ(*ContiguousBytes(DType::kF64, {0, 7}), 0U);
+  EXPECT_EQ(ContiguousBytes(DType::kF32, {2, -1}).error().code(), ErrorCode::kInvalidArgument);
+  const int64_t big = int64_t{1} << 62;
+  EXPECT_EQ(ContiguousBytes(DType::kF32, {big}).error().code(), ErrorCode::kOutOfRange);
+  EXPECT_EQ(ContiguousBytes(DType::kU8, {big, 4}).error().code(), ErrorCode::kOutOfRange);
+}
+
 }  // namespace
 }  // namespace numprobe
