@@ -1022,6 +1022,8 @@ struct Dumper::Impl {
     NUMPROBE_RETURN_IF_ERROR(flushed);
     if (!finished) return finished.error();
     const fs::path tensor_dir = current_dir / "dump_tensor_data";
+    // Cut before the sync is queued, not after (DumpJournalWriter::Cut says why).
+    NUMPROBE_RETURN_IF_ERROR(journal.Cut());
     if (written_revision == revision) {
       if (*finished) {
         writer.EnqueueTask(

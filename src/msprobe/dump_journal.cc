@@ -83,15 +83,33 @@ bool DumpJournalWriter::Writable() const { return fd_ >= 0 && detail::CurrentPro
 
 void DumpJournalWriter::Close() {
   std::unique_lock lock = Lock();
+  // Only the process that writes the journal may cut it (a forked child's view is stale).
+  if (detail::CurrentProcessId() == pid_) (void)CutLocked();
   if (map_ != nullptr) ::munmap(map_, capacity_);
-  if (fd_ >= 0) {
-    // Only the process that writes the journal may cut it (a forked child's view is stale).
-    if (detail::CurrentProcessId() == pid_) (void)::ftruncate(fd_, static_cast<off_t>(size_));
-    ::close(fd_);
-  }
+  if (fd_ >= 0) ::close(fd_);
   map_ = nullptr;
   fd_ = -1;
   size_ = capacity_ = 0;
+}
+
+Status DumpJournalWriter::Cut() {
+  std::unique_lock lock = Lock();
+  if (!Writable()) return Status::Ok();
+  return CutLocked();
+}
+
+Status DumpJournalWriter::CutLocked() {
+  // Unmapped, the file is already its length (never grown, or cut): a second ftruncate to the
+  // same length would still wait for the last page's writeback.
+  if (fd_ < 0 || map_ == nullptr) return Status::Ok();
+  ::munmap(map_, capacity_);
+  map_ = nullptr;
+  capacity_ = 0;
+  if (::ftruncate(fd_, static_cast<off_t>(size_)) != 0) {
+    return Status::IoError(path_.string() +
+                           ": cannot cut the journal to its length: " + ErrnoText());
+  }
+  return Status::Ok();
 }
 
 Status DumpJournalWriter::AppendHeader(const JsonValue& header) {
@@ -225,7 +243,16 @@ Status DumpJournalWriter::AppendWrittenIfUnchanged(const fs::path& path, uint64_
   if (fd_ >= 0 && path_ == path) {
     if (!Writable() || size_ != size) return Status::Ok();
     line_.assign(kWrittenMarker);
-    return AppendLine();
+    if (map_ != nullptr) return AppendLine();
+    // Cut (Cut()): the marker is written through the file rather than mapping it again, which
+    // would grow it by a megabyte for one line.
+    line_.push_back('\n');
+    if (::pwrite(fd_, line_.data(), line_.size(), static_cast<off_t>(size_)) !=
+        static_cast<ssize_t>(line_.size())) {
+      return Status::IoError(path_.string() + ": cannot append: " + ErrnoText());
+    }
+    size_ += line_.size();
+    return Status::Ok();
   }
   // Closed (the step ended, Close() cut the file to its length): appended through the file, under
   // the lock so that it is not reopened meanwhile.

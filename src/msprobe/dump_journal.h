@@ -34,9 +34,9 @@ namespace numprobe {
 // Appends records to a journal. Lines are copied into a shared memory mapping of the file: once
 // copied they belong to the kernel's page cache, so a killed process (SIGKILL included) loses none
 // of them, without a write(2) per record (which costs tens of microseconds per op). The file grows
-// in doubling steps and is cut to its real length at Close(); after a crash the unused tail is
-// zero bytes, which the reader skips. Appending to a closed writer, or from a forked child (whose
-// mapping is the parent's journal), does nothing. Thread-safe: the capture's background file
+// in doubling steps and is cut to its real length at Cut() or Close(); after a crash the unused
+// tail is zero bytes, which the reader skips. Appending to a closed writer, or from a forked child
+// (whose mapping is the parent's journal), does nothing. Thread-safe: the capture's background file
 // writer appends the records whose tensor files it has just written.
 class DumpJournalWriter {
  public:
@@ -49,6 +49,11 @@ class DumpJournalWriter {
   Status Open(const std::filesystem::path& path);
   bool is_open() const { return fd_ >= 0; }
   void Close();
+  // Cuts the file to its length now and unmaps it, leaving it open: the next record maps it
+  // again. The capture cuts a step's journal before it queues the step's sync: cutting it later,
+  // while the sync writes the last page back, waits for that write (ftruncate zeroes the page
+  // past the new end, so it waits for the page's writeback): 7 ms a step at tensor level L1.
+  Status Cut();
 
   // {"task", "level", "framework", "dump_data_dir" (the members of `header`), "k": "h"}
   Status AppendHeader(const JsonValue& header);
@@ -93,6 +98,7 @@ class DumpJournalWriter {
   // Appends `line_` plus a newline.
   Status AppendLine();
   Status Grow(size_t needed);
+  Status CutLocked();
 
   std::mutex mu_;
   int fd_ = -1;

@@ -516,7 +516,7 @@ TEST_F(DumperTest, JournalRebuildsEverythingWhenDumpJsonIsMissingOrOlder) {
     // A kill in the middle of copying a line leaves it cut, followed by zeros.
     content.resize(content.find('\0'));
     std::ofstream(root_ / "journal_copy", std::ios::binary)
-        << content << "{\"k\":\"d\",\"n\":\"cut" << std::string(64, '\0');
+        << content << R"({"k":"d","n":"cut)" << std::string(64, '\0');
   }
   auto raw = ReadDumpJournal(root_ / "journal_raw");
   ASSERT_TRUE(raw.ok()) << raw.error().ToString();
@@ -599,6 +599,42 @@ TEST_F(DumperTest, TheWrittenMarkerGoesOnlyToAnUnchangedJournal) {
   EXPECT_EQ(ReadText(path).substr(closed_at), "{\"k\":\"w\"}\n");
   // The one appended while open, after "a"; none after the header alone.
   EXPECT_EQ(ReadText(path).find("{\"k\":\"w\"}\n"), marked_at - 10);
+}
+
+// Cut() leaves the journal at its length while open (the capture cuts it before a step's sync):
+// records and the written marker still append after it, and Close() keeps the length.
+TEST_F(DumperTest, ACutJournalIsItsLengthAndStillTakesRecords) {
+  fs::create_directories(root_);
+  const fs::path path = root_ / "dump.json.journal";
+  DumpJournalWriter journal;
+  ASSERT_TRUE(journal.Open(path).ok());
+  ASSERT_TRUE(journal.AppendHeader(JsonValue::MakeObject()).ok());
+  ASSERT_TRUE(journal.AppendDebug("a", JsonValue::Int(1)).ok());
+  EXPECT_GT(fs::file_size(path), journal.size());  // mapped: grown ahead of its records
+  ASSERT_TRUE(journal.Cut().ok());
+  const uint64_t cut_at = journal.size();
+  EXPECT_EQ(fs::file_size(path), cut_at);
+  ASSERT_TRUE(journal.Cut().ok());  // twice: nothing changes
+  EXPECT_EQ(fs::file_size(path), cut_at);
+  // The marker goes through the file, without growing it.
+  ASSERT_TRUE(journal.AppendWrittenIfUnchanged(path, cut_at).ok());
+  const uint64_t marked_at = journal.size();
+  EXPECT_EQ(marked_at, cut_at + 10);
+  EXPECT_EQ(fs::file_size(path), marked_at);
+  auto marked = ReadDumpJournal(path);
+  ASSERT_TRUE(marked.ok()) << marked.error().ToString();
+  EXPECT_TRUE(marked->dump_json_current);
+  // A record after the cut maps the file again, after the marker.
+  ASSERT_TRUE(journal.AppendDebug("b", JsonValue::Int(2)).ok());
+  const uint64_t closed_at = journal.size();
+  EXPECT_GT(closed_at, marked_at);
+  journal.Close();
+  EXPECT_EQ(fs::file_size(path), closed_at);
+  auto read = ReadDumpJournal(path);
+  ASSERT_TRUE(read.ok()) << read.error().ToString();
+  EXPECT_FALSE(read->dump_json_current);  // "b" came after the marker
+  EXPECT_EQ(read->debug.Find("a")->int_value(), 1);
+  EXPECT_EQ(read->debug.Find("b")->int_value(), 2);
 }
 
 std::string ReadText(const fs::path& p) {
@@ -782,7 +818,7 @@ TEST_F(DumperTest, PackedLayoutStoresARepeatedTensorOnceAndReadsEveryNameBack) {
                   .ok());
   ASSERT_TRUE(d->Stop().ok());
   const fs::path dir = root_ / "step0" / "rank0" / "dump_tensor_data";
-  EXPECT_EQ(fs::file_size(dir / "packed.data"), 2 * 4 * sizeof(float));
+  EXPECT_EQ(fs::file_size(dir / "packed.data"), size_t{2} * 4 * sizeof(float));
   EXPECT_EQ(ReadF32(dir, "Functional.a.0.forward.input.0.pt"), x);
   EXPECT_EQ(ReadF32(dir, "Functional.a.0.forward.output.0.pt"), x);
   EXPECT_EQ(ReadF32(dir, "Functional.b.0.forward.input.0.pt"), x);
