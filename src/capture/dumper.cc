@@ -450,6 +450,9 @@ struct Dumper::Impl {
   // data_name was last given (QueueData). Only SetCurrentDir changes current_dir, and empties them.
   std::unordered_map<DataKey, std::string, DataKeyHash> step_data;
   std::unordered_map<std::string, DataKey> step_data_keys;
+  // The statistics of the content queued in current_dir, by the same key (TensorLeaf): a
+  // repeated tensor's are not computed again. Emptied with step_data.
+  std::unordered_map<DataKey, LeafStats, DataKeyHash> step_stats;
 
   // scope / list filtering
   bool scope_active = false;
@@ -586,6 +589,23 @@ struct Dumper::Impl {
     return false;
   }
 
+  // A tensor's content key (DataKey), and for a strided view the contiguous copy it was hashed
+  // from (the copy that is written, if the content is new to the step).
+  struct KeyedData {
+    DataKey key;
+    Tensor copy;
+  };
+  Result<KeyedData> KeyData(const TensorView& view) {
+    KeyedData out;
+    if (view.is_contiguous()) {
+      out.key = DataKeyOf(view);
+    } else {
+      NUMPROBE_ASSIGN_OR_RETURN(out.copy, copies.Copy(view));  // hashed as it will be written
+      out.key = DataKeyOf(out.copy.view());
+    }
+    return out;
+  }
+
   // A tensor's data for the background writer. A tensor whose bytes, dtype and shape the step
   // has already queued under another name is not queued again: in the files layout its name
   // becomes a hard link to that file, in the packed layout a second index line of its bytes:
@@ -595,12 +615,13 @@ struct Dumper::Impl {
   // neither copies them nor has them written: their content is hashed where they lie (XXH3,
   // 128 bits: an accidental match is out of reach, and a dump records the user's own tensors).
   Status QueueData(const std::string& data_name, const TensorView& view) {
-    Tensor copy;
+    NUMPROBE_ASSIGN_OR_RETURN(KeyedData keyed, KeyData(view));
+    return QueueData(data_name, view, std::move(keyed));
+  }
+  Status QueueData(const std::string& data_name, const TensorView& view, KeyedData keyed) {
     const bool contiguous = view.is_contiguous();
-    if (!contiguous) {
-      NUMPROBE_ASSIGN_OR_RETURN(copy, copies.Copy(view));  // hashed as it will be written
-    }
-    DataKey key = DataKeyOf(contiguous ? view : copy.view());
+    Tensor copy = std::move(keyed.copy);
+    DataKey key = std::move(keyed.key);
     const auto earlier = step_data.find(key);
     if (earlier != step_data.end() && earlier->second == data_name) {
       return Status::Ok();  // the same name, the same content: its file already has it
@@ -660,6 +681,16 @@ struct Dumper::Impl {
     for (int64_t d : t.view.shape) shape.push_back(JsonValue::Int(d));
     leaf.emplace_back("shape", JsonValue::MakeArray(std::move(shape)));
     std::vector<JsonValue> stats;
+    const bool has_data = t.view.data != nullptr;
+    // A file queued now is keyed by its content first: the statistics of content the step has
+    // already recorded (an op's output is the next op's input; at mix a module's output is its
+    // last op's) are taken from that record, not computed again. They are the same values: the
+    // statistics depend on the elements in C order only, not on the layout (StatsTest,
+    // StridedViewsMatchContiguousCopies).
+    std::optional<KeyedData> keyed;
+    if (w.files && has_data && !w.judged) {
+      NUMPROBE_ASSIGN_OR_RETURN(keyed, KeyData(t.view));
+    }
     if (t.pending_slot >= 0) {
       // Filled by ResolvePending; the marker member is removed then.
       stats.resize(4);
@@ -670,15 +701,22 @@ struct Dumper::Impl {
       stats.resize(4);
       w.nonfinite = w.nonfinite || PrecomputedNonFinite(stats);
     } else {
-      auto computed = ComputeLeafStats(t.view, config.precision);
-      if (!computed) return computed.error().WithContext(std::string(w.entry));
-      stats = std::move(computed->values);
-      w.nonfinite = w.nonfinite || computed->nonfinite;
+      const auto known = keyed ? step_stats.find(keyed->key) : step_stats.end();
+      LeafStats computed;
+      if (known != step_stats.end()) {
+        computed = known->second;
+      } else {
+        auto fresh = ComputeLeafStats(t.view, config.precision);
+        if (!fresh) return fresh.error().WithContext(std::string(w.entry));
+        computed = std::move(*fresh);
+        if (keyed) step_stats.emplace(keyed->key, computed);
+      }
+      stats = std::move(computed.values);
+      w.nonfinite = w.nonfinite || computed.nonfinite;
     }
     static constexpr const char* kStatNames[] = {"Max", "Min", "Mean", "Norm"};
     for (size_t i = 0; i < 4; ++i) leaf.emplace_back(kStatNames[i], std::move(stats[i]));
     leaf.emplace_back("requires_grad", JsonValue::Bool(t.requires_grad));
-    const bool has_data = t.view.data != nullptr;
     // async_dump: the host copy is still in flight; its file and md5 come with ResolvePending.
     const bool data_pending = t.pending_slot >= 0 && t.pending_data && !has_data;
     if (data_pending) {
@@ -701,7 +739,7 @@ struct Dumper::Impl {
       if (w.judged) {
         candidates.push_back({data_name, &t.view});  // JudgeRecord decides
       } else if (!data_pending) {  // else FillData queues it once the data has come
-        NUMPROBE_RETURN_IF_ERROR(QueueData(data_name, t.view));
+        NUMPROBE_RETURN_IF_ERROR(QueueData(data_name, t.view, std::move(*keyed)));
       }
       leaf.emplace_back("data_name", JsonValue::String(std::move(data_name)));
     }
@@ -1080,6 +1118,7 @@ struct Dumper::Impl {
     current_dir = std::move(dir);
     step_data.clear();
     step_data_keys.clear();
+    step_stats.clear();
   }
 
   Status OpenStep() {

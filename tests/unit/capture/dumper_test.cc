@@ -7,8 +7,12 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <memory>
 #include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -781,6 +785,67 @@ TEST_F(DumperTest, TensorRecordedAgainInTheStepIsAHardLinkToItsFirstFile) {
   for (const auto& e : fs::directory_iterator(step0)) {
     EXPECT_NE(e.path().filename().string()[0], '.') << e.path();
   }
+}
+
+// The tensor task takes a repeated tensor's statistics from its first record (the content key
+// it queues files by): every leaf's statistics are still the ones the statistics task computes,
+// for a repeat seen through a transposed (strided) view, for the same shape with other bytes,
+// for the same bytes under another shape, and for a repeated tensor holding a NaN.
+TEST_F(DumperTest, ARepeatedTensorsStatisticsAreTheStatisticsTasksOnes) {
+  // x in C order, and the same values stored transposed: t^T over that storage is x.
+  const std::vector<float> x = {0.1F, -2.5F, 3.25F, 7.0F, -0.3F, 1e-3F};
+  const std::vector<float> xt = {0.1F, 7.0F, -2.5F, -0.3F, 3.25F, 1e-3F};
+  const std::vector<float> y = {0.1F, -2.5F, 3.25F, 7.0F, -0.3F, 2e-3F};
+  const std::vector<float> nan = {1.0F, std::nanf(""), -4.0F, 2.0F, 0.5F, 3.0F};
+  TensorArg strided;
+  strided.view = TensorView::Contiguous(xt.data(), DType::kF32, {2, 3});
+  strided.view.strides = {1, 2};
+  std::map<std::string, JsonValue> data;
+  for (const char* task : {"tensor", "statistics"}) {
+    const fs::path root = root_ / task;
+    auto config = DumpConfig::Parse(R"({"dump_path": ")" + root.string() + R"(", "task": ")" +
+                                    task + R"("})");
+    ASSERT_TRUE(config.ok()) << config.error().ToString();
+    DumperOptions options;
+    options.rank = 0;
+    auto d = Dumper::Open(*config, options);
+    ASSERT_TRUE(d.ok());
+    ASSERT_TRUE((*d)->Start().ok());
+    ASSERT_TRUE((*d)->RecordForward("Functional.a.0.forward", DumpValue::List({F32(nan, {2, 3})}),
+                                    DumpValue::Dict({}), DumpValue::List({F32(x, {2, 3})}))
+                    .ok());
+    ASSERT_TRUE((*d)->RecordForward("Functional.b.0.forward",
+                                    DumpValue::List({DumpValue::Tensor(strided), F32(x, {3, 2})}),
+                                    DumpValue::Dict({}),
+                                    DumpValue::List({F32(y, {2, 3}), F32(nan, {2, 3})}))
+                    .ok());
+    ASSERT_TRUE((*d)->Stop().ok());
+    data[task] = *ReadJson(root / "step0" / "rank0" / "dump.json").Find("data");
+  }
+  const auto leaf = [&](const char* task, const char* entry, const char* part, size_t i) {
+    return data[task].Find(entry)->Find(part)->array().at(i);
+  };
+  for (const auto& [entry, part, i] : std::vector<std::tuple<const char*, const char*, size_t>>{
+           {"Functional.a.0.forward", "input_args", 0},
+           {"Functional.a.0.forward", "output", 0},
+           {"Functional.b.0.forward", "input_args", 0},
+           {"Functional.b.0.forward", "input_args", 1},
+           {"Functional.b.0.forward", "output", 0},
+           {"Functional.b.0.forward", "output", 1}}) {
+    for (const char* stat : {"Max", "Min", "Mean", "Norm"}) {
+      EXPECT_EQ(ToJson(*leaf("tensor", entry, part, i).Find(stat), -1),
+                ToJson(*leaf("statistics", entry, part, i).Find(stat), -1))
+          << entry << " " << part << "." << i << " " << stat;
+    }
+  }
+  // The repeats were repeats (one file each), and y's statistics are its own.
+  const fs::path files = root_ / "tensor" / "step0" / "rank0" / "dump_tensor_data";
+  EXPECT_EQ(Inode(files / "Functional.b.0.forward.input.0.pt"),
+            Inode(files / "Functional.a.0.forward.output.0.pt"));
+  EXPECT_EQ(Inode(files / "Functional.b.0.forward.output.1.pt"),
+            Inode(files / "Functional.a.0.forward.input.0.pt"));
+  EXPECT_NE(ToJson(*leaf("tensor", "Functional.b.0.forward", "output", 0).Find("Mean"), -1),
+            ToJson(*leaf("tensor", "Functional.a.0.forward", "output", 0).Find("Mean"), -1));
 }
 
 // A name recorded again with other bytes holds the new ones, and a later tensor with the old
