@@ -30,6 +30,18 @@ std::string ErrnoText() { return std::strerror(errno); }
 // The line AppendWritten ends a journal with once the JSON files hold everything before it.
 constexpr std::string_view kWrittenMarker = R"({"k":"w"})";
 
+// Writes the marker line at `offset` of the journal open as `fd`, through the file (not the
+// mapping): the journal's end, which the caller has checked.
+Status WriteMarkerAt(int fd, uint64_t offset, const fs::path& path) {
+  std::string line(kWrittenMarker);
+  line.push_back('\n');
+  if (::pwrite(fd, line.data(), line.size(), static_cast<off_t>(offset)) !=
+      static_cast<ssize_t>(line.size())) {
+    return Status::IoError(path.string() + ": cannot append: " + ErrnoText());
+  }
+  return Status::Ok();
+}
+
 // True when the journal's last line is the written marker, read from its last bytes alone: a
 // finished dump's reader then skips parsing the journal (as large as dump.json) only to learn that
 // dump.json is current. Anything else (a zero-filled tail left by a killed writer, records after
@@ -242,16 +254,14 @@ Status DumpJournalWriter::AppendWrittenIfUnchanged(const fs::path& path, uint64_
   std::unique_lock lock = Lock();
   if (fd_ >= 0 && path_ == path) {
     if (!Writable() || size_ != size) return Status::Ok();
-    line_.assign(kWrittenMarker);
-    if (map_ != nullptr) return AppendLine();
+    if (map_ != nullptr) {
+      line_.assign(kWrittenMarker);
+      return AppendLine();
+    }
     // Cut (Cut()): the marker is written through the file rather than mapping it again, which
     // would grow it by a megabyte for one line.
-    line_.push_back('\n');
-    if (::pwrite(fd_, line_.data(), line_.size(), static_cast<off_t>(size_)) !=
-        static_cast<ssize_t>(line_.size())) {
-      return Status::IoError(path_.string() + ": cannot append: " + ErrnoText());
-    }
-    size_ += line_.size();
+    NUMPROBE_RETURN_IF_ERROR(WriteMarkerAt(fd_, size_, path_));
+    size_ += kWrittenMarker.size() + 1;
     return Status::Ok();
   }
   // Closed (the step ended, Close() cut the file to its length): appended through the file, under
@@ -263,12 +273,7 @@ Status DumpJournalWriter::AppendWrittenIfUnchanged(const fs::path& path, uint64_
     return Status::IoError(path.string() + ": " + ErrnoText());
   }
   if (static_cast<uint64_t>(st.st_size) != size) return Status::Ok();
-  std::string line(kWrittenMarker);
-  line.push_back('\n');
-  if (::write(file->fd(), line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
-    return Status::IoError(path.string() + ": cannot append: " + ErrnoText());
-  }
-  return Status::Ok();
+  return WriteMarkerAt(file->fd(), size, path);
 }
 
 std::unique_lock<std::mutex> DumpJournalWriter::Lock() {
