@@ -322,10 +322,12 @@ std::vector<DumpValue> ConvertAll(std::initializer_list<py::handle> values, bool
   return out;
 }
 
-// stack.json: the Python stack above the caller, formatted once per distinct stack (the code
-// objects and line numbers of its frames) and reused; msprobe-format lines come from `format`, a
-// Python callable given [(code, lineno), ...] on a miss. The cache holds the code objects, so that
-// a key's addresses cannot be reused by other code.
+// stack.json: the Python stack above the caller, formatted once per distinct stack and reused;
+// msprobe-format lines come from `format`, a Python callable given [(code, lineno), ...] on a
+// miss. A stack is keyed by the code objects of its frames and the offset of each frame's current
+// instruction, which fixes its line: mapping an offset to its line walks the code's line table
+// (PyCode_Addr2Line was a quarter of the stack's cost), so that is done on a miss only. The cache
+// holds the code objects, so that a key's addresses cannot be reused by other code.
 class StackCache {
  public:
   std::shared_ptr<const std::vector<std::string>> Get(int skip, py::handle format) {
@@ -340,10 +342,10 @@ class StackCache {
     size_t hash = 0;
     while (frame != nullptr) {
       PyCodeObject* code = PyFrame_GetCode(frame);  // new reference
-      const int line = PyFrame_GetLineNumber(frame);
-      key_.emplace_back(reinterpret_cast<PyObject*>(code), line);
+      const int where = InstructionOf(frame);
+      key_.emplace_back(reinterpret_cast<PyObject*>(code), where);
       hash = hash * 1000003u ^ (reinterpret_cast<uintptr_t>(code) >> 4) ^
-             (static_cast<size_t>(line) << 20);
+             (static_cast<size_t>(where) << 20);
       Py_DECREF(code);  // alive while its frame is; the cache entry takes its own reference
       PyFrameObject* back = PyFrame_GetBack(frame);
       Py_DECREF(frame);
@@ -355,9 +357,9 @@ class StackCache {
     }
     Entry entry;
     py::list frames;
-    for (const auto& [code, line] : key_) {
+    for (const auto& [code, where] : key_) {
       entry.codes.push_back(py::reinterpret_borrow<py::object>(code));
-      frames.append(py::make_tuple(py::reinterpret_borrow<py::object>(code), line));
+      frames.append(py::make_tuple(py::reinterpret_borrow<py::object>(code), LineOf(code, where)));
     }
     entry.key = key_;
     entry.lines = std::make_shared<const std::vector<std::string>>(
@@ -366,6 +368,24 @@ class StackCache {
   }
 
  private:
+  // What fixes a frame's line: the offset of its current instruction where the C API gives it
+  // (3.11), else the line itself.
+  static int InstructionOf(PyFrameObject* frame) {
+#if PY_VERSION_HEX >= 0x030B0000
+    return PyFrame_GetLasti(frame);
+#else
+    return PyFrame_GetLineNumber(frame);
+#endif
+  }
+  static int LineOf(PyObject* code, int where) {
+#if PY_VERSION_HEX >= 0x030B0000
+    return PyCode_Addr2Line(reinterpret_cast<PyCodeObject*>(code), where);  // < 0: first line
+#else
+    (void)code;
+    return where;
+#endif
+  }
+
   struct Entry {
     std::vector<std::pair<PyObject*, int>> key;
     std::vector<py::object> codes;                          // keeps the key's code objects alive

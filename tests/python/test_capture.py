@@ -104,6 +104,52 @@ def test_l1_counts_per_step_and_outermost_only(tmp_path):
     assert kwargs == {"dim": {"type": "int", "value": -1}}
 
 
+
+def test_stack_json_names_each_calls_own_line(tmp_path):
+    # Stacks are cached per call site (the frames' code and current instruction): a loop's call
+    # reuses its stack, and calls from other lines, or twice on one line, get their own lines.
+    body = """
+    from numprobe.pytorch import PrecisionDebugger
+    dbg = PrecisionDebugger(config_path="config.json")
+    dbg.start()
+    def inner(v):
+        return torch.sigmoid(v)  # LINE_INNER
+    for _ in range(3):
+        y = torch.sigmoid(x)  # LINE_LOOP
+    y = torch.sigmoid(y)  # LINE_AFTER
+    a = torch.sigmoid(x); b = torch.sigmoid(a)  # LINE_TWICE
+    c = inner(x)  # LINE_OUTER
+    c = inner(c)  # LINE_OUTER_AGAIN
+    dbg.stop()
+    """
+    run_script(tmp_path, body, {"task": "statistics", "level": "L1"})
+    _, rank_dir = load(tmp_path)
+    with open(os.path.join(rank_dir, "stack.json")) as f:
+        groups = json.load(f)
+    frames_of = {}
+    for names, frames in groups.values():
+        for name in names:
+            frames_of[name] = frames
+    script = (tmp_path / "script.py").read_text().splitlines()
+    line = {tag: script.index(next(s for s in script if s.endswith("# " + tag))) + 1
+            for tag in ("LINE_INNER", "LINE_LOOP", "LINE_AFTER", "LINE_TWICE", "LINE_OUTER",
+                        "LINE_OUTER_AGAIN")}
+
+    def lines(name):
+        return [int(f.split(", line ")[1].split(",")[0]) for f in frames_of[name]
+                if "script.py" in f]
+
+    expected = {0: ["LINE_LOOP"], 1: ["LINE_LOOP"], 2: ["LINE_LOOP"], 3: ["LINE_AFTER"],
+                4: ["LINE_TWICE"], 5: ["LINE_TWICE"], 6: ["LINE_INNER", "LINE_OUTER"],
+                7: ["LINE_INNER", "LINE_OUTER_AGAIN"]}
+    for count, tags in expected.items():
+        name = f"Torch.sigmoid.{count}.forward"
+        assert lines(name) == [line[t] for t in tags], (name, frames_of[name])
+    # one group for the loop's three calls, whose stacks are the same
+    loop_group = [names for names, _ in groups.values() if "Torch.sigmoid.0.forward" in names]
+    assert loop_group == [["Torch.sigmoid.0.forward", "Torch.sigmoid.1.forward",
+                           "Torch.sigmoid.2.forward"]], loop_group
+
 def test_l2_records_aten_ops(tmp_path):
     run_script(tmp_path, TRAIN_ONE_STEP, {"task": "statistics", "level": "L2"})
     dump, _ = load(tmp_path)
