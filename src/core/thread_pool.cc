@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -35,15 +36,29 @@ int DefaultThreadCount() {
   return hw == 0 ? 1 : static_cast<int>(std::min<unsigned>(hw, kMaxThreads));
 }
 
-// Claims indices of one job until none are left.
-void RunIndices(std::atomic<int64_t>& next, int64_t count, const std::function<void(int64_t)>& fn) {
+// One ParallelFor call. Workers hold it by shared_ptr: one that wakes after the call has returned
+// (its indices all taken and done) claims an index past `count` and never calls `fn`, so the
+// caller waits for the calls to return, not for every worker to wake and leave. A worker woken
+// for a two-chunk job would otherwise cost the caller a wake-up latency on every such job.
+struct Job {
+  const std::function<void(int64_t)>* fn = nullptr;
+  int64_t count = 0;
+  std::atomic<int64_t> next{0};
+  std::atomic<int64_t> done{0};  // calls of fn that have returned
+};
+
+// Claims indices of `job` until none are left; true when this thread finished its last call.
+bool RunIndices(Job& job) {
   const bool was_inside = tls_in_parallel_for;
   tls_in_parallel_for = true;
-  for (int64_t i = next.fetch_add(1, std::memory_order_relaxed); i < count;
-       i = next.fetch_add(1, std::memory_order_relaxed)) {
-    fn(i);
+  bool finished_last = false;
+  for (int64_t i = job.next.fetch_add(1, std::memory_order_relaxed); i < job.count;
+       i = job.next.fetch_add(1, std::memory_order_relaxed)) {
+    (*job.fn)(i);
+    finished_last = job.done.fetch_add(1, std::memory_order_acq_rel) + 1 == job.count;
   }
   tls_in_parallel_for = was_inside;
+  return finished_last;
 }
 
 }  // namespace
@@ -60,31 +75,25 @@ struct ThreadPool::Impl {
 
   std::mutex mu;
   std::condition_variable work_cv;  // workers wait for a new generation
-  std::condition_variable done_cv;  // the caller waits for busy_workers == 0
+  std::condition_variable done_cv;  // the caller waits for its job's calls to return
   uint64_t generation = 0;
   bool stop = false;
-  int busy_workers = 0;
-  const std::function<void(int64_t)>* fn = nullptr;
-  int64_t count = 0;
-  std::atomic<int64_t> next{0};
+  std::shared_ptr<Job> job;  // the latest job (its calls may all be done)
 
   void WorkerLoop() {
     uint64_t seen = 0;
     for (;;) {
-      const std::function<void(int64_t)>* job = nullptr;
-      int64_t job_count = 0;
+      std::shared_ptr<Job> current;
       {
         std::unique_lock<std::mutex> lock(mu);
         work_cv.wait(lock, [&] { return stop || generation != seen; });
         if (stop) return;
         seen = generation;
-        job = fn;
-        job_count = count;
+        current = job;
       }
-      RunIndices(next, job_count, *job);
-      {
-        std::lock_guard<std::mutex> lock(mu);
-        if (--busy_workers == 0) done_cv.notify_one();
+      if (RunIndices(*current)) {
+        std::lock_guard<std::mutex> lock(mu);  // the caller waits on done_cv under mu
+        done_cv.notify_all();
       }
     }
   }
@@ -129,20 +138,19 @@ void ThreadPool::ParallelFor(int64_t count, const std::function<void(int64_t)>& 
     return;
   }
   std::lock_guard<std::mutex> submit(impl_->submit_mu);
+  auto job = std::make_shared<Job>();
+  job->fn = &fn;
+  job->count = count;
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
-    impl_->fn = &fn;
-    impl_->count = count;
-    impl_->next.store(0, std::memory_order_relaxed);
-    impl_->busy_workers = static_cast<int>(impl_->workers.size());
+    impl_->job = job;
     ++impl_->generation;
   }
   impl_->work_cv.notify_all();
-  RunIndices(impl_->next, count, fn);
-  // Every worker must have left this job before fn (owned by the caller) goes out of scope.
+  if (RunIndices(*job)) return;
+  // fn is the caller's: every call of it must have returned before this does.
   std::unique_lock<std::mutex> lock(impl_->mu);
-  impl_->done_cv.wait(lock, [&] { return impl_->busy_workers == 0; });
-  impl_->fn = nullptr;
+  impl_->done_cv.wait(lock, [&] { return job->done.load(std::memory_order_acquire) == count; });
 }
 
 namespace {

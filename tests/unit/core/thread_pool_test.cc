@@ -1,6 +1,7 @@
 #include "numprobe/thread_pool.h"
 
 #include <atomic>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -8,7 +9,6 @@
 #include <vector>
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -84,6 +84,7 @@ TEST(ThreadPoolTest, ConcurrentCallersFromOutsideAreSerializedSafely) {
   ThreadPool pool(3);
   std::atomic<int64_t> sum{0};
   std::vector<std::thread> callers;
+  callers.reserve(4);
   for (int c = 0; c < 4; ++c) {
     callers.emplace_back([&] {
       for (int rep = 0; rep < 50; ++rep) {
@@ -106,6 +107,27 @@ TEST(ThreadPoolTest, ManyShortJobsReuseTheWorkers) {
     });
   }
   EXPECT_EQ(total, 2000 * 6);
+}
+
+// A call returns once its own calls have returned, without waiting for a worker that wakes late;
+// such a worker finds no index left and must not call the (by then destroyed) function. Counted
+// once every worker has been joined, so a late worker's call would show (and ASan would see it
+// touch a dead frame).
+TEST(ThreadPoolTest, LateWorkersCallNothingOfAReturnedJob) {
+  std::atomic<int64_t> calls{0};
+  constexpr int kReps = 5000;
+  {
+    ThreadPool pool(3);
+    for (int rep = 0; rep < kReps; ++rep) {
+      std::vector<int> hits(2, 0);
+      pool.ParallelFor(2, [&hits, &calls](int64_t i) {
+        ++hits[static_cast<size_t>(i)];
+        calls.fetch_add(1);
+      });
+      ASSERT_EQ(hits, std::vector<int>({1, 1})) << "rep " << rep;
+    }
+  }
+  EXPECT_EQ(calls.load(), 2 * kReps);
 }
 
 TEST(ThreadPoolTest, DefaultFollowsEnvironmentAndSetDefaultThreads) {
