@@ -6,8 +6,11 @@
 #include <cmath>
 #include <cstring>
 #include <deque>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <unordered_set>
+#include <utility>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -396,7 +399,7 @@ fs::path GoldenDumpJson(const fs::path& bench, int64_t step, const std::string& 
 }
 
 // Removes the data_name of every tensor leaf under `v` whose file is not written.
-void DropDataNames(JsonValue& v, const std::unordered_set<std::string>& dropped, int depth) {
+void DropDataNames(JsonValue& v, const std::vector<std::string_view>& dropped, int depth) {
   if (depth > kMaxNesting) return;
   if (v.is_array()) {
     for (JsonValue& item : v.array()) DropDataNames(item, dropped, depth + 1);
@@ -406,7 +409,7 @@ void DropDataNames(JsonValue& v, const std::unordered_set<std::string>& dropped,
   JsonValue::Object& members = v.object();
   std::erase_if(members, [&](const auto& m) {
     return m.first == "data_name" && m.second.is_string() &&
-           dropped.count(m.second.string_value()) != 0;
+           std::find(dropped.begin(), dropped.end(), m.second.string_value()) != dropped.end();
   });
   for (auto& member : members) DropDataNames(member.second, dropped, depth + 1);
 }
@@ -483,6 +486,16 @@ struct Dumper::Impl {
     const TensorView* view;
   };
   std::unique_ptr<BaselineJudge> judge;
+  // The next step's golden, parsed on the writer's thread while this step runs (OpenGolden): the
+  // parse is about a millisecond a step the training thread need not spend. OpenGolden never
+  // waits for it: one not yet parsed is parsed there, and the queued parse is dropped.
+  struct GoldenPrefetch {
+    fs::path path;
+    std::mutex mu;
+    bool taken = false;  // OpenGolden has come for it (or the run ended): a parse not begun is not
+    std::optional<Result<std::unique_ptr<BaselineJudge>>> judge;
+  };
+  std::shared_ptr<GoldenPrefetch> next_golden;
   std::vector<FileCandidate> candidates;
   std::unordered_set<std::string> diff_entries;  // "step/name"
   IncrementalSummary run_summary;
@@ -836,15 +849,17 @@ struct Dumper::Impl {
       if (row.over) over.push_back(&row);
     }
     step_summary.tensors_over += static_cast<int64_t>(over.size());
-    // An entry's records (its inputs, then its outputs) share its slot; names repeat per step.
-    const std::string key = std::to_string(step) + "/" + std::string(name);
-    const bool known = diff_entries.count(key) != 0;
-    if (!over.empty() && !known) ++step_summary.entries_over;
-    const bool write =
-        !over.empty() && (known || config.diff_nums == -1 ||
-                          static_cast<int64_t>(diff_entries.size()) < config.diff_nums);
-    if (write) diff_entries.insert(key);
-    std::unordered_set<std::string> dropped;
+    bool write = false;
+    if (!over.empty()) {
+      // An entry's records (its inputs, then its outputs) share its slot; names repeat per step.
+      std::string key = std::to_string(step) + "/" + std::string(name);
+      const bool known = diff_entries.count(key) != 0;
+      if (!known) ++step_summary.entries_over;
+      write = known || config.diff_nums == -1 ||
+              static_cast<int64_t>(diff_entries.size()) < config.diff_nums;
+      if (write) diff_entries.insert(std::move(key));
+    }
+    std::vector<std::string_view> dropped;  // a record has a few leaves: a list, not a set
     for (const FileCandidate& file : files) {
       const auto bytes = static_cast<uint64_t>(file.view->numel()) *
                          static_cast<uint64_t>(ItemSize(file.view->dtype));
@@ -853,7 +868,7 @@ struct Dumper::Impl {
                            });
       if (!is_over) {
         step_summary.bytes_not_written += bytes;
-        dropped.insert(file.data_name);
+        dropped.push_back(file.data_name);
         continue;
       }
       NUMPROBE_RETURN_IF_ERROR(QueueData(file.data_name, *file.view));
@@ -923,14 +938,64 @@ struct Dumper::Impl {
     return s;
   }
 
-  // Opens the golden of the step being opened (none: its records are statistics only).
+  // Opens the golden of the step being opened (none: its records are statistics only), and
+  // queues the parse of the next step's.
   Status OpenGolden() {
     judge.reset();
     if (!Incremental()) return Status::Ok();
     const fs::path golden = GoldenDumpJson(config.bench_path, step, RankFolderName());
-    if (golden.empty()) return Status::Ok();
-    NUMPROBE_ASSIGN_OR_RETURN(judge, BaselineJudge::Open(golden));
+    if (!golden.empty()) {
+      auto prefetched = TakePrefetchedGolden(golden);
+      if (prefetched) {
+        if (!*prefetched) return prefetched->error();
+        judge = std::move(**prefetched);
+      } else {
+        NUMPROBE_ASSIGN_OR_RETURN(judge, BaselineJudge::Open(golden));
+      }
+    }
+    PrefetchGolden(step + 1);
     return Status::Ok();
+  }
+
+  void PrefetchGolden(int64_t next_step) {
+    DropPrefetchedGolden();
+    // A forked child has no writer thread; a step not dumped opens no golden.
+    if (detail::CurrentProcessId() != owner_pid || !config.StepSelected(next_step)) return;
+    fs::path path = GoldenDumpJson(config.bench_path, next_step, RankFolderName());
+    if (path.empty()) return;
+    auto prefetch = std::make_shared<GoldenPrefetch>();
+    prefetch->path = std::move(path);
+    next_golden = prefetch;
+    writer.EnqueueTask(
+        [prefetch] {
+          {
+            std::lock_guard lock(prefetch->mu);
+            if (prefetch->taken) return Status::Ok();
+          }
+          auto parsed = BaselineJudge::Open(prefetch->path);
+          std::lock_guard lock(prefetch->mu);
+          prefetch->judge.emplace(std::move(parsed));
+          return Status::Ok();  // an error is OpenGolden's to report, as if it had parsed
+        },
+        prefetch->path.string());
+  }
+
+  // The prefetched parse of `path` when it is done (its error included), else nullopt.
+  std::optional<Result<std::unique_ptr<BaselineJudge>>> TakePrefetchedGolden(const fs::path& path) {
+    std::shared_ptr<GoldenPrefetch> prefetch = std::exchange(next_golden, nullptr);
+    // In a forked child its mutex may have been held by the parent's writer at the fork.
+    if (prefetch == nullptr || detail::CurrentProcessId() != owner_pid) return std::nullopt;
+    std::lock_guard lock(prefetch->mu);
+    prefetch->taken = true;
+    if (prefetch->path != path || !prefetch->judge) return std::nullopt;
+    return std::move(prefetch->judge);
+  }
+
+  void DropPrefetchedGolden() {
+    std::shared_ptr<GoldenPrefetch> prefetch = std::exchange(next_golden, nullptr);
+    if (prefetch == nullptr || detail::CurrentProcessId() != owner_pid) return;
+    std::lock_guard lock(prefetch->mu);
+    prefetch->taken = true;
   }
 
   // ---- writing ----
@@ -1298,6 +1363,7 @@ Status Dumper::Close() {
     return Status::Ok();  // a forked child writes nothing
   if (d.closed) return Status::Ok();
   d.started = false;
+  d.DropPrefetchedGolden();  // no step follows
   Status st = d.WriteJsonFiles();
   // The last step's sync: everything is durable when the run ends.
   Status synced = d.writer.Drain();

@@ -32,7 +32,12 @@ namespace fs = std::filesystem;
 class DumperTest : public ::testing::Test {
  protected:
   std::unique_ptr<Dumper> Open(const std::string& extra, std::optional<int64_t> rank = 0) {
-    auto config = DumpConfig::Parse(R"({"dump_path": ")" + root_.string() + "\"" + extra + "}");
+    return OpenAt(root_, extra, rank);
+  }
+  // A Dumper writing to `dump_path`; `extra` adds config members after it (", \"task\": ...").
+  static std::unique_ptr<Dumper> OpenAt(const fs::path& dump_path, const std::string& extra,
+                                        std::optional<int64_t> rank = 0) {
+    auto config = DumpConfig::Parse(R"({"dump_path": ")" + dump_path.string() + "\"" + extra + "}");
     EXPECT_TRUE(config.ok()) << config.error().ToString();
     DumperOptions options;
     options.rank = rank;
@@ -888,6 +893,47 @@ TEST_F(DumperTest, PackedLayoutStoresARepeatedTensorOnceAndReadsEveryNameBack) {
   EXPECT_EQ(ReadF32(dir, "Functional.a.0.forward.output.0.pt"), x);
   EXPECT_EQ(ReadF32(dir, "Functional.b.0.forward.input.0.pt"), x);
   EXPECT_EQ(ReadF32(dir, "Functional.b.0.forward.output.0.pt"), y);
+}
+
+// An incremental dump judges each step against its golden's own step. The next step's golden is
+// parsed on the writer's thread during the step before (OpenGolden); a golden that cannot be read
+// still fails the Start() of the step that needs it, naming the file.
+TEST_F(DumperTest, AnIncrementalDumpJudgesEachStepAgainstItsGoldensOwnStep) {
+  const fs::path golden = root_ / "golden";
+  const std::vector<std::vector<float>> values = {{1, 2, 3}, {10, 20, 30}, {-4, 5, 6}, {7, 8, 9}};
+  const auto record = [](Dumper& d, const std::vector<float>& v) {
+    ASSERT_TRUE(d.Start().ok());
+    ASSERT_TRUE(d.RecordForwardOutputs("Torch.add.0.forward", DumpValue::List({F32(v, {3})})).ok());
+  };
+  {
+    auto g = OpenAt(golden, R"(, "task": "statistics")");
+    for (const std::vector<float>& v : values) {
+      record(*g, v);
+      ASSERT_TRUE(g->Step().ok());
+    }
+    ASSERT_TRUE(g->Close().ok());
+  }
+  auto t = OpenAt(root_ / "target", R"(, "task": "statistics", "statistics": {"bench_path": ")" +
+                                        golden.string() + R"(", "diff_nums": -1})");
+  const auto over_after = [&](const std::vector<float>& v) {
+    record(*t, v);
+    EXPECT_TRUE(t->Step().ok());
+    return t->incremental_summary()->tensors_over;
+  };
+  EXPECT_EQ(over_after(values[0]), 0);
+  EXPECT_EQ(over_after(values[1]), 0);  // step 1 against golden step 1, not step 0
+  // Golden step 3 becomes unreadable before step 2 opens, i.e. before its parse is queued.
+  const fs::path step3 = golden / "step3" / "rank0";
+  fs::remove(step3 / std::string(kDumpJournalName));
+  std::ofstream(step3 / "dump.json", std::ios::trunc) << R"({"task": "statistics", "data": {)";
+  EXPECT_EQ(over_after(values[1]), 1);  // step 2 holds step 1's values: over its own golden
+  EXPECT_EQ(t->incremental_summary()->first_divergence, "Torch.add.0.forward");
+  EXPECT_EQ(t->incremental_summary()->first_divergence_step, 2);
+  const Status opened = t->Start();
+  EXPECT_FALSE(opened.ok());
+  EXPECT_NE(opened.ToString().find((step3 / "dump.json").string()), std::string::npos)
+      << opened.ToString();
+  EXPECT_TRUE(t->Close().ok());
 }
 
 }  // namespace
