@@ -498,6 +498,7 @@ struct Dumper::Impl {
   std::shared_ptr<GoldenPrefetch> next_golden;
   std::vector<FileCandidate> candidates;
   std::unordered_set<std::string> diff_entries;  // "step/name"
+  std::unordered_set<std::string> step_diff_names;  // the current step's names in diff_entries
   IncrementalSummary run_summary;
   IncrementalSummary step_summary;
   std::optional<DivergenceNotice> divergence;
@@ -593,13 +594,26 @@ struct Dumper::Impl {
   }
 
   bool WantsFiles(std::string_view entry) const {
-    if (Incremental()) return judge != nullptr;  // decided per leaf by JudgeRecord
+    // Incremental: decided per leaf by JudgeRecord, for the entries that can still get files.
+    if (Incremental()) return judge != nullptr && FilesStillPossible(entry);
     if (config.task == DumpTask::kTensor) return true;
     if (config.task != DumpTask::kStatistics) return false;
     for (const std::string& item : config.tensor_list) {
       if (entry.find(item) != std::string_view::npos) return true;
     }
     return false;
+  }
+
+  // Whether a record of `entry` can still get tensor files in an incremental dump: fewer than
+  // diff_nums entries have theirs, or this one is among them (its inputs went over, so its
+  // outputs may too). Past that, a record's leaves are judged without data_names to build and
+  // drop (JudgeRecord), and their bytes are counted as not written where they are met
+  // (TensorLeaf).
+  bool FilesStillPossible(std::string_view entry) const {
+    if (config.diff_nums == -1 || static_cast<int64_t>(diff_entries.size()) < config.diff_nums) {
+      return true;
+    }
+    return step_diff_names.count(std::string(entry)) != 0;
   }
 
   // A tensor's content key (DataKey), and for a strided view the contiguous copy it was hashed
@@ -739,6 +753,11 @@ struct Dumper::Impl {
       }
       leaf.emplace_back(std::string(kPendingDataMarker), JsonValue::Bool(true));
     }
+    if (w.judged && !w.files && has_data && judge != nullptr && Selected()) {
+      // An incremental record past diff_nums (FilesStillPossible): no file, bytes not written.
+      step_summary.bytes_not_written +=
+          static_cast<uint64_t>(t.view.numel()) * static_cast<uint64_t>(ItemSize(t.view.dtype));
+    }
     if (w.files && (has_data || data_pending)) {
       const char* ext = config.file_format == TensorFileFormat::kNpy ? ".npy" : ".pt";
       std::string data_name;
@@ -857,7 +876,9 @@ struct Dumper::Impl {
       if (!known) ++step_summary.entries_over;
       write = known || config.diff_nums == -1 ||
               static_cast<int64_t>(diff_entries.size()) < config.diff_nums;
-      if (write) diff_entries.insert(std::move(key));
+      if (write && diff_entries.insert(std::move(key)).second) {
+        step_diff_names.insert(std::string(name));
+      }
     }
     std::vector<std::string_view> dropped;  // a record has a few leaves: a list, not a set
     for (const FileCandidate& file : files) {
@@ -1240,6 +1261,7 @@ struct Dumper::Impl {
     const IncrementalSummary whole = RunSummary();
     run_summary = whole;
     step_summary = IncrementalSummary();
+    step_diff_names.clear();
     judge.reset();
   }
 };
