@@ -49,7 +49,12 @@ DumpFile::DumpFile(DumpFile&&) noexcept = default;
 DumpFile& DumpFile::operator=(DumpFile&&) noexcept = default;
 
 std::string_view DumpFile::Store(std::string_view text) {
-  if (store_ == nullptr) store_ = std::make_shared<detail::TextArena>();
+  // The first block is small and later ones double (TextArena): a one-entry file, which an
+  // incremental dump makes for every record it judges (DumpFileOfEntry), holds a few hundred
+  // bytes of names, and a first block of 1 MiB was allocated and freed per record (through
+  // malloc's consolidation and the heap's trimming: page faults on each).
+  constexpr size_t kFirstBlockBytes = 4096;
+  if (store_ == nullptr) store_ = std::make_shared<detail::TextArena>(kFirstBlockBytes);
   return store_->Store(text);
 }
 
