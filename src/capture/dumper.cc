@@ -486,13 +486,15 @@ struct Dumper::Impl {
     const TensorView* view;
   };
   std::unique_ptr<BaselineJudge> judge;
+  std::unique_ptr<BaselineJudge> last_judge;  // the last step's, for a golden every step shares
   // The next step's golden, parsed on the writer's thread while this step runs (OpenGolden): the
   // parse is about a millisecond a step the training thread need not spend. OpenGolden never
   // waits for it: one not yet parsed is parsed there, and the queued parse is dropped.
   struct GoldenPrefetch {
     fs::path path;
     std::mutex mu;
-    bool taken = false;  // OpenGolden has come for it (or the run ended): a parse not begun is not
+    // OpenGolden has come for it, or the run has ended: a queued parse not yet begun is skipped.
+    bool taken = false;
     std::optional<Result<std::unique_ptr<BaselineJudge>>> judge;
   };
   std::shared_ptr<GoldenPrefetch> next_golden;
@@ -960,12 +962,16 @@ struct Dumper::Impl {
   }
 
   // Opens the golden of the step being opened (none: its records are statistics only), and
-  // queues the parse of the next step's.
+  // queues the parse of the next step's. A bench_path naming one dump.json is every step's
+  // golden: it is parsed once.
   Status OpenGolden() {
-    judge.reset();
     if (!Incremental()) return Status::Ok();
     const fs::path golden = GoldenDumpJson(config.bench_path, step, RankFolderName());
-    if (!golden.empty()) {
+    std::unique_ptr<BaselineJudge> last = std::move(last_judge);
+    judge.reset();
+    if (!golden.empty() && last != nullptr && last->golden_path() == golden) {
+      judge = std::move(last);
+    } else if (!golden.empty()) {
       auto prefetched = TakePrefetchedGolden(golden);
       if (prefetched) {
         if (!*prefetched) return prefetched->error();
@@ -979,11 +985,11 @@ struct Dumper::Impl {
   }
 
   void PrefetchGolden(int64_t next_step) {
-    DropPrefetchedGolden();
+    (void)TakePrefetchedGolden({});  // a parse nobody came for is dropped
     // A forked child has no writer thread; a step not dumped opens no golden.
     if (detail::CurrentProcessId() != owner_pid || !config.StepSelected(next_step)) return;
     fs::path path = GoldenDumpJson(config.bench_path, next_step, RankFolderName());
-    if (path.empty()) return;
+    if (path.empty() || (judge != nullptr && judge->golden_path() == path)) return;
     auto prefetch = std::make_shared<GoldenPrefetch>();
     prefetch->path = std::move(path);
     next_golden = prefetch;
@@ -1001,22 +1007,16 @@ struct Dumper::Impl {
         prefetch->path.string());
   }
 
-  // The prefetched parse of `path` when it is done (its error included), else nullopt.
+  // The prefetched parse of `path` when it is done (its error included), else nullopt; either
+  // way the prefetch is taken (an empty `path` only drops it).
   std::optional<Result<std::unique_ptr<BaselineJudge>>> TakePrefetchedGolden(const fs::path& path) {
     std::shared_ptr<GoldenPrefetch> prefetch = std::exchange(next_golden, nullptr);
     // In a forked child its mutex may have been held by the parent's writer at the fork.
     if (prefetch == nullptr || detail::CurrentProcessId() != owner_pid) return std::nullopt;
     std::lock_guard lock(prefetch->mu);
     prefetch->taken = true;
-    if (prefetch->path != path || !prefetch->judge) return std::nullopt;
+    if (path.empty() || prefetch->path != path || !prefetch->judge) return std::nullopt;
     return std::move(prefetch->judge);
-  }
-
-  void DropPrefetchedGolden() {
-    std::shared_ptr<GoldenPrefetch> prefetch = std::exchange(next_golden, nullptr);
-    if (prefetch == nullptr || detail::CurrentProcessId() != owner_pid) return;
-    std::lock_guard lock(prefetch->mu);
-    prefetch->taken = true;
   }
 
   // ---- writing ----
@@ -1262,7 +1262,7 @@ struct Dumper::Impl {
     run_summary = whole;
     step_summary = IncrementalSummary();
     step_diff_names.clear();
-    judge.reset();
+    last_judge = std::move(judge);  // the next step has none until OpenGolden
   }
 };
 
@@ -1385,7 +1385,7 @@ Status Dumper::Close() {
     return Status::Ok();  // a forked child writes nothing
   if (d.closed) return Status::Ok();
   d.started = false;
-  d.DropPrefetchedGolden();  // no step follows
+  (void)d.TakePrefetchedGolden({});  // no step follows
   Status st = d.WriteJsonFiles();
   // The last step's sync: everything is durable when the run ends.
   Status synced = d.writer.Drain();

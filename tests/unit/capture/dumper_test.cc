@@ -936,5 +936,33 @@ TEST_F(DumperTest, AnIncrementalDumpJudgesEachStepAgainstItsGoldensOwnStep) {
   EXPECT_TRUE(t->Close().ok());
 }
 
+// A bench_path naming one dump.json is every step's golden: it is read once, at the first step.
+TEST_F(DumperTest, AnIncrementalDumpAgainstOneDumpJsonReadsItOnce) {
+  const fs::path golden = root_ / "golden";
+  const std::vector<float> v = {1, 2, 3};
+  {
+    auto g = OpenAt(golden, R"(, "task": "statistics")");
+    ASSERT_TRUE(g->Start().ok());
+    ASSERT_TRUE(
+        g->RecordForwardOutputs("Torch.add.0.forward", DumpValue::List({F32(v, {3})})).ok());
+    ASSERT_TRUE(g->Close().ok());
+  }
+  const fs::path dump_json = golden / "step0" / "rank0" / "dump.json";
+  auto t = OpenAt(root_ / "target", R"(, "task": "statistics", "statistics": {"bench_path": ")" +
+                                        dump_json.string() + R"(", "diff_nums": -1})");
+  for (int step = 0; step < 3; ++step) {
+    ASSERT_TRUE(t->Start().ok()) << "step " << step;
+    ASSERT_TRUE(
+        t->RecordForwardOutputs("Torch.add.0.forward", DumpValue::List({F32(v, {3})})).ok());
+    ASSERT_TRUE(t->Step().ok());
+    // Unreadable from now on: the steps after the first judge against what it read.
+    std::ofstream(dump_json, std::ios::trunc) << "{";
+  }
+  EXPECT_EQ(t->incremental_summary()->tensors_judged, 3);
+  EXPECT_EQ(t->incremental_summary()->tensors_over, 0);
+  EXPECT_EQ(t->incremental_summary()->bench, dump_json.string());
+  EXPECT_TRUE(t->Close().ok());
+}
+
 }  // namespace
 }  // namespace numprobe
