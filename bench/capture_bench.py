@@ -345,8 +345,11 @@ def incremental(folder):
     with tempfile.TemporaryDirectory(dir=folder) as tmp:
         count = [0]
 
-        def once(name, *extra, keep=False):
-            """The run's loop seconds and dump bytes; its dump is deleted unless kept."""
+        def once(name, *extra):
+            """The run's loop seconds, dump bytes and dump folder. Dumps are kept until the
+            section ends (with `tmp`), as kept_dumps keeps the tensor rows': deleting a full
+            dump's 9,000 files just before the next run slowed that run's file creation, and a
+            training run does not delete files as it dumps."""
             name = f"{name}{count[0]}"
             count[0] += 1
             dump = os.path.join(tmp, "dumps", name)
@@ -357,12 +360,9 @@ def incremental(folder):
                 sys.exit(f"capture_bench: {train} failed:\n{proc.stderr}")
             with open(os.path.join(tmp, "runs", name + ".json")) as f:
                 seconds = json.load(f)["train_s"]
-            written = dump_bytes(dump)
-            if not keep:
-                shutil.rmtree(dump, ignore_errors=True)
-            return seconds, written, dump
+            return seconds, dump_bytes(dump), dump
 
-        golden = once("baseline", "--variant", "baseline", keep=True)[2]  # the golden, kept
+        golden = once("baseline", "--variant", "baseline")[2]
         kinds = {
             "full": ("--variant", "target"),
             "inc": ("--variant", "target", "--bench-path", golden),
