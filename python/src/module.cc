@@ -326,7 +326,7 @@ std::vector<DumpValue> ConvertAll(std::initializer_list<py::handle> values, bool
 // msprobe-format lines come from `format`, a Python callable given [(code, lineno), ...] on a
 // miss. A stack is keyed by the code objects of its frames and the offset of each frame's current
 // instruction, which fixes its line: mapping an offset to its line walks the code's line table
-// (PyCode_Addr2Line was a quarter of the stack's cost), so that is done on a miss only. The cache
+// (PyCode_Addr2Line was most of the stack's cost), so that is done on a miss only. The cache
 // holds the code objects, so that a key's addresses cannot be reused by other code.
 class StackCache {
  public:
