@@ -615,7 +615,8 @@ struct Dumper::Impl {
     if (config.diff_nums == -1 || static_cast<int64_t>(diff_entries.size()) < config.diff_nums) {
       return true;
     }
-    return step_diff_names.count(std::string(entry)) != 0;
+    // (empty in most steps: no name is built per record to look up)
+    return !step_diff_names.empty() && step_diff_names.count(std::string(entry)) != 0;
   }
 
   // A tensor's content key (DataKey), and for a strided view the contiguous copy it was hashed
