@@ -14,6 +14,7 @@
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/stats_hwy.cc"
+#include <hwy/cache_control.h>
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
@@ -95,6 +96,20 @@ HWY_INLINE hn::Vec<DF> LoadAsF32(DF df, const uint8_t* p) {
 #endif
     }
   }
+}
+
+// Loads are asked for kPrefetchBytes ahead of the one in use. These loops carry some 25 vector
+// instructions per 64 bytes of f32 (twice that per 64 bytes of bf16 or f16): out of cache, the
+// reorder window then holds too few loads in flight, and the hardware prefetcher did not make up
+// for it. On this project's AVX-512 VM a 64 MiB f32 tensor was read at 6.4 GB/s (25 GB/s is what
+// a plain loop reads), bf16 at 2.1; in cache the same loops run at 24 and 10 GB/s. 4 KiB ahead
+// was the shortest distance at full speed (1 KiB: half of it); a prefetch never faults, but the
+// address stays inside the run so that no pointer is formed past its end.
+constexpr size_t kPrefetchBytes = 4096;
+
+HWY_INLINE void PrefetchAhead(const uint8_t* p, size_t offset, size_t run_bytes) {
+  const size_t ahead = offset + kPrefetchBytes;
+  hwy::Prefetch(p + (ahead < run_bytes ? ahead : run_bytes - 1));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -280,6 +295,7 @@ void RunF32(const void* data, int64_t n, StatsAcc* acc) {
     }
     FastExtremes<decltype(df)> fast(df);
     for (size_t i = 0; i < main; i += kGroup) {
+      PrefetchAhead(p, i * kBytes, main * kBytes);
       for (size_t j = 0; j < kVecs; ++j) {
         const auto v = LoadAsF32<kIn>(df, p + (i + j * kN) * kBytes);
         fast.Update(v);
@@ -303,7 +319,10 @@ void RunF32(const void* data, int64_t n, StatsAcc* acc) {
       fast.MergeInto(acc);
     } else {
       CarefulExtremes<decltype(df)> careful(df);
-      for (size_t i = 0; i < main; i += kN) careful.Update(LoadAsF32<kIn>(df, p + i * kBytes));
+      for (size_t i = 0; i < main; i += kN) {
+        PrefetchAhead(p, i * kBytes, main * kBytes);
+        careful.Update(LoadAsF32<kIn>(df, p + i * kBytes));
+      }
       careful.MergeInto(acc);
     }
   }
@@ -333,6 +352,7 @@ void RunF64(const void* data, int64_t n, StatsAcc* acc) {
     }
     FastExtremes<decltype(dd)> fast(dd);
     for (size_t i = 0; i < main; i += kGroup) {
+      PrefetchAhead(p, i * 8, main * 8);
       for (size_t j = 0; j < kVecs; ++j) {
         const auto v = hn::LoadU(dd, reinterpret_cast<const double*>(p + (i + j * kND) * 8));
         fast.Update(v);
@@ -351,6 +371,7 @@ void RunF64(const void* data, int64_t n, StatsAcc* acc) {
     } else {
       CarefulExtremes<decltype(dd)> careful(dd);
       for (size_t i = 0; i < main; i += kND) {
+        PrefetchAhead(p, i * 8, main * 8);
         careful.Update(hn::LoadU(dd, reinterpret_cast<const double*>(p + i * 8)));
       }
       careful.MergeInto(acc);
@@ -385,6 +406,7 @@ void RunInt(const void* data, int64_t n, StatsAcc* acc) {
     auto neg_max = hn::Set(d, kLowest);
     size_t zeros = 0;
     for (size_t i = 0; i < main; i += kN) {
+      PrefetchAhead(p, i * sizeof(T), main * sizeof(T));
       const auto v = hn::LoadU(d, reinterpret_cast<const T*>(p + i * sizeof(T)));
       vmax = hn::Max(vmax, v);
       vmin = hn::Min(vmin, v);
