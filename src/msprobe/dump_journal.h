@@ -107,6 +107,7 @@ class DumpJournalWriter {
   char* map_ = nullptr;
   size_t size_ = 0;
   size_t capacity_ = 0;
+  size_t last_length_ = 0;  // the length the last journal was cut to (Grow's first size)
   std::string line_;
 };
 

@@ -646,6 +646,42 @@ TEST_F(DumperTest, ACutJournalIsItsLengthAndStillTakesRecords) {
   EXPECT_EQ(read->debug.Find("b")->int_value(), 2);
 }
 
+// A journal is first mapped at about the size the writer's previous one reached (Grow): a step
+// that records far more than the last one, or far less, still keeps every record, and the file
+// of a smaller step is mapped smaller than the first step's 1 MiB.
+TEST_F(DumperTest, AJournalSizedByTheLastOneKeepsEveryRecordOfALargerOrSmallerStep) {
+  fs::create_directories(root_);
+  DumpJournalWriter journal;
+  const std::string value(1000, 'x');
+  const auto write_step = [&](const fs::path& path, int records) -> uint64_t {
+    EXPECT_TRUE(journal.Open(path).ok());
+    EXPECT_TRUE(journal.AppendHeader(JsonValue::MakeObject()).ok());
+    for (int i = 0; i < records; ++i) {
+      EXPECT_TRUE(journal.AppendDebug("r" + std::to_string(i), JsonValue::String(value)).ok());
+    }
+    const uint64_t mapped = fs::file_size(path);  // grown ahead of its records
+    const uint64_t length = journal.size();
+    journal.Close();
+    EXPECT_EQ(fs::file_size(path), length);  // cut to its records
+    auto read = ReadDumpJournal(path);
+    EXPECT_TRUE(read.ok()) << read.error().ToString();
+    if (read.ok()) {
+      EXPECT_EQ(read->debug.object().size(), static_cast<size_t>(records)) << path;
+      const JsonValue* last = read->debug.Find("r" + std::to_string(records - 1));
+      EXPECT_TRUE(last != nullptr && last->string_value() == value) << path;
+    }
+    return mapped;
+  };
+  const uint64_t first = write_step(root_ / "step0.journal", 100);    // ~100 KB in 1 MiB
+  const uint64_t larger = write_step(root_ / "step1.journal", 3000);  // ~3 MB: grown past it
+  const uint64_t smaller = write_step(root_ / "step2.journal", 20);   // ~20 KB
+  const uint64_t sized = write_step(root_ / "step3.journal", 20);
+  EXPECT_EQ(first, uint64_t{1} << 20);
+  EXPECT_GE(larger, uint64_t{3000} * 1000);
+  EXPECT_EQ(smaller, uint64_t{4} << 20);  // sized by the 3 MB step before it
+  EXPECT_EQ(sized, uint64_t{64} << 10);   // sized by the 20 KB step before it
+}
+
 std::string ReadText(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   std::stringstream s;
