@@ -296,7 +296,7 @@ Status DumpJournalWriter::Grow(size_t needed) {
   // A step's journal is first mapped at the size the previous one reached, with a quarter more
   // for a step that records more, rounded up to a power of two (at least 64 KiB); the first one
   // at 1 MiB. Each mapping is populated below, so its unused pages cost as much as used ones: the
-  // demo's steps write 180 KB of journal each, and populating 1 MiB for them was most of Start().
+  // demo's steps write 180 KB of journal each, and populating 1 MiB for them was half of Start().
   size_t capacity = capacity_ * 2;
   if (capacity_ == 0) {
     capacity = size_t{1} << 20;
